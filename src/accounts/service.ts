@@ -1,0 +1,71 @@
+import type { Database } from '../db/index.js';
+import { withTransaction, type Executor } from '../db/tx.js';
+import { hashPassword } from '../auth/secrets.js';
+import type { RoleKind } from '../collections/machinery/collection.js';
+
+export interface NewAccount {
+  companyName: string;
+  firstName: string;
+  lastName: string;
+  mobile: string;
+  login: string;
+  password: string;
+  email?: string;
+}
+
+export const ROLES: { name: string; kind: RoleKind }[] = [
+  { name: 'Administrator', kind: 'administrator' },
+  { name: 'Employee', kind: 'employee' },
+  { name: 'Contractor', kind: 'contractor' },
+];
+
+/** What every account starts with besides its roles; collections add their seeds here. */
+export const accountSeeds: ((db: Executor, accountId: number, now: number) => Promise<void>)[] = [];
+
+export class AccountError extends Error {}
+
+/** Creates an account, its roles and its first user, who is the account's Administrator. */
+export async function createAccount(database: Database, input: NewAccount, now = Date.now()) {
+  const passwordHash = await hashPassword(input.password);
+  return withTransaction(database, async (db) => {
+    const taken = await db.selectFrom('users').select('id').where('login', '=', input.login).executeTakeFirst();
+    if (taken) throw new AccountError(`the login '${input.login}' is already in use`);
+    const account = await db
+      .insertInto('accounts')
+      .values({ company_name: input.companyName, licenses: 1, country_code: 0, company_account_code: null, created: now, modified: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const roles = new Map<RoleKind, number>();
+    for (const r of ROLES) {
+      const row = await db.insertInto('roles').values({ account_id: account.id, name: r.name, kind: r.kind }).returning('id').executeTakeFirstOrThrow();
+      roles.set(r.kind, row.id);
+    }
+    for (const seed of accountSeeds) await seed(db, account.id, now);
+    const user = await db
+      .insertInto('users')
+      .values({
+        account_id: account.id,
+        role_id: roles.get('administrator')!,
+        login: input.login,
+        password_hash: passwordHash,
+        first_name: input.firstName,
+        last_name: input.lastName,
+        company_name: input.companyName,
+        email: input.email ?? null,
+        phone: null,
+        mobile: input.mobile,
+        hourly_rate: 0,
+        active: 1,
+        deleted: 0,
+        colour: '#000000',
+        is_assignable: 0,
+        status_message: null,
+        status_timestamp: null,
+        created: now,
+        modified: now,
+      })
+      .returning(['id', 'login'])
+      .executeTakeFirstOrThrow();
+    return { account: { id: account.id }, user: { id: user.id, login: user.login as string } };
+  });
+}

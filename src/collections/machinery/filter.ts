@@ -1,0 +1,61 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+import { ApiError } from '../../http/errors.js';
+import type { Collection, EB } from './collection.js';
+import type { Value, WhereNode } from './where.js';
+
+const bad = (why: string) => new ApiError('badModifier', `where: ${why}`);
+
+/** Turns a parsed `where` tree into a Kysely expression; every value becomes a bound parameter. */
+export function whereToSql(c: Collection, node: WhereNode, eb: EB): Expression<SqlBool> {
+  if (node.type !== 'cmp') {
+    const parts = [whereToSql(c, node.left, eb), whereToSql(c, node.right, eb)];
+    return node.type === 'and' ? eb.and(parts) : eb.or(parts);
+  }
+  const col = c.columns.get(node.field);
+  if (!col) throw bad(`unknown field '${node.field}'`);
+  const ref = eb.ref(`${c.table}.${col.column}`);
+  const { op, value } = node;
+
+  if (value === null) {
+    if (op !== '=' && op !== '!=') throw bad(`null can only be compared with = or !=`);
+    return op === '=' ? eb(ref, 'is', null) : eb(ref, 'is not', null);
+  }
+  if (op === '~' || op === '!~') {
+    if (col.type !== 'string' && col.type !== 'datetime') throw bad(`'${node.field}' is not text; '${op}' needs text`);
+    if (typeof value !== 'string') throw bad(`'${op}' needs a quoted string`);
+    const pattern = `%${value.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+    const like = sql<SqlBool>`lower(${ref}) like ${pattern} escape '\\'`;
+    if (op === '~') return like;
+    const notLike = sql<SqlBool>`not (${like})`;
+    return col.nullable ? eb.or([eb(ref, 'is', null), notLike]) : notLike;
+  }
+  const bound = bindValue(node.field, col.type, value);
+  if (op === '!=' && col.nullable) return eb.or([eb(ref, 'is', null), eb(ref, '<>', bound)]);
+  if (col.type === 'boolean' && op !== '=' && op !== '!=') throw bad(`'${node.field}' is a boolean; use = or !=`);
+  return eb(ref, op === '!=' ? '<>' : op, bound);
+}
+
+function bindValue(field: string, type: string, value: Exclude<Value, null>): string | number {
+  switch (type) {
+    case 'string':
+    case 'datetime':
+      if (typeof value !== 'string') throw bad(`'${field}' needs a quoted string`);
+      return value;
+    case 'integer':
+    case 'flag':
+    case 'number':
+      if (typeof value !== 'number') throw bad(`'${field}' needs a number`);
+      if (type !== 'number' && !Number.isSafeInteger(value)) throw bad(`'${field}' needs an integer`);
+      return value;
+    case 'boolean':
+      if (typeof value !== 'boolean') throw bad(`'${field}' needs true or false`);
+      return value ? 1 : 0;
+    case 'time': {
+      const ms = typeof value === 'string' ? Date.parse(value) : NaN;
+      if (!Number.isFinite(ms)) throw bad(`'${field}' needs a quoted ISO 8601 date-time`);
+      return ms;
+    }
+    default:
+      throw bad(`'${field}' cannot be filtered`);
+  }
+}

@@ -1,0 +1,97 @@
+import { ApiError } from '../../http/errors.js';
+import type { Collection } from './collection.js';
+import { parseWhere, type WhereNode } from './where.js';
+
+/** Which members to return: root fields, and for each association which members ('*' = all). */
+export interface Projection {
+  fields: string[];
+  expand: Map<string, Set<string> | '*'>;
+}
+
+export interface ListQuery {
+  projection: Projection;
+  where?: WhereNode;
+  sort: { column: string; desc: boolean }[];
+  page: number;
+  recordsPerPage: number;
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 1000;
+const NAME = /^[A-Za-z][A-Za-z0-9]*$/;
+
+export function parseFields(c: Collection, raw: unknown): Projection {
+  if (raw === undefined) return { fields: c.defaultFields, expand: new Map() };
+  if (typeof raw !== 'string' || raw.trim() === '') throw new ApiError('badModifier', 'fields must be a non-empty list');
+  const names = raw.split(',').map((s) => s.trim());
+  let all = false;
+  let expandAll = false;
+  const picked = new Set<string>();
+  const members = new Map<string, Set<string>>();
+  for (const name of names) {
+    if (name === '*') all = true;
+    else if (name === '[*]') expandAll = true;
+    else if (name === 'id') continue;
+    else {
+      const [root, member, ...rest] = name.split('.');
+      const field = c.fields[root];
+      if (!NAME.test(root) || rest.length > 0 || !field || field.kind === 'writeOnly') {
+        throw new ApiError('badModifier', `fields: unknown field '${name}'`);
+      }
+      picked.add(root);
+      if (member !== undefined) {
+        if (field.kind !== 'assoc' || (member !== 'id' && !(member in field.members))) {
+          throw new ApiError('badModifier', `fields: unknown member '${name}'`);
+        }
+        if (!members.has(root)) members.set(root, new Set());
+        members.get(root)!.add(member);
+      }
+    }
+  }
+  const base = all ? c.allFields : picked.size > 0 ? [] : c.defaultFields;
+  const fields = [...new Set([...base, ...picked])];
+  const expand = new Map<string, Set<string> | '*'>();
+  for (const name of fields) {
+    const kind = c.fields[name].kind;
+    if (kind !== 'assoc' && kind !== 'assocList') continue;
+    if (expandAll) expand.set(name, '*');
+    else if (members.has(name)) expand.set(name, members.get(name)!);
+  }
+  return { fields, expand };
+}
+
+function positiveInt(raw: unknown, name: string, fallback: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const n = typeof raw === 'string' && /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > max) {
+    throw new ApiError('badModifier', `${name} must be an integer from 1 to ${max}`);
+  }
+  return n;
+}
+
+export function parseListQuery(c: Collection, query: Record<string, unknown>): ListQuery {
+  for (const [k, v] of Object.entries(query)) {
+    if (!['fields', 'where', 'sort', 'page', 'recordsPerPage'].includes(k)) {
+      throw new ApiError('badModifier', `unknown query parameter '${k}'`);
+    }
+    if (typeof v !== 'string') throw new ApiError('badModifier', `${k} is given more than once`);
+  }
+  const sort: ListQuery['sort'] = [];
+  if (query.sort !== undefined) {
+    for (const part of String(query.sort).split(',')) {
+      const desc = part.startsWith('-');
+      const name = desc ? part.slice(1) : part.startsWith('+') ? part.slice(1) : part;
+      const col = c.columns.get(name);
+      if (!col) throw new ApiError('badModifier', `sort: unknown field '${name}'`);
+      sort.push({ column: col.column, desc });
+    }
+  }
+  if (!sort.some((s) => s.column === 'id')) sort.push({ column: 'id', desc: false });
+  return {
+    projection: parseFields(c, query.fields),
+    where: query.where === undefined ? undefined : parseWhere(String(query.where)),
+    sort,
+    page: positiveInt(query.page, 'page', 1, 1_000_000_000),
+    recordsPerPage: positiveInt(query.recordsPerPage, 'recordsPerPage', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+  };
+}

@@ -1,0 +1,111 @@
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { FormatRegistry, type TSchema } from '@sinclair/typebox';
+
+// Formats the schemas name (TypeBox knows none by itself); patterns carry the exact rule.
+if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => !Number.isNaN(Date.parse(v)));
+if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
+import { validationError, type ApiErrorBody } from '../../http/errors.js';
+import type { Collection, Item, Op, Row } from './collection.js';
+import type { Field, ScalarField } from './fields.js';
+
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
+function checker(schema: TSchema): TypeCheck<TSchema> {
+  let c = compiled.get(schema);
+  if (!c) compiled.set(schema, (c = TypeCompiler.Compile(schema)));
+  return c;
+}
+
+function describe(field: Field, value: unknown): string {
+  const schema = field.kind === 'scalar' && value !== null ? field.valueSchema : field.schema;
+  const first = checker(schema).Errors(value).First();
+  if (!first) return 'invalid value';
+  const where = first.path ? ` at '${first.path.slice(1).replace(/\//g, '.')}'` : '';
+  return `${first.message.toLowerCase()}${where}`;
+}
+
+const isPlainObject = (v: unknown): v is Item => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The schema checks every collection shares: the item is an object; no unknown or read-only
+ * members; required members present on create (one error each); every value matches its schema.
+ */
+export function validateItem(c: Collection, item: unknown, op: Op): ApiErrorBody[] {
+  if (!isPlainObject(item)) return [validationError('notAnObject', '')];
+  const errors: ApiErrorBody[] = [];
+  for (const key of Object.keys(item)) {
+    if (key === 'id') {
+      if (op === 'create') errors.push(validationError('readOnly', 'id'));
+      continue;
+    }
+    const field = Object.hasOwn(c.fields, key) ? c.fields[key] : undefined;
+    if (!field) errors.push(validationError('unknown', key));
+    else if (field.readOnly) errors.push(validationError('readOnly', key));
+    else if (field.kind === 'assoc' && !isAssocShape(item[key], !!field.nullable)) errors.push(validationError('association', key));
+    else if (field.kind === 'assocList' && !(Array.isArray(item[key]) && (item[key] as unknown[]).every((v) => isAssocShape(v, false)))) {
+      errors.push(validationError('association', key));
+    } else if (field.kind === 'object' && isPlainObject(item[key])) {
+      for (const member of Object.keys(item[key] as Item)) {
+        if (!Object.hasOwn(field.members, member)) errors.push(validationError('unknown', `${key}.${member}`));
+      }
+      if (!errors.some((e) => e.field?.startsWith(`${key}.`)) && !checker(field.schema).Check(item[key])) {
+        errors.push(validationError('invalid', key, describe(field, item[key])));
+      }
+    } else if (!checker(field.schema).Check(item[key])) errors.push(validationError('invalid', key, describe(field, item[key])));
+  }
+  if (op !== 'create') {
+    if (!('id' in item)) errors.unshift(validationError('required', 'id'));
+    else if (!Number.isSafeInteger(item.id) || (item.id as number) < 1) errors.unshift(validationError('invalid', 'id', 'must be a positive integer'));
+  }
+  if (op === 'create') {
+    for (const [name, field] of Object.entries(c.fields)) {
+      if (field.required && item[name] === undefined) errors.push(validationError('required', name));
+    }
+  }
+  return errors;
+}
+
+function isAssocShape(v: unknown, nullable: boolean): boolean {
+  if (v === null) return nullable;
+  return isPlainObject(v) && Object.keys(v).length === 1 && Number.isSafeInteger(v.id) && (v.id as number) >= 1;
+}
+
+function toColumn(s: ScalarField, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  return s.type === 'boolean' ? (v ? 1 : 0) : v;
+}
+
+/** The column values an item sets; on create, defaults fill what the item left out. */
+export function itemToRow(c: Collection, item: Item, op: Op, now: number): Row {
+  const row: Row = {};
+  for (const [name, field] of Object.entries(c.fields)) {
+    const given = Object.hasOwn(item, name);
+    const value = item[name];
+    switch (field.kind) {
+      case 'scalar':
+        if (given) row[field.column] = toColumn(field, value);
+        else if (op === 'create' && field.default !== undefined) row[field.column] = toColumn(field, field.default);
+        break;
+      case 'object':
+        if (given) {
+          for (const [m, s] of Object.entries(field.members)) {
+            row[s.column] = toColumn(s, value === null ? null : (value as Item)[m]);
+          }
+        }
+        break;
+      case 'assoc':
+        if (given) row[field.column] = value === null ? null : (value as { id: number }).id;
+        break;
+      default:
+        break;
+    }
+  }
+  if (op === 'create') row.created = now;
+  row.modified = now;
+  return row;
+}
+
+/** The item as echoed back in failures: write-only members (passwords) are never returned. */
+export function rawData(c: Collection, item: unknown): unknown {
+  if (!isPlainObject(item)) return item;
+  return Object.fromEntries(Object.entries(item).filter(([k]) => !(Object.hasOwn(c.fields, k) && c.fields[k].kind === 'writeOnly')));
+}

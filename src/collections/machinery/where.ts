@@ -1,0 +1,116 @@
+import { ApiError } from '../../http/errors.js';
+
+/**
+ * The `where` modifier: `term (and|or term)*` with parentheses, `and` binding tighter than `or`.
+ * A term is `field op value`. The parser builds a tree; values are bound as parameters later.
+ */
+export type CmpOp = '~' | '!~' | '=' | '!=' | '<' | '<=' | '>' | '>=';
+export type Value = string | number | boolean | null;
+export type WhereNode =
+  | { type: 'and' | 'or'; left: WhereNode; right: WhereNode }
+  | { type: 'cmp'; field: string; op: CmpOp; value: Value };
+
+const MAX_LENGTH = 4000;
+const MAX_DEPTH = 32;
+const MAX_TERMS = 64;
+
+type Token =
+  | { t: 'field'; v: string }
+  | { t: 'op'; v: CmpOp }
+  | { t: 'value'; v: Value }
+  | { t: 'and' | 'or' | '(' | ')' };
+
+const bad = (why: string) => new ApiError('badModifier', `where: ${why}`);
+
+function tokenize(src: string): Token[] {
+  const out: Token[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i];
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') { i++; continue; }
+    if (c === '(' || c === ')') { out.push({ t: c }); i++; continue; }
+    const op = /^(!~|<=|>=|!=|~|=|<|>)/.exec(src.slice(i, i + 2));
+    if (op) { out.push({ t: 'op', v: op[1] as CmpOp }); i += op[1].length; continue; }
+    if (c === '"' || c === "'") {
+      let j = i + 1;
+      let s = '';
+      while (j < src.length && src[j] !== c) {
+        if (src[j] === '\\' && j + 1 < src.length) j++;
+        s += src[j];
+        j++;
+      }
+      if (j >= src.length) throw bad('unterminated string');
+      out.push({ t: 'value', v: s });
+      i = j + 1;
+      continue;
+    }
+    const num = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(src.slice(i));
+    if (num) {
+      const n = Number(num[0]);
+      if (!Number.isFinite(n)) throw bad('number out of range');
+      out.push({ t: 'value', v: n });
+      i += num[0].length;
+      continue;
+    }
+    const word = /^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)?/.exec(src.slice(i));
+    if (word) {
+      const w = word[0];
+      const lw = w.toLowerCase();
+      if (lw === 'and' || lw === 'or') out.push({ t: lw });
+      else if (w === 'true' || w === 'false') out.push({ t: 'value', v: w === 'true' });
+      else if (w === 'null') out.push({ t: 'value', v: null });
+      else out.push({ t: 'field', v: w });
+      i += w.length;
+      continue;
+    }
+    throw bad(`unexpected character at position ${i + 1}`);
+  }
+  return out;
+}
+
+export function parseWhere(src: string): WhereNode {
+  if (src.length > MAX_LENGTH) throw bad('expression too long');
+  const tokens = tokenize(src);
+  let pos = 0;
+  let terms = 0;
+  const peek = () => tokens[pos];
+
+  function expr(depth: number): WhereNode {
+    if (depth > MAX_DEPTH) throw bad('too deeply nested');
+    let left = conj(depth);
+    while (peek()?.t === 'or') {
+      pos++;
+      left = { type: 'or', left, right: conj(depth) };
+    }
+    return left;
+  }
+  function conj(depth: number): WhereNode {
+    let left = primary(depth);
+    while (peek()?.t === 'and') {
+      pos++;
+      left = { type: 'and', left, right: primary(depth) };
+    }
+    return left;
+  }
+  function primary(depth: number): WhereNode {
+    const tok = tokens[pos++];
+    if (!tok) throw bad('unexpected end of expression');
+    if (tok.t === '(') {
+      const inner = expr(depth + 1);
+      if (tokens[pos++]?.t !== ')') throw bad("missing ')'");
+      return inner;
+    }
+    if (tok.t !== 'field') throw bad('expected a field name');
+    const op = tokens[pos++];
+    if (op?.t !== 'op') throw bad(`expected an operator after '${tok.v}'`);
+    const value = tokens[pos++];
+    if (value?.t !== 'value') throw bad(`expected a value after '${tok.v} ${op.v}'`);
+    if (++terms > MAX_TERMS) throw bad('too many terms');
+    return { type: 'cmp', field: tok.v, op: op.v, value: value.v };
+  }
+
+  if (tokens.length === 0) throw bad('empty expression');
+  const tree = expr(0);
+  if (pos !== tokens.length) throw bad('unexpected token after the end of an expression');
+  return tree;
+}

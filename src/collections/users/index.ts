@@ -1,0 +1,75 @@
+import { hashPassword } from '../../auth/secrets.js';
+import { ApiError, validationError, type ApiErrorBody } from '../../http/errors.js';
+import { revokeTokens } from '../../oauth/tokens.js';
+import { defineCollection, type AuthContext, type Item, type Op, type Row } from '../machinery/collection.js';
+import { untyped } from '../machinery/read.js';
+import { userFields } from './schema.js';
+
+function validate(item: Item, op: Op, ctx: AuthContext): ApiErrorBody[] {
+  const errors: ApiErrorBody[] = [];
+  const pw = item.newPassword;
+  if ((pw === undefined) !== (item.newPasswordConfirm === undefined)) {
+    errors.push(validationError('required', pw === undefined ? 'newPassword' : 'newPasswordConfirm'));
+  } else if (pw !== undefined && pw !== item.newPasswordConfirm) {
+    errors.push(validationError('invalid', 'newPasswordConfirm', 'must equal newPassword'));
+  }
+  if (op === 'create') {
+    if (pw !== undefined && item.login === undefined) errors.push(validationError('required', 'login'));
+    if (item.login !== undefined && item.login !== null && pw === undefined) errors.push(validationError('required', 'newPassword'));
+    const account = item.account as { id?: number } | undefined;
+    if (account && account.id !== ctx.accountId) errors.push(validationError('reference', 'account'));
+  } else if (item.account !== undefined && (item.account as { id?: number })?.id !== ctx.accountId) {
+    errors.push(validationError('conflict', 'account', 'a user cannot move to another account'));
+  }
+  return errors;
+}
+
+/** Beyond the role matrix: only Administrators change roles, restore users or touch others. */
+function authorize(ctx: AuthContext, op: Op, item: Item, existing?: Row): void {
+  if (ctx.role === 'administrator') {
+    if (existing && existing.id === ctx.userId && (item.deleted === true || op === 'delete')) {
+      throw new ApiError('roleForbids', 'nobody deletes themself');
+    }
+    return;
+  }
+  if (item.role !== undefined || item.deleted !== undefined || item.login !== undefined) {
+    throw new ApiError('roleForbids', 'only an Administrator changes roles, logins or deletion');
+  }
+}
+
+export const users = defineCollection({
+  name: 'users',
+  table: 'users',
+  description: 'The people of the account: office staff, field workers and contractors.',
+  fields: userFields,
+  policy: {
+    read: { administrator: 'all', employee: 'all', contractor: 'own' },
+    write: { administrator: 'all', employee: 'own', contractor: 'none' },
+    own: (ctx, eb, table) => eb(`${table}.id`, '=', ctx.userId),
+  },
+  rules: {
+    validate,
+    authorize,
+    async prepare(_ctx, _op, item, row) {
+      if (typeof item.newPassword === 'string') row.password_hash = await hashPassword(item.newPassword);
+    },
+    async fill({ ctx, db }, op, item, row, existing) {
+      if (op === 'create' && row.role_id === undefined) {
+        const role = await untyped(db).selectFrom('roles').select('id').where('account_id', '=', ctx.accountId).where('kind', '=', 'employee').executeTakeFirstOrThrow();
+        row.role_id = role.id;
+      }
+      if (item.deleted !== undefined) row.active = item.deleted ? 0 : 1;
+      if (op === 'update' && typeof item.newPassword === 'string' && !existing?.login && item.login === undefined) {
+        row.password_hash = null; // a password without a login cannot be used; do not keep one
+      }
+    },
+    async after({ ctx, db }, op, id, item) {
+      if (item.deleted === true || op === 'delete') await revokeTokens(db, { userId: id });
+      if (item.deleted === true) await untyped(db).deleteFrom('auth_sessions').where('user_id', '=', id).execute();
+      const wg = userFields.workgroups;
+      if (wg.kind === 'assocList' && Array.isArray(item.workgroups)) {
+        await wg.save(db, ctx.accountId, id, (item.workgroups as { id: number }[]).map((w) => w.id));
+      }
+    },
+  },
+});

@@ -1,0 +1,60 @@
+import path from 'node:path';
+
+/** Everything the process reads from its environment, validated once at start. */
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl?: string;
+  publicUrl: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  workers: number;
+  filesMaxBytes: number;
+  logLevel: string;
+  redisUrl?: string;
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}`);
+  }
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const host = env.HOST || '127.0.0.1';
+  const port = int(env, 'PORT', 8080, 0, 65535);
+  const tls = Boolean(env.TLS_CERT_FILE && env.TLS_KEY_FILE);
+  if (Boolean(env.TLS_CERT_FILE) !== Boolean(env.TLS_KEY_FILE)) {
+    throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must be given together');
+  }
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+  }
+  const publicUrl = (env.PUBLIC_URL || `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  try {
+    new URL(publicUrl);
+  } catch {
+    throw new ConfigError('PUBLIC_URL must be an absolute URL');
+  }
+  return {
+    host,
+    port,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    databaseUrl,
+    publicUrl,
+    tlsCertFile: env.TLS_CERT_FILE || undefined,
+    tlsKeyFile: env.TLS_KEY_FILE || undefined,
+    workers: int(env, 'WORKERS', 1, 1, 64),
+    filesMaxBytes: int(env, 'FILES_MAX_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
+    logLevel: env.LOG_LEVEL || 'info',
+    redisUrl: env.REDIS_URL || undefined,
+  };
+}

@@ -1,0 +1,93 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import { authenticate } from '../auth/bearer.js';
+import type { Collection } from '../collections/machinery/collection.js';
+import { parseListQuery } from '../collections/machinery/modifiers.js';
+import { list, readByIds } from '../collections/machinery/read.js';
+import { write } from '../collections/machinery/write.js';
+import { collections } from '../collections/index.js';
+import { API_VERSION, sendJson } from './envelope.js';
+import { ApiError } from './errors.js';
+import { allowedMethods, effectiveMethod, parsePath, type ApiRoute } from './route.js';
+
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+function checkVersion(v: string | string[] | undefined): void {
+  if (v === undefined || v === '') throw new ApiError('versionMissing');
+  if (v !== API_VERSION) throw new ApiError('versionUnsupported');
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The items of a write body `{<collection>: [...]}`; another collection's name is error 1247. */
+function bodyItems(c: Collection, route: ApiRoute, method: string, body: unknown): unknown[] {
+  if (body instanceof Readable) throw new ApiError('unsupportedMediaType');
+  if (body === undefined && method === 'DELETE' && route.item !== undefined) return [{ id: route.item }];
+  if (!isPlainObject(body)) throw new ApiError('badCollectionBody');
+  const other = Object.keys(body).find((k) => k !== c.name);
+  if (other !== undefined) throw new ApiError('wrongCollection', `'${other.slice(0, 64)}' sent to /${c.name}`);
+  const items = body[c.name];
+  if (!Array.isArray(items)) throw new ApiError('badCollectionBody');
+  if (route.item === undefined) return items;
+  // Item endpoints take a collection too; its items name that item, or no id at all.
+  return items.map((it) => (isPlainObject(it) && it.id === undefined ? { ...it, id: route.item } : it));
+}
+
+export async function apiPlugin(app: FastifyInstance): Promise<void> {
+  // Bodies of every type reach the handler: JSON parsed (with our error), anything else as a stream
+  // that only actions such as /files/upload consume.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (_req, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(new ApiError('malformedJson'), undefined);
+    }
+  });
+  app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const route = parsePath(request.url);
+    if (!route) throw new ApiError('notFound');
+    checkVersion(request.headers['x-version']);
+    const method = effectiveMethod(request.method, request.headers['x-method']);
+    const ctx = await authenticate(app.database, request.headers.authorization, app.clock());
+    const c = collections.get(route.collection);
+    if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);
+    const allowed = allowedMethods(route);
+    if (!(allowed as string[]).includes(method)) {
+      throw new ApiError('methodNotAllowed', `${method} ${request.url.split('?')[0].slice(0, 100)}`, { allow: allowed.join(', ') });
+    }
+    const need = method === 'GET' ? 'read' : 'write';
+    if (!ctx.permissions.has(`${c.name}.${need}`)) throw new ApiError('permissionMissing', `${c.name}.${need}`);
+    if (c.policy[need][ctx.role] === 'none') throw new ApiError('roleForbids');
+
+    if (route.action) {
+      const action = c.actions?.[route.action];
+      if (!action) throw new ApiError('unknownAction', `'${route.action.slice(0, 64)}'`);
+      const result = await action({ ctx, item: route.item, request, reply });
+      return result === undefined ? reply : sendJson(reply, 200, result);
+    }
+
+    if (method === 'GET') {
+      const q = parseListQuery(c, request.query as Record<string, unknown>);
+      if (route.item !== undefined) {
+        const items = await readByIds(app.database.db, c, ctx, [route.item], q.projection);
+        if (!items.length) throw new ApiError('itemNotFound');
+        const metadata = { page: 1, pagesCount: 1, recordsPerPage: q.recordsPerPage, recordsCount: 1 };
+        return sendJson(reply, 200, { result: 'success', [c.name]: items, metadata });
+      }
+      const { items, count } = await list(app.database.db, c, ctx, q);
+      const metadata = { page: q.page, pagesCount: Math.ceil(count / q.recordsPerPage), recordsPerPage: q.recordsPerPage, recordsCount: count };
+      return sendJson(reply, 200, { result: 'success', [c.name]: items, metadata });
+    }
+
+    const op = method === 'POST' ? 'create' : method === 'PATCH' ? 'update' : 'delete';
+    const out = await write(app.database, c, ctx, op, bodyItems(c, route, method, request.body), route.item);
+    if (out.result === 'failure') return sendJson(reply, 422, out);
+    return sendJson(reply, 200, { result: 'success', [c.name]: out.items, metadata: out.metadata });
+  };
+
+  app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'HEAD', 'OPTIONS'], url: '/*', handler });
+}

@@ -1,0 +1,37 @@
+import { ApiError } from './errors.js';
+
+/** `/:collection[/:item][/:action]` (spec §4.1). */
+export interface ApiRoute {
+  collection: string;
+  item?: number;
+  action?: string;
+}
+
+const PATH = /^\/([A-Za-z]+)(?:\/([0-9]+))?(?:\/([A-Za-z]+))?\/?$/;
+export const METHODS = ['GET', 'POST', 'PATCH', 'DELETE'] as const;
+export type Method = (typeof METHODS)[number];
+
+export function parsePath(url: string): ApiRoute | undefined {
+  const q = url.indexOf('?');
+  const m = PATH.exec(q === -1 ? url : url.slice(0, q));
+  if (!m) return undefined;
+  const item = m[2] === undefined ? undefined : Number(m[2]);
+  if (item !== undefined && !Number.isSafeInteger(item)) return undefined;
+  return { collection: m[1], item, action: m[3] };
+}
+
+/** The method a request stands for: `X-Method` replaces the HTTP method when present (spec §4.2). */
+export function effectiveMethod(httpMethod: string, override: string | string[] | undefined): string {
+  if (override === undefined) return httpMethod;
+  const v = Array.isArray(override) ? override.join(',') : override;
+  const m = v.trim().toUpperCase();
+  if (!(METHODS as readonly string[]).includes(m)) throw new ApiError('badMethodOverride');
+  return m;
+}
+
+/** Which methods each URL form allows (spec §4.2): actions take POST only; items never POST. */
+export function allowedMethods(r: ApiRoute): Method[] {
+  if (r.action) return ['POST'];
+  if (r.item !== undefined) return ['GET', 'PATCH', 'DELETE'];
+  return ['GET', 'POST', 'PATCH', 'DELETE'];
+}

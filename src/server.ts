@@ -1,0 +1,73 @@
+import cluster from 'node:cluster';
+import fs from 'node:fs';
+import path from 'node:path';
+import { buildApp, redactUrl } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { connect } from './db/index.js';
+
+export function sqliteFile(config: Config): string {
+  return path.join(config.dataDir, 'fsm.sqlite');
+}
+
+async function serve(config: Config): Promise<void> {
+  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config) });
+  const app = await buildApp({
+    config,
+    database,
+    https: config.tlsCertFile ? { cert: fs.readFileSync(config.tlsCertFile), key: fs.readFileSync(config.tlsKeyFile!) } : undefined,
+    logger: {
+      level: config.logLevel,
+      serializers: {
+        req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
+      },
+    },
+  });
+  app.addHook('onClose', async () => database.close());
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    // Stop accepting, finish what is in flight, then close the database.
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  await app.listen({ host: config.host, port: config.port });
+  const scheme = config.tlsCertFile ? 'https' : 'http';
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  console.log(`listening on ${scheme}://${host}:${config.port}${cluster.isWorker ? ` (worker ${process.pid})` : ''}`);
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  if (config.workers > 1 && cluster.isPrimary) {
+    // Migrate once before the workers start, so they never race on the schema.
+    const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config) });
+    await database.close();
+    for (let i = 0; i < config.workers; i++) cluster.fork();
+    let stopping = false;
+    const stop = () => {
+      stopping = true;
+      for (const w of Object.values(cluster.workers ?? {})) w?.kill('SIGTERM');
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    cluster.on('exit', () => {
+      if (stopping && Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (!stopping) cluster.fork();
+    });
+    return;
+  }
+  await serve(config);
+}
+
+main().catch((err) => {
+  console.error(err instanceof ConfigError ? `configuration error: ${err.message}` : `failed to start: ${(err as Error).message}`);
+  process.exit(1);
+});
