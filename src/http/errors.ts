@@ -45,6 +45,7 @@ export const VALIDATION = {
   duplicate: { code: 1048, message: (f: string) => `The same '${f}' appears twice in the request` },
   notAnObject: { code: 1049, message: () => 'The item must be a JSON object' },
   conflict: { code: 1050, message: (f: string, why: string) => `The field '${f}' cannot be changed: ${why}` },
+  inUse: { code: 1051, message: (f: string) => `The item with this '${f}' is still referenced by other items and cannot be deleted` },
 } as const;
 
 export interface ApiErrorBody {

@@ -1,0 +1,27 @@
+// Runs every compiled test file (dist/**/*.test.js) with node's test runner.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+function find(dir) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? find(p) : e.name.endsWith('.test.js') ? [p] : [];
+  });
+}
+
+const only = process.argv.slice(2);
+const files = [...find('dist/src'), ...find('dist/test')]
+  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
+  .filter((f) => !f.includes(`${path.sep}reliability${path.sep}`) || process.env.FSM_RELIABILITY === '1')
+  .sort();
+if (files.length === 0) {
+  console.error('no test files found under dist/');
+  process.exit(1);
+}
+if (!process.env.TEST_DATABASE_URL) {
+  console.log('TEST_DATABASE_URL is not set: the PostgreSQL suites are reported as skipped.');
+}
+const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+process.exit(r.status ?? 1);
