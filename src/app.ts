@@ -40,8 +40,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.decorate('database', opts.database);
   app.decorate('clock', opts.clock ?? Date.now);
 
-  app.addHook('onRequest', async (request, reply) => {
+  const hsts = opts.config.publicUrl.startsWith('https:');
+  app.addHook('onRequest', async (_request, reply) => {
     setStandardHeaders(reply);
+    reply.header('x-content-type-options', 'nosniff');
+    if (hsts) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
   });
 
   app.setErrorHandler((err, request, reply) => {

@@ -41,7 +41,8 @@ async function serve(config: Config): Promise<void> {
   await app.listen({ host: config.host, port: config.port });
   const scheme = config.tlsCertFile ? 'https' : 'http';
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  console.log(`listening on ${scheme}://${host}:${config.port}${cluster.isWorker ? ` (worker ${process.pid})` : ''}`);
+  const port = (app.server.address() as { port: number }).port;
+  console.log(`listening on ${scheme}://${host}:${port}${cluster.isWorker ? ` (worker ${process.pid})` : ''}`);
 }
 
 async function main(): Promise<void> {

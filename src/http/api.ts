@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
+import multipart from '@fastify/multipart';
 import { authenticate } from '../auth/bearer.js';
 import type { Collection } from '../collections/machinery/collection.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
@@ -46,6 +47,9 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     }
   });
   app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+  // multipart/form-data is left unread too: actions pull its parts as streams (request.parts()),
+  // setting their own size limits per request.
+  await app.register(multipart);
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const route = parsePath(request.url);
@@ -53,6 +57,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     checkVersion(request.headers['x-version']);
     const method = effectiveMethod(request.method, request.headers['x-method']);
     const ctx = await authenticate(app.database, request.headers.authorization, app.clock());
+    ctx.publicUrl = app.config.publicUrl;
     const c = collections.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);
     const allowed = allowedMethods(route);

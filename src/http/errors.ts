@@ -14,6 +14,8 @@ export const ERRORS = {
   tokenInvalid: { code: 1011, status: 401, type: 'client', message: 'The access token is invalid, expired or revoked' },
   permissionMissing: { code: 1020, status: 403, type: 'client', message: 'The access token lacks the permission' },
   roleForbids: { code: 1021, status: 403, type: 'client', message: "The user's role does not allow this action" },
+  linkInvalid: { code: 1022, status: 403, type: 'client', message: 'The download link is invalid' },
+  linkExpired: { code: 1023, status: 403, type: 'client', message: 'The download link has expired' },
   unknownCollection: { code: 1030, status: 404, type: 'client', message: 'Unknown collection' },
   itemNotFound: { code: 1031, status: 404, type: 'client', message: 'Item not found' },
   unknownAction: { code: 1032, status: 404, type: 'client', message: 'Unknown action' },
@@ -21,6 +23,7 @@ export const ERRORS = {
   methodNotAllowed: { code: 1050, status: 405, type: 'client', message: 'Method not allowed for this URL' },
   bodyTooLarge: { code: 1060, status: 413, type: 'client', message: 'The request body is too large' },
   tooManyItems: { code: 1061, status: 413, type: 'client', message: 'Too many items in one request' },
+  fileTooLarge: { code: 1062, status: 413, type: 'client', message: 'The file is larger than the upload limit' },
   unsupportedMediaType: { code: 1070, status: 415, type: 'client', message: 'The request body must be application/json' },
   rateLimited: { code: 1429, status: 429, type: 'client', message: 'Too many requests' },
   wrongCollection: { code: 1247, status: 422, type: 'content', message: 'The request collection type is not supported by this endpoint' },
@@ -44,7 +47,7 @@ export const VALIDATION = {
   notFound: { code: 1047, message: (f: string) => `No item with this '${f}' exists` },
   duplicate: { code: 1048, message: (f: string) => `The same '${f}' appears twice in the request` },
   notAnObject: { code: 1049, message: () => 'The item must be a JSON object' },
-  conflict: { code: 1050, message: (f: string, why: string) => `The field '${f}' cannot be changed: ${why}` },
+  conflict: { code: 1052, message: (f: string, why: string) => `The field '${f}' cannot be changed: ${why}` },
   inUse: { code: 1051, message: (f: string) => `The item with this '${f}' is still referenced by other items and cannot be deleted` },
 } as const;
 
