@@ -14,7 +14,7 @@ export function startServer(env: Record<string, string>) {
   const ready = new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (d) => {
       out += d;
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      const m = /listening on (https?:\/\/[^\s]+)/.exec(out);
       if (m) resolve(m[1]);
     });
     child.stderr.on('data', (d) => (out += d));
@@ -45,4 +45,31 @@ test('npm start: SQLite under DATA_DIR, migrations at start, envelope on errors,
 test('a bad configuration stops the server with a clear message', async () => {
   const s = startServer({ PORT: 'eighty', DATABASE_URL: '' });
   await assert.rejects(s.ready, /PORT must be an integer/);
+});
+
+test('TLS_CERT_FILE and TLS_KEY_FILE make the server speak HTTPS itself', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsm-tls-'));
+  const key = path.join(dir, 'key.pem');
+  const cert = path.join(dir, 'cert.pem');
+  const { spawnSync } = await import('node:child_process');
+  const gen = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1']);
+  assert.equal(gen.status, 0, String(gen.stderr));
+  const s = startServer({ DATA_DIR: dir, PORT: '0', DATABASE_URL: '', TLS_CERT_FILE: cert, TLS_KEY_FILE: key });
+  try {
+    const origin = await s.ready;
+    assert.match(origin, /^https:\/\/127\.0\.0\.1:\d+$/);
+    const https = await import('node:https');
+    const port = Number(new URL(origin).port);
+    const res = await new Promise<{ status: number; hsts: unknown }>((resolve, reject) => {
+      https.get({ host: '127.0.0.1', port, path: '/users', headers: { 'x-version': '1.0' }, rejectUnauthorized: false }, (r) => {
+        r.resume();
+        resolve({ status: r.statusCode!, hsts: r.headers['strict-transport-security'] });
+      }).on('error', reject);
+    });
+    assert.equal(res.status, 401);
+    assert.match(String(res.hsts), /max-age=/, 'an https origin sends HSTS');
+  } finally {
+    s.child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
