@@ -5,6 +5,10 @@ import { apiPlugin } from './http/api.js';
 import { sendError, setStandardHeaders, toApiError } from './http/envelope.js';
 import { ApiError } from './http/errors.js';
 import { oauthPlugin } from './oauth/index.js';
+import { rateLimitPlugin } from './http/rate-limit.js';
+import { setSecurityHeaders } from './http/security.js';
+import { filesPlugin } from './collections/files/download.js';
+import { docsPlugin } from './http/docs.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -43,8 +47,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const hsts = opts.config.publicUrl.startsWith('https:');
   app.addHook('onRequest', async (_request, reply) => {
     setStandardHeaders(reply);
-    reply.header('x-content-type-options', 'nosniff');
-    if (hsts) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+    setSecurityHeaders(reply, hsts);
   });
 
   app.setErrorHandler((err, request, reply) => {
@@ -54,7 +57,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, new ApiError('notFound')));
 
+  await app.register(rateLimitPlugin);
   await app.register(oauthPlugin);
+  await app.register(filesPlugin);
+  await app.register(docsPlugin);
   await app.register(apiPlugin);
   return app;
 }

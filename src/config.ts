@@ -13,6 +13,10 @@ export interface Config {
   filesMaxBytes: number;
   logLevel: string;
   redisUrl?: string;
+  /** Requests per minute per access token on the API; 0 turns the limit off. */
+  rateLimitApi: number;
+  /** Requests per minute per client address on /oauth2/*; 0 turns the limit off. */
+  rateLimitAuth: number;
 }
 
 export class ConfigError extends Error {}
@@ -56,5 +60,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     filesMaxBytes: int(env, 'FILES_MAX_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
     logLevel: env.LOG_LEVEL || 'info',
     redisUrl: env.REDIS_URL || undefined,
+    rateLimitApi: int(env, 'RATE_LIMIT_API', 600, 0, 1_000_000_000),
+    rateLimitAuth: int(env, 'RATE_LIMIT_AUTH', 60, 0, 1_000_000_000),
   };
+}
+
+/** The SQLite file under DATA_DIR; the server and the admin CLI share it. */
+export function sqliteFile(config: Config): string {
+  return path.join(config.dataDir, 'fsm.sqlite');
 }

@@ -1,13 +1,8 @@
 import cluster from 'node:cluster';
 import fs from 'node:fs';
-import path from 'node:path';
 import { buildApp, redactUrl } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, sqliteFile, type Config } from './config.js';
 import { connect } from './db/index.js';
-
-export function sqliteFile(config: Config): string {
-  return path.join(config.dataDir, 'fsm.sqlite');
-}
 
 async function serve(config: Config): Promise<void> {
   const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config) });

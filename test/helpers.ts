@@ -171,3 +171,113 @@ export async function call(app: FastifyInstance, token: string | undefined, meth
 export function newUser(accountId: number, extra: Record<string, unknown> = {}) {
   return { account: { id: accountId }, firstName: 'Bob', lastName: 'Builder', mobile: '+447700900123', ...extra };
 }
+
+/** Creates a user with the given role (as the tenant's Administrator); returns its id and an access token. */
+export async function addUser(t: TestApp, tenant: Tenant, role: keyof Tenant['roleIds'] = 'employee', extra: Record<string, unknown> = {}) {
+  const res = await call(t.app, tenant.token, 'POST', '/users', { users: [newUser(tenant.accountId, { role: { id: tenant.roleIds[role] }, ...extra })] });
+  if (res.status !== 200) throw new Error(`addUser failed: ${res.raw}`);
+  const id = res.body.users[0].id as number;
+  return { id, token: await tenant.tokenFor(id) };
+}
+
+/** The errors of a failure envelope as `code:field` strings, in order, for compact assertions. */
+export function errorsOf(res: { body: any }): string[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return (res.body?.failures ?? []).flatMap((f: { errors: { code: number; field?: string }[] }) => f.errors.map((e) => `${e.code}:${e.field ?? ''}`));
+}
+
+/** Account A's token on B's item: GET is 404, PATCH and DELETE fail, and B still reads it unchanged. */
+export async function assertIsolated(t: TestApp, a: Tenant, b: Tenant, collection: string, id: number, patch: Record<string, unknown>) {
+  // Imported here because helpers are only appended to this file (its imports belong to the lead).
+  const assert: typeof import('node:assert').strict = (await import('node:assert')).strict;
+  const before = await call(t.app, b.token, 'GET', `/${collection}/${id}?fields=*`);
+  assert.equal(before.status, 200);
+  assert.equal((await call(t.app, a.token, 'GET', `/${collection}/${id}`)).status, 404);
+  const patched = await call(t.app, a.token, 'PATCH', `/${collection}`, { [collection]: [{ id, ...patch }] });
+  assert.equal(patched.status, 422);
+  assert.deepEqual(errorsOf(patched), ['1047:id']);
+  const deleted = await call(t.app, a.token, 'DELETE', `/${collection}`, { [collection]: [{ id }] });
+  assert.equal(deleted.status, 422);
+  assert.deepEqual(errorsOf(deleted), ['1047:id']);
+  assert.equal((await call(t.app, a.token, 'DELETE', `/${collection}/${id}`)).status, 422);
+  assert.deepEqual((await call(t.app, b.token, 'GET', `/${collection}/${id}?fields=*`)).body, before.body);
+}
+
+/** A batch of one good and one bad item fails as a whole: nothing is saved. */
+export async function assertAtomicBatch(t: TestApp, tenant: Tenant, collection: string, good: Record<string, unknown>, bad: Record<string, unknown>) {
+  const assert: typeof import('node:assert').strict = (await import('node:assert')).strict;
+  const count = async () => (await call(t.app, tenant.token, 'GET', `/${collection}`)).body.metadata.recordsCount as number;
+  const n = await count();
+  const res = await call(t.app, tenant.token, 'POST', `/${collection}`, { [collection]: [good, bad] });
+  assert.equal(res.status, 422);
+  assert.deepEqual(res.body.metadata, { receivedItemsCount: 2, validItems: [0], invalidItems: [1] });
+  assert.equal(await count(), n);
+}
+
+/** A registered client with the given options, stored as the CLI stores it (certified unless told). */
+export async function createOAuthClient(database: Database, opts: { redirectUris?: string[]; permissions?: string[]; allowPermissionChoice?: boolean; certified?: boolean; name?: string } = {}) {
+  const { clientId, clientSecret } = await createClient(database, { redirectUris: opts.redirectUris, permissions: opts.permissions });
+  await database.db
+    .updateTable('oauth_clients')
+    .set({ allow_permission_choice: opts.allowPermissionChoice ? 1 : 0, certified: opts.certified === false ? 0 : 1, name: opts.name ?? 'Test client' })
+    .where('client_id', '=', clientId)
+    .execute();
+  return { clientId, clientSecret };
+}
+
+export const formEncode = (form: Record<string, string | string[]>) =>
+  new URLSearchParams(Object.entries(form).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]]))).toString();
+
+/** A browser stand-in over app.inject: keeps cookies, posts forms. */
+export function injectBrowser(app: FastifyInstance) {
+  const jar = new Map<string, string>();
+  async function request(method: 'GET' | 'POST', url: string, form?: Record<string, string | string[]>, headers: Record<string, string> = {}) {
+    const res = await app.inject({
+      method,
+      url,
+      headers: {
+        ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        ...headers,
+      },
+      payload: form ? formEncode(form) : undefined,
+    });
+    for (const c of res.cookies as { name: string; value: string }[]) jar.set(c.name, c.value);
+    return res;
+  }
+  return { jar, request };
+}
+
+const unescapeHtml = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+/** The action of the page's form and the value of one of its hidden inputs. */
+export const formAction = (html: string) => unescapeHtml(/<form[^>]* action="([^"]*)"/.exec(html)?.[1] ?? '');
+export const inputValue = (html: string, name: string) => unescapeHtml(new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '');
+
+export const codeUrl = (params: Record<string, string | undefined>) =>
+  `/oauth2/code?${new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined)).toString()}`;
+
+/**
+ * Drives /oauth2/code through login (when the browser has no session) and consent; returns the
+ * redirect the consent answered with.
+ */
+export async function authorizeWithInject(
+  browser: ReturnType<typeof injectBrowser>,
+  params: Record<string, string | undefined>,
+  who: { login: string; password: string },
+  consent: Record<string, string | string[]> = { decision: 'allow' },
+) {
+  let page = await browser.request('GET', codeUrl({ response_type: 'code', scope: 'default', ...params }));
+  if (page.body.includes('name="password"')) {
+    const login = await browser.request('POST', formAction(page.body), { csrf: inputValue(page.body, 'csrf'), login: who.login, password: who.password });
+    if (login.statusCode !== 303) throw new Error(`sign-in failed: ${login.statusCode}`);
+    page = await browser.request('GET', login.headers.location as string);
+  }
+  const res = await browser.request('POST', formAction(page.body), { csrf: inputValue(page.body, 'csrf'), ...consent });
+  const location = new URL(res.headers.location as string);
+  return { status: res.statusCode, location, code: location.searchParams.get('code') ?? undefined };
+}
+
+/** POSTs a form to /oauth2/token and parses the JSON answer. */
+export async function tokenRequest(app: FastifyInstance, form: Record<string, string | string[]>, headers: Record<string, string> = {}, url = '/oauth2/token') {
+  const res = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: formEncode(form) });
+  return { status: res.statusCode, headers: res.headers, body: JSON.parse(res.body) };
+}

@@ -2,6 +2,7 @@ import type { Database } from '../db/index.js';
 import { withTransaction, type Executor } from '../db/tx.js';
 import { hashPassword } from '../auth/secrets.js';
 import type { RoleKind } from '../collections/machinery/collection.js';
+import { seedStatuses } from '../collections/statuses/seed.js';
 
 export interface NewAccount {
   companyName: string;
@@ -20,7 +21,7 @@ export const ROLES: { name: string; kind: RoleKind }[] = [
 ];
 
 /** What every account starts with besides its roles; collections add their seeds here. */
-export const accountSeeds: ((db: Executor, accountId: number, now: number) => Promise<void>)[] = [];
+export const accountSeeds: ((db: Executor, accountId: number, now: number) => Promise<void>)[] = [seedStatuses];
 
 export class AccountError extends Error {}
 

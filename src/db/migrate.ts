@@ -1,10 +1,18 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './index.js';
 import { core } from './migrations/001_core.js';
+import { fieldService } from './migrations/002_fieldservice.js';
+import { files } from './migrations/003_files.js';
+import { performance } from './migrations/004_performance.js';
+import { rateLimits } from './migrations/005_rate_limits.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '001_core': core,
+  '002_fieldservice': fieldService,
+  '003_files': files,
+  '004_performance': performance,
+  '005_rate_limits': rateLimits,
 };
 
 export async function migrateToLatest(database: Database): Promise<void> {

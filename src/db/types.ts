@@ -85,6 +85,8 @@ export interface OauthCodesTable {
   offline: number;
   expires_at: number;
   used_at: number | null;
+  /** Set when a second redemption was attempted; tokens issued from the code are then revoked. */
+  replayed_at: number | null;
   created: number;
 }
 
@@ -124,6 +126,95 @@ export interface SettingsTable {
   value: string;
 }
 
+export interface CountersTable {
+  account_id: number;
+  name: string;
+  value: number;
+}
+
+export interface StatusesTable {
+  id: Generated<number>;
+  account_id: number;
+  label: string;
+  colour: string | null;
+  status_group: 'new' | 'inProgress' | 'onHold' | 'completed';
+  is_default: number;
+  deleted: number;
+  created: number;
+  modified: number;
+}
+
+/** The address columns clients and jobs share. */
+export interface AddressColumns {
+  address_line1: string | null;
+  address_line2: string | null;
+  address_city: string | null;
+  address_region: string | null;
+  address_postcode: string | null;
+  address_country: string | null;
+}
+
+export interface ClientsTable extends AddressColumns {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  company_name: string | null;
+  email: string | null;
+  phone: string | null;
+  mobile: string | null;
+  notes: string | null;
+  deleted: number;
+  created: number;
+  modified: number;
+}
+
+export interface JobsTable extends AddressColumns {
+  id: Generated<number>;
+  account_id: number;
+  reference: string;
+  title: string;
+  description: string | null;
+  client_id: number | null;
+  status_id: number;
+  priority: 'low' | 'normal' | 'high' | 'urgent';
+  order_number: string | null;
+  due_date: string | null; // YYYY-MM-DD
+  created_by: number | null;
+  deleted: number;
+  created: number;
+  modified: number;
+}
+
+export interface VisitsTable {
+  id: Generated<number>;
+  account_id: number;
+  job_id: number;
+  user_id: number | null;
+  label: string;
+  notes: string | null;
+  start_time: number;
+  end_time: number;
+  state: 'scheduled' | 'travelling' | 'onSite' | 'completed' | 'cancelled';
+  deleted: number;
+  created: number;
+  modified: number;
+}
+
+export interface FilesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  mime_type: string;
+  size: number;
+  /** Hex digest of the bytes: their key in content-addressed storage. */
+  sha256: string;
+  job_id: number | null;
+  user_id: number | null;
+  deleted: number;
+  created: number;
+  modified: number;
+}
+
 export interface DB {
   accounts: AccountsTable;
   roles: RolesTable;
@@ -136,4 +227,10 @@ export interface DB {
   auth_sessions: AuthSessionsTable;
   login_attempts: LoginAttemptsTable;
   settings: SettingsTable;
+  counters: CountersTable;
+  statuses: StatusesTable;
+  clients: ClientsTable;
+  jobs: JobsTable;
+  visits: VisitsTable;
+  files: FilesTable;
 }

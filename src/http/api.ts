@@ -9,6 +9,8 @@ import { write } from '../collections/machinery/write.js';
 import { collections } from '../collections/index.js';
 import { API_VERSION, sendJson } from './envelope.js';
 import { ApiError } from './errors.js';
+import { enforceRateLimit, tokenBucket } from './rate-limit.js';
+import { MAX_JSON_DEPTH, jsonTooDeep } from './json-depth.js';
 import { allowedMethods, effectiveMethod, parsePath, type ApiRoute } from './route.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -40,6 +42,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (_req, body, done) => {
     if (body === '') return done(null, undefined);
+    if (jsonTooDeep(body as string)) return done(new ApiError('malformedJson', `nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     try {
       done(null, JSON.parse(body as string));
     } catch {
@@ -57,6 +60,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     checkVersion(request.headers['x-version']);
     const method = effectiveMethod(request.method, request.headers['x-method']);
     const ctx = await authenticate(app.database, request.headers.authorization, app.clock());
+    await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(request.headers.authorization));
     ctx.publicUrl = app.config.publicUrl;
     const c = collections.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);
@@ -89,6 +93,9 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     }
 
     const op = method === 'POST' ? 'create' : method === 'PATCH' ? 'update' : 'delete';
+    if (op === 'create' && c.createVia) {
+      throw new ApiError('methodNotAllowed', `${c.name} are created with POST /${c.name}/${c.createVia}`, { allow: 'GET, PATCH, DELETE' });
+    }
     const out = await write(app.database, c, ctx, op, bodyItems(c, route, method, request.body), route.item);
     if (out.result === 'failure') return sendJson(reply, 422, out);
     return sendJson(reply, 200, { result: 'success', [c.name]: out.items, metadata: out.metadata });

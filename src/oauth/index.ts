@@ -1,4 +1,34 @@
+import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
+import { codeEndpoint } from './code-endpoint.js';
+import { sendTokenError } from './errors.js';
+import { registerFormParser } from './form.js';
+import { sendPage } from './html.js';
+import { errorPage } from './pages.js';
+import { ApiError } from '../http/errors.js';
+import { tokenEndpoint } from './token-endpoint.js';
 
-/** The authorization server: /oauth2/code (login and consent pages) and /oauth2/token. */
-export async function oauthPlugin(_app: FastifyInstance): Promise<void> {}
+/**
+ * The authorization server: /oauth2/code with its login and consent pages, and /oauth2/token.
+ * An encapsulated context: its cookie support, form parser and error handler stay here.
+ */
+export async function oauthPlugin(app: FastifyInstance): Promise<void> {
+  await app.register(cookie);
+  registerFormParser(app);
+
+  // Strict-Transport-Security (with an https PUBLIC_URL) and the rate limit come from the app;
+  // errors raised in this context answer in the endpoint's own format (JSON RFC 6749 or a page).
+  app.setErrorHandler((err, request, reply) => {
+    if (request.url.startsWith('/oauth2/token')) return sendTokenError(reply, err, request.log);
+    if (err instanceof ApiError && err.status < 500) {
+      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+      return sendPage(reply, err.status, errorPage(err.message));
+    }
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status === undefined || status >= 500) request.log.error({ err }, 'authorization page failed');
+    return sendPage(reply, status === 413 ? 413 : status && status < 500 ? 400 : 500, errorPage('The request could not be processed.'));
+  });
+
+  await app.register(codeEndpoint);
+  await app.register(tokenEndpoint);
+}

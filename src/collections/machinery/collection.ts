@@ -15,6 +15,8 @@ export interface AuthContext {
   permissions: ReadonlySet<string>;
   clientId: string;
   now: number;
+  /** The origin clients reach the server at (config.publicUrl), for links the API returns. */
+  publicUrl?: string;
 }
 
 export type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -50,6 +52,11 @@ export interface Rules {
   fill?(w: WriteContext, op: Op, item: Item, row: Row, existing?: Row): Promise<void>;
   /** Runs after the row was written, in the same transaction. */
   after?(w: WriteContext, op: Op, id: number, item: Item, row: Row, existing?: Row): Promise<void>;
+  /**
+   * Runs once the transaction has committed (never after a rollback): side effects outside the
+   * database, such as removing stored bytes nothing references any more. `existing` per id.
+   */
+  committed?(database: import('../../db/index.js').Database, ctx: AuthContext, op: Op, ids: number[], existing: (Row | undefined)[]): Promise<void>;
 }
 
 export interface CollectionDef {
@@ -61,6 +68,10 @@ export interface CollectionDef {
   rules?: Rules;
   /** POST actions: `/:collection/:action` and `/:collection/:item/:action`. */
   actions?: Record<string, ActionHandler>;
+  /** What the OpenAPI document says of each action beyond the shared envelopes and errors. */
+  actionDocs?: Record<string, ActionDoc>;
+  /** When set, items are created only by this action: a plain `POST /:collection` gets 405. */
+  createVia?: string;
 }
 
 export interface ActionRequest {
@@ -68,6 +79,15 @@ export interface ActionRequest {
   item?: number;
   request: import('fastify').FastifyRequest;
   reply: import('fastify').FastifyReply;
+}
+
+/** OpenAPI fragments for an action; `on: 'collection'` is POST /:collection/:action (no item). */
+export interface ActionDoc {
+  on: 'collection' | 'item';
+  summary: string;
+  description?: string;
+  parameters?: Record<string, unknown>[];
+  requestBody?: Record<string, unknown>;
 }
 
 /** Returns the envelope to send (status 200), or undefined when it answered the reply itself. */
@@ -100,7 +120,7 @@ export function defineCollection(def: CollectionDef): Collection {
     ...def,
     rules: def.rules ?? {},
     columns,
-    defaultFields: readable.filter(([, fl]) => !fl.extended && fl.kind !== 'assocList').map(([n]) => n),
+    defaultFields: readable.filter(([, fl]) => !fl.extended).map(([n]) => n),
     allFields: readable.map(([n]) => n),
   };
 }

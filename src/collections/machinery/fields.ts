@@ -64,7 +64,16 @@ export interface WriteOnlyField extends BaseField {
   kind: 'writeOnly';
 }
 
-export type Field = ScalarField | ObjectField | AssocField | AssocListField | WriteOnlyField;
+/** A read-only value derived at read time (a signed link), never stored: always readOnly. */
+export interface ComputedField extends BaseField {
+  kind: 'computed';
+  /** Columns the value is derived from; selected whenever the field is. */
+  columns: string[];
+  /** One value per row, in order; async so it may read settings (a signing key) once per batch. */
+  compute(db: Executor, ctx: import('./collection.js').AuthContext, rows: Record<string, unknown>[]): Promise<unknown[]>;
+}
+
+export type Field = ScalarField | ObjectField | AssocField | AssocListField | WriteOnlyField | ComputedField;
 
 type ScalarOpts = Partial<Omit<ScalarField, 'kind' | 'column' | 'type' | 'schema'>> & { schema?: TSchema };
 
@@ -101,14 +110,25 @@ export const f = {
   /** A server-set time (epoch ms in the database, ISO 8601 in the API); always read-only. */
   time: (column: string, opts: ScalarOpts = {}) =>
     scalar('time', Type.String({ format: 'date-time' }))(column, { readOnly: true, ...opts }),
+  /** A client-set instant: ISO 8601 with offset in the API, epoch ms in the database (compares across offsets). */
+  instant: (column: string, opts: ScalarOpts = {}) =>
+    scalar('time', Type.String({ pattern: ISO_WITH_OFFSET, format: 'date-time' }))(column, opts),
+  /** A calendar date `YYYY-MM-DD`, stored as text (sorts and compares as text). */
+  date: (column: string, opts: ScalarOpts = {}) =>
+    scalar('string', Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', format: 'date' }))(column, opts),
   enum: (column: string, values: readonly string[], opts: ScalarOpts = {}) =>
     scalar('string', Type.Union(values.map((v) => Type.Literal(v))))(column, opts),
-  object: (members: Record<string, ScalarField>, opts: Partial<BaseField> = {}): ObjectField => ({
-    kind: 'object',
-    members,
-    schema: Type.Object(Object.fromEntries(Object.entries(members).map(([k, m]) => [k, m.schema])), { additionalProperties: false }),
-    ...opts,
-  }),
+  /** With `partial`, members may be left out (an address); the object is still written as a whole. */
+  object: (members: Record<string, ScalarField>, opts: Partial<BaseField> & { partial?: boolean } = {}): ObjectField => {
+    const { partial, ...rest } = opts;
+    const member = (m: ScalarField) => (partial ? Type.Optional(m.schema) : m.schema);
+    return {
+      kind: 'object',
+      members,
+      schema: Type.Object(Object.fromEntries(Object.entries(members).map(([k, m]) => [k, member(m)])), { additionalProperties: false }),
+      ...rest,
+    };
+  },
   assoc: (column: string, table: string, opts: Partial<Omit<AssocField, 'kind' | 'column' | 'table' | 'schema'>> = {}): AssocField => ({
     kind: 'assoc',
     column,

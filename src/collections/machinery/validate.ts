@@ -3,6 +3,13 @@ import { FormatRegistry, type TSchema } from '@sinclair/typebox';
 
 // Formats the schemas name (TypeBox knows none by itself); patterns carry the exact rule.
 if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => !Number.isNaN(Date.parse(v)));
+// A real calendar day: 2025-02-30 parses (and rolls over) in JS, so compare the round trip.
+if (!FormatRegistry.Has('date')) {
+  FormatRegistry.Set('date', (v) => {
+    const ms = Date.parse(`${v}T00:00:00Z`);
+    return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === v;
+  });
+}
 if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
 import { validationError, type ApiErrorBody } from '../../http/errors.js';
 import type { Collection, Item, Op, Row } from './collection.js';
@@ -71,6 +78,7 @@ function isAssocShape(v: unknown, nullable: boolean): boolean {
 
 function toColumn(s: ScalarField, v: unknown): unknown {
   if (v === null || v === undefined) return null;
+  if (s.type === 'time') return Date.parse(v as string); // writable instants are stored as epoch ms
   return s.type === 'boolean' ? (v ? 1 : 0) : v;
 }
 

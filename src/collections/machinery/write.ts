@@ -44,6 +44,21 @@ function isUniqueViolation(err: unknown): err is Error {
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
+/** A restricting foreign key refused a delete: the row is still referenced elsewhere. */
+function isForeignKeyViolation(err: unknown): boolean {
+  const e = err as { code?: string };
+  return e?.code === '23503' || e?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
+/** Writes every association list the item gives (`users [{id}]` of a workgroup), replacing the stored list. */
+async function saveLists(w: { ctx: AuthContext; db: Executor }, c: Collection, id: number, item: Item) {
+  for (const [name, field] of Object.entries(c.fields)) {
+    if (field.kind === 'assocList' && Array.isArray(item[name])) {
+      await field.save(w.db, w.ctx.accountId, id, (item[name] as { id: number }[]).map((x) => x.id));
+    }
+  }
+}
+
 function uniqueField(c: Collection, err: Error): string {
   const text = `${err.message} ${(err as { detail?: string }).detail ?? ''} ${(err as { constraint?: string }).constraint ?? ''}`;
   for (const [name, field] of Object.entries(c.fields)) {
@@ -123,6 +138,7 @@ export async function write(database: Database, c: Collection, ctx: AuthContext,
   if (c.rules.prepare && op !== 'delete') await Promise.all(items.map((it, i) => c.rules.prepare!(ctx, op, it, prepared[i])));
 
   let written: number[];
+  let olds: (Row | undefined)[] = [];
   try {
     written = await withTransaction(database, async (db) => {
       const w = { ctx, db };
@@ -133,7 +149,7 @@ export async function write(database: Database, c: Collection, ctx: AuthContext,
       });
       if (errors.some((e) => e.length)) throw new BatchFailed(errors);
       if (ids.some((id) => id && !owned.has(id))) throw new ApiError('roleForbids');
-      const olds = ids.map((id) => existing.get(id));
+      olds = ids.map((id) => existing.get(id));
       items.forEach((it, i) => c.rules.authorize?.(ctx, op, it, olds[i]));
       if (op !== 'delete') {
         await checkReferences(db, c, ctx, items, errors);
@@ -147,6 +163,7 @@ export async function write(database: Database, c: Collection, ctx: AuthContext,
     if (err instanceof BatchFailed) return outcome(c, input, err.errors)!;
     throw err;
   }
+  await c.rules.committed?.(database, ctx, op, written, olds);
 
   const metadata = { receivedItemsCount: input.length, validItems: input.map((_, i) => i), invalidItems: [] };
   if (op === 'delete') return { result: 'success', items: written.map((id) => ({ id })), metadata };
@@ -170,11 +187,13 @@ async function applyAll(w: { ctx: AuthContext; db: Executor }, c: Collection, op
         await untyped(w.db).deleteFrom(c.table).where('id', '=', old!.id).where('account_id', '=', w.ctx.accountId).execute();
         ids.push(old!.id);
       }
+      if (op !== 'delete') await saveLists(w, c, ids[i], item);
       await c.rules.after?.(w, op, ids[i], item, row, old);
     } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
       const errors: ApiErrorBody[][] = items.map(() => []);
-      errors[i].push(validationError('unique', uniqueField(c, err)));
+      if (op === 'delete' && isForeignKeyViolation(err)) errors[i].push(validationError('inUse', 'id'));
+      else if (isUniqueViolation(err)) errors[i].push(validationError('unique', uniqueField(c, err as Error)));
+      else throw err;
       throw new BatchFailed(errors);
     }
   }

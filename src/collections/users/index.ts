@@ -63,13 +63,9 @@ export const users = defineCollection({
         row.password_hash = null; // a password without a login cannot be used; do not keep one
       }
     },
-    async after({ ctx, db }, op, id, item) {
+    async after({ db }, op, id, item) {
       if (item.deleted === true || op === 'delete') await revokeTokens(db, { userId: id });
       if (item.deleted === true) await untyped(db).deleteFrom('auth_sessions').where('user_id', '=', id).execute();
-      const wg = userFields.workgroups;
-      if (wg.kind === 'assocList' && Array.isArray(item.workgroups)) {
-        await wg.save(db, ctx.accountId, id, (item.workgroups as { id: number }[]).map((w) => w.id));
-      }
     },
   },
 });

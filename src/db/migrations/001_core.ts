@@ -75,6 +75,7 @@ export const core = (dialect: Dialect): Migration => ({
       .addColumn('offline', 'integer', flag)
       .addColumn('expires_at', 'bigint', (c) => c.notNull())
       .addColumn('used_at', 'bigint')
+      .addColumn('replayed_at', 'bigint')
       .addColumn('created', 'bigint', (c) => c.notNull())
       .execute();
 

@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import { jobItem, postgresFloor, sha256, sqliteFloor, userItem, type FloorDb } from './floor.js';
+
+/**
+ * The two ceilings, each a bare node:http server (run as its own process, as our server is):
+ * - bytes: answers W1 and W3 with the very response bytes captured from our server;
+ * - floor: answers W1 and W3 with the same SQL on the same driver and database, and JSON.stringify.
+ */
+const mode = process.env.CEILING_MODE;
+const HEADERS = {
+  'content-type': 'application/json;charset=UTF-8', 'cache-control': 'no-store', pragma: 'no-cache', 'x-version': '1.0',
+  'x-content-type-options': 'nosniff',
+};
+
+function send(res: http.ServerResponse, status: number, body: string) {
+  res.writeHead(status, { ...HEADERS, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function bytesHandler(): http.RequestListener {
+  const captured = JSON.parse(fs.readFileSync(process.env.CEILING_BYTES!, 'utf8')) as Record<'w1' | 'w3', { headers: Record<string, string>; body: string }>;
+  const answer = (c: { headers: Record<string, string>; body: string }) => {
+    // Node writes its own date, connection and keep-alive headers, as it does for our server.
+    const headers = Object.fromEntries(Object.entries(c.headers).filter(([k]) => !['date', 'connection', 'keep-alive'].includes(k)));
+    return { headers, body: Buffer.from(c.body) };
+  };
+  const w1 = answer(captured.w1);
+  const w3 = answer(captured.w3);
+  return (req, res) => {
+    const a = req.url!.startsWith('/users') ? w1 : w3;
+    res.writeHead(200, a.headers);
+    res.end(a.body);
+  };
+}
+
+function floorHandler(db: FloorDb): http.RequestListener {
+  return (req, res) => {
+    const run = async () => {
+      const auth = req.headers.authorization;
+      const row = auth?.startsWith('Bearer ') ? await db.token(sha256(auth.slice(7))) : undefined;
+      const now = Date.now();
+      if (!row || Number(row.expires_at) <= now) return send(res, 401, '{"result":"error"}');
+      if ((await db.hit(`api:${sha256(auth!)}`, now - (now % 60_000))) > 1e9) return send(res, 429, '{"result":"error"}');
+      const url = req.url!;
+      if (url.startsWith('/users')) {
+        if (!(JSON.parse(row.permissions) as string[]).includes('users.read')) return send(res, 403, '{"result":"error"}');
+        const perPage = Number(/recordsPerPage=(\d+)/.exec(url)?.[1] ?? 50);
+        const [rows, count] = await Promise.all([db.users(row.account_id, perPage, 0), db.usersCount(row.account_id)]);
+        const metadata = { page: 1, pagesCount: Math.ceil(count / perPage), recordsPerPage: perPage, recordsCount: count };
+        return send(res, 200, JSON.stringify({ result: 'success', users: rows.map(userItem), metadata }));
+      }
+      if (!(JSON.parse(row.permissions) as string[]).includes('jobs.read')) return send(res, 403, '{"result":"error"}');
+      const job = await db.job(row.account_id, Number(url.split('/')[2]));
+      if (!job) return send(res, 404, '{"result":"error"}');
+      const metadata = { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: 1 };
+      return send(res, 200, JSON.stringify({ result: 'success', jobs: [jobItem(job)], metadata }));
+    };
+    run().catch(() => send(res, 500, '{"result":"error"}'));
+  };
+}
+
+const handler = mode === 'bytes' ? bytesHandler()
+  : floorHandler(process.env.DATABASE_URL ? postgresFloor(process.env.DATABASE_URL) : sqliteFloor(`${process.env.DATA_DIR}/fsm.sqlite`));
+const server = http.createServer(handler);
+server.keepAliveTimeout = 72_000;
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  console.log(`listening on http://127.0.0.1:${(server.address() as { port: number }).port}`);
+});
+process.on('SIGTERM', () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+});

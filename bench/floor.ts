@@ -1,0 +1,92 @@
+import crypto from 'node:crypto';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+
+/**
+ * The floor ceiling's data access: the SQL our server runs for W1 and W3 (bearer-token lookup,
+ * rows, the kept count), as prepared statements on the same driver, and nothing else.
+ */
+export interface FloorDb {
+  token(hash: string): Promise<{ account_id: number; permissions: string; expires_at: number; kind: string } | undefined>;
+  users(accountId: number, limit: number, offset: number): Promise<Record<string, any>[]>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  usersCount(accountId: number): Promise<number>;
+  /** Counts the request in the token's rate-limit window (the upsert our server runs). */
+  hit(bucket: string, windowStart: number): Promise<number>;
+  job(accountId: number, id: number): Promise<Record<string, any> | undefined>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+const TOKEN = `select t.account_id, t.user_id, t.permissions, t.client_id, t.expires_at, r.kind from oauth_tokens as t
+  inner join users as u on u.id = t.user_id inner join roles as r on r.id = u.role_id
+  inner join oauth_clients as c on c.client_id = t.client_id
+  where t.token_hash = $1 and t.kind = 'access' and t.revoked = 0 and u.deleted = 0 and c.revoked = 0`;
+const USERS = `select id, first_name, last_name, company_name, email, phone, mobile, hourly_rate, active, colour, is_assignable,
+  role_id, status_message, status_timestamp, account_id, deleted from users where account_id = $1 order by id asc limit $2 offset $3`;
+const COUNT = `select value from counters where account_id = $1 and name = 'rows:users'`;
+const HIT = `insert into rate_limits (bucket, window_start, hits) values ($1, $2, 1)
+  on conflict (bucket) do update set
+    hits = case when excluded.window_start > rate_limits.window_start then 1 else rate_limits.hits + 1 end,
+    window_start = case when excluded.window_start > rate_limits.window_start then excluded.window_start else rate_limits.window_start end
+  returning hits`;
+const JOB = `select id, title, reference, description, client_id, status_id, priority, order_number, address_line1, address_line2,
+  address_city, address_region, address_postcode, address_country, due_date, created_by, account_id, created, modified, deleted
+  from jobs where account_id = $1 and id in ($2)`;
+
+export function sqliteFloor(file: string): FloorDb {
+  const db = new SQLite(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
+  const prep = (text: string) => db.prepare(text.replace(/\$\d/g, '?'));
+  const token = prep(TOKEN);
+  const users = prep(USERS);
+  const count = prep(COUNT);
+  const job = prep(JOB);
+  const hit = prep(HIT);
+  return {
+    token: async (hash) => token.get(hash) as never,
+    users: async (a, l, o) => users.all(a, l, o) as never,
+    usersCount: async (a) => Number((count.get(a) as { value: number } | undefined)?.value ?? 0),
+    job: async (a, id) => job.get(a, id) as never,
+    hit: async (b, w) => Number((hit.get(b, w) as { hits: number }).hits),
+  };
+}
+
+export function postgresFloor(url: string): FloorDb {
+  pg.types.setTypeParser(20, (v) => Number(v));
+  pg.types.setTypeParser(1700, (v) => Number(v));
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const q = async (name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows;
+  return {
+    token: async (hash) => (await q('token', TOKEN, [hash]))[0],
+    users: (a, l, o) => q('users', USERS, [a, l, o]),
+    usersCount: async (a) => Number((await q('count', COUNT, [a]))[0]?.value ?? 0),
+    job: async (a, id) => (await q('job', JOB, [a, id]))[0],
+    hit: async (b, w) => Number((await q('hit', HIT, [b, w]))[0].hits),
+  };
+}
+
+export const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
+
+const iso = (v: unknown) => (v === null ? null : new Date(Number(v)).toISOString());
+/** An object field: only the members that are not null. */
+function members(pairs: [string, unknown][]): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  for (const [k, v] of pairs) if (v !== null) o[k] = v;
+  return o;
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+export const userItem = (r: Record<string, any>) => ({
+  id: r.id, firstName: r.first_name, lastName: r.last_name, companyName: r.company_name, email: r.email, phone: r.phone,
+  mobile: r.mobile, hourlyRate: r.hourly_rate === null ? null : Number(r.hourly_rate), active: Number(r.active), colour: r.colour,
+  isAssignable: r.is_assignable === 1, role: { id: r.role_id },
+  status: members([['message', r.status_message], ['timestamp', r.status_timestamp]]), account: { id: r.account_id }, deleted: r.deleted === 1,
+});
+
+export const jobItem = (r: Record<string, any>) => ({
+  id: r.id, title: r.title, reference: r.reference, description: r.description, client: r.client_id === null ? null : { id: r.client_id },
+  status: { id: r.status_id }, priority: r.priority, orderNumber: r.order_number,
+  address: members([['line1', r.address_line1], ['line2', r.address_line2], ['city', r.address_city], ['region', r.address_region],
+    ['postcode', r.address_postcode], ['country', r.address_country]]),
+  dueDate: r.due_date, createdBy: r.created_by === null ? null : { id: r.created_by }, account: { id: r.account_id },
+  created: iso(r.created), modified: iso(r.modified), deleted: r.deleted === 1,
+});

@@ -1,0 +1,245 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dataset, issueTokens, workingCopy, type Dataset } from './datasets.js';
+import { measure, type LoadSettings, type Measurement, type Workload } from './load.js';
+import { latencyChart, table, targets, type Row } from './report.js';
+import { rng, userItem, type AccountSize } from './seed.js';
+import { startProcess, type RunningServer } from './server.js';
+
+/**
+ * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
+ * ceilings beside it with the same load, and prints one table, the ratios and the targets.
+ * SQLite by default; PostgreSQL when DATABASE_URL is set.
+ */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const databaseUrl = process.env.DATABASE_URL || undefined;
+const dialect = databaseUrl ? 'postgres' : 'sqlite';
+const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+const load: LoadSettings = { connections: env('BENCH_CONNECTIONS', 20), duration: env('BENCH_DURATION', 6), warmup: env('BENCH_WARMUP', 2) };
+const logLevel = process.env.BENCH_LOG_LEVEL ?? 'warn';
+/**
+ * One token drives thousands of requests a second, far past the per-token limit (600 a minute), so
+ * the limits are raised out of reach; every request still pays for being counted, as in production.
+ */
+/** BENCH_ONLY=W1,W3,ceilings runs only those rows and phases (ceilings, workers, scaling), e.g. to profile them. */
+const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
+/** BENCH_PROFILE=1 runs our server under --cpu-prof (profiles in .bench/profiles/, open in Chrome DevTools). */
+const runs = (what: string) => !only || only.has(what);
+const nodeArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, '.bench', 'profiles')}`] : [];
+const RATE_LIMITS = { RATE_LIMIT_API: '1000000000', RATE_LIMIT_AUTH: '1000000000' };
+
+const account = (users: number, clients: number, jobs: number, visits: number): AccountSize => ({ users, clients, jobs, visits });
+// Two accounts of each size, so every query really filters by tenant.
+const MAIN = [account(10_000, 1_000, 100_000, 200_000), account(10_000, 1_000, 100_000, 200_000)];
+const SMALL = [account(1_000, 100, 1_000, 0), account(1_000, 100, 1_000, 0)];
+const LARGE = [account(100_000, 1_000, 100_000, 0), account(100_000, 1_000, 100_000, 0)];
+
+const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
+const W1 = '/users?recordsPerPage=50';
+const W2 = `/jobs?where=${encodeURIComponent('title ~ "pump"')}&recordsPerPage=50&sort=-id`;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startOurs(copyEnv: Record<string, string | undefined>, workers = 1): Promise<RunningServer> {
+  const port = await freePort();
+  return startProcess(root, 'dist/src/server.js', { ...copyEnv, HOST: '127.0.0.1', PORT: String(port), WORKERS: String(workers), LOG_LEVEL: logLevel, ...RATE_LIMITS }, { workers, args: nodeArgs });
+}
+
+const pickN = <T>(r: () => number, xs: T[], n: number): T[] => {
+  const out = new Set<T>();
+  while (out.size < n) out.add(xs[Math.floor(r() * xs.length)]);
+  return [...out];
+};
+
+function workloads(ds: Dataset, token: string) {
+  const headers = { authorization: `Bearer ${token}`, 'x-version': '1.0' };
+  const json = { ...headers, 'content-type': 'application/json' };
+  const r = rng(42);
+  const accountId = ds.accounts[0].accountId;
+  const w: Record<string, Workload> = {
+    W1: { headers, path: W1 },
+    W2: { headers, path: W2 },
+    W3: { headers, path: () => `/jobs/${ds.jobIds[Math.floor(r() * ds.jobIds.length)]}` },
+    W4: { method: 'POST', headers: json, path: '/users', itemsPerRequest: 10, body: () => JSON.stringify({ users: Array.from({ length: 10 }, () => userItem(r, accountId)) }) },
+    W5: {
+      method: 'PATCH', headers: json, path: '/jobs', itemsPerRequest: 10,
+      body: () => JSON.stringify({ jobs: pickN(r, ds.jobIds, 10).map((id) => ({ id, priority: ['low', 'normal', 'high', 'urgent'][Math.floor(r() * 4)], orderNumber: `PO-${Math.floor(r() * 1e6)}` })) }),
+    },
+  };
+  return w;
+}
+
+/** W6: the refresh-token grant, when the authorization server answers it. */
+async function refreshWorkload(base: string, ds: Dataset, refresh: string): Promise<Workload | string> {
+  const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refresh, client_id: ds.clientId, client_secret: ds.clientSecret }).toString();
+  const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+  const res = await fetch(`${base}/oauth2/token`, { method: 'POST', headers, body });
+  const text = await res.text();
+  if (res.status !== 200 || !text.includes('access_token')) return `unavailable (/oauth2/token answered ${res.status})`;
+  return { method: 'POST', headers, path: '/oauth2/token', body: () => body };
+}
+
+async function capture(base: string, url: string, headers: Record<string, string>) {
+  const res = await fetch(`${base}${url}`, { headers });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${body.slice(0, 300)}`);
+  return { headers: Object.fromEntries(res.headers), body };
+}
+
+async function main() {
+  const started = Date.now();
+  log(`${dialect}; ${load.connections} connections, ${load.warmup} s warm-up + ${load.duration} s per workload`);
+  const rows: Row[] = [];
+  const results: Record<string, Measurement | undefined> = {};
+  const chart: { label: string; m: Measurement }[] = [];
+  const record = (key: string, label: string, m: Measurement | undefined, rssMb?: number, note?: string) => {
+    results[key] = m;
+    rows.push({ label, m, rssMb, note });
+    if (m) chart.push({ label, m });
+    if (m) log(`${label}: ${m.requestsPerSecond.toFixed(0)} req/s${m.itemsPerSecond ? ` (${m.itemsPerSecond.toFixed(0)} items/s)` : ''}, p50 ${m.p50} ms, p99 ${m.p99} ms, ${m.errors} errors`);
+    else log(`${label}: ${note}`);
+  };
+
+  // Our server, 1 worker, on the main data set.
+  const main = await dataset(root, 'main', MAIN, databaseUrl, log);
+  const copy = await workingCopy(root, main, MAIN, databaseUrl);
+  const tokens = await issueTokens(copy, main);
+  const w = workloads(main, tokens.access);
+  let server = await startOurs(copy.env);
+  const w3Fixed = `/jobs/${main.jobIds[0]}`;
+  const captured = { w1: await capture(server.url, W1, w.W1.headers), w3: await capture(server.url, w3Fixed, w.W1.headers) };
+  let peak = 0;
+  for (const key of ['W1', 'W2', 'W3', 'W4', 'W5'] as const) {
+    if (!runs(key)) continue;
+    const m = await measure(server.url, w[key], load);
+    const rss = server.peakRss().max;
+    peak = Math.max(peak, rss);
+    const label = { W1: 'W1 GET /users', W2: 'W2 GET /jobs?where=title~pump', W3: 'W3 GET /jobs/ID', W4: 'W4 POST /users (10 items)', W5: 'W5 PATCH /jobs (10 items)' }[key];
+    record(key, label, m, rss);
+  }
+  const w6 = runs('W6') ? await refreshWorkload(server.url, main, tokens.refresh) : 'skipped';
+  if (w6 === 'skipped') log('W6 skipped');
+  else if (typeof w6 === 'string') record('W6', 'W6 refresh-token grant', undefined, undefined, w6);
+  else {
+    const m = await measure(server.url, w6, load);
+    record('W6', 'W6 refresh-token grant', m, server.peakRss().max);
+    peak = Math.max(peak, server.peakRss().max);
+  }
+  await server.stop();
+
+  // The ceilings, right after, with the same load.
+  let sameW3 = false;
+  let sameW1Shape = false;
+  if (runs('ceilings')) {
+  const bytesFile = path.join(root, '.bench', 'run', 'captured.json');
+  fs.writeFileSync(bytesFile, JSON.stringify(captured));
+  const ceilingPort = async () => String(await freePort());
+  let ceiling = await startProcess(root, 'dist/bench/ceiling.js', { CEILING_MODE: 'bytes', CEILING_BYTES: bytesFile, PORT: await ceilingPort() });
+  record('W1bytes', 'W1 ceiling: bytes', await measure(ceiling.url, w.W1, load), ceiling.peakRss().max);
+  record('W3bytes', 'W3 ceiling: bytes', await measure(ceiling.url, { ...w.W3 }, load), ceiling.peakRss().max);
+  await ceiling.stop();
+  ceiling = await startProcess(root, 'dist/bench/ceiling.js', { ...copy.env, CEILING_MODE: 'floor', PORT: await ceilingPort() });
+  const floorW1 = await capture(ceiling.url, W1, w.W1.headers);
+  const floorW3 = await capture(ceiling.url, w3Fixed, w.W1.headers);
+  // The floor's answers only count as a ceiling if they are what we answer (W4 added users since: compare the first page's ids and shape on W3).
+  sameW3 = floorW3.body === captured.w3.body;
+  record('W1floor', 'W1 ceiling: floor', await measure(ceiling.url, w.W1, load), ceiling.peakRss().max);
+  record('W3floor', 'W3 ceiling: floor', await measure(ceiling.url, w.W3, load), ceiling.peakRss().max);
+  await ceiling.stop();
+  sameW1Shape = JSON.stringify(Object.keys(JSON.parse(floorW1.body).users[0])) === JSON.stringify(Object.keys(JSON.parse(captured.w1.body).users[0]));
+
+  }
+
+  // Both cores: WORKERS=2 on the same database.
+  if (runs('workers')) {
+    server = await startOurs(copy.env, 2);
+    record('W1x2', 'W1 GET /users, WORKERS=2', await measure(server.url, w.W1, load), server.peakRss().total);
+    record('W4x2', 'W4 POST /users, WORKERS=2', await measure(server.url, w.W4, load), server.peakRss().total);
+    await server.stop();
+  }
+  await copy.drop();
+
+  // Scaling: W1 and W2 with 1,000 and with 100,000 users/jobs per account.
+  const scale: Record<string, Measurement> = {};
+  for (const [name, sizes] of runs('scaling') ? ([['small', SMALL], ['large', LARGE]] as const) : []) {
+    const ds = await dataset(root, name, sizes, databaseUrl, log);
+    const c = await workingCopy(root, ds, sizes, databaseUrl);
+    const t = await issueTokens(c, ds);
+    const sw = workloads(ds, t.access);
+    const s = await startOurs(c.env);
+    const n = sizes[0].users.toLocaleString('en');
+    for (const key of ['W1', 'W2'] as const) {
+      const m = await measure(s.url, sw[key], load);
+      scale[`${key}${name}`] = m;
+      record(`${key}${name}`, `${key} with ${n} users / ${sizes[0].jobs.toLocaleString('en')} jobs`, m, s.peakRss().max);
+      peak = name === 'large' ? Math.max(peak, s.peakRss().max) : peak;
+    }
+    await s.stop();
+    await c.drop();
+  }
+
+  const ratio = (a?: Measurement, b?: Measurement, f: (m: Measurement) => number = (m) => m.requestsPerSecond) => (a && b ? f(a) / f(b) : undefined);
+  const mean = (m: Measurement) => m.mean;
+  const ratios = {
+    w1Bytes: ratio(results.W1, results.W1bytes),
+    w3Bytes: ratio(results.W3, results.W3bytes),
+    w1Floor: ratio(results.W1, results.W1floor),
+    w3Floor: ratio(results.W3, results.W3floor),
+    w1Scale: ratio(scale.W1large, scale.W1small, mean),
+    w2Scale: ratio(scale.W2large, scale.W2small, mean),
+    w1Workers: ratio(results.W1x2, results.W1),
+    w4Workers: ratio(results.W4x2, results.W4),
+  };
+  const f2 = (v?: number) => (v === undefined ? 'n/a' : v.toFixed(2));
+  const cpus = os.cpus();
+  const machine = `${cpus.length} x ${cpus[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`;
+  const out = [
+    `Benchmark on ${dialect}: ${machine}`,
+    `load: ${load.connections} connections, ${load.warmup} s warm-up + ${load.duration} s measured per row (autocannon, same machine)`,
+    '',
+    table(rows),
+    '',
+    'ratios (same run):',
+    `  W1 ours / bytes ceiling  ${f2(ratios.w1Bytes)}    W1 ours / floor ceiling  ${f2(ratios.w1Floor)}`,
+    `  W3 ours / bytes ceiling  ${f2(ratios.w3Bytes)}    W3 ours / floor ceiling  ${f2(ratios.w3Floor)}`,
+    `  floor answers as we do: W3 body identical ${sameW3 ? 'yes' : 'NO'}, W1 item shape identical ${sameW1Shape ? 'yes' : 'NO'}`,
+    `  scaling, mean latency 100,000 / 1,000 rows: W1 ${f2(ratios.w1Scale)}, W2 ${f2(ratios.w2Scale)}`,
+    `  WORKERS=2 / WORKERS=1 throughput: W1 ${f2(ratios.w1Workers)}, W4 ${f2(ratios.w4Workers)} (autocannon shares the 2 cores)`,
+    '',
+    'targets:',
+    targets([
+      { name: 'W1 / floor ceiling', value: ratios.w1Floor, ok: (v) => v >= 0.8, want: '>= 0.8' },
+      { name: 'W3 / floor ceiling', value: ratios.w3Floor, ok: (v) => v >= 0.8, want: '>= 0.8' },
+      ...(dialect === 'sqlite' ? [{ name: 'W4 items/s on SQLite', value: results.W4?.itemsPerSecond, ok: (v: number) => v >= 5000, want: '>= 5000' }] : []),
+      { name: 'W1 scaling 100k/1k', value: ratios.w1Scale, ok: (v) => v <= 1.5, want: '<= 1.5' },
+      { name: 'W2 scaling 100k/1k', value: ratios.w2Scale, ok: (v) => v <= 3, want: '<= 3' },
+      { name: 'peak RSS MB (one process)', value: peak, ok: (v) => v <= 200, want: '<= 200' },
+    ]),
+    '',
+    `total ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  ].join('\n');
+  console.log(`\n${out}`);
+
+  const docs = path.join(root, 'docs', 'bench');
+  fs.mkdirSync(docs, { recursive: true });
+  fs.writeFileSync(path.join(docs, `latency-${dialect}.svg`), latencyChart(`Latency distribution, ${dialect} (${load.connections} connections)`, chart));
+  fs.writeFileSync(path.join(docs, `results-${dialect}.txt`), `${new Date().toISOString()}\n${out}\n`);
+  log(`wrote docs/bench/latency-${dialect}.svg and docs/bench/results-${dialect}.txt`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

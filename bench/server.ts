@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface RunningServer {
+  url: string;
+  pid: number;
+  /** The peak resident set size so far (MB): the largest process, and all processes together. */
+  peakRss(): { max: number; total: number };
+  stop(): Promise<void>;
+}
+
+/** VmHWM (peak RSS) of a process in MB, or 0 once it is gone. */
+function vmHwm(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function children(pid: number): number[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Starts a server script as its own process and resolves once it printed `listening on`
+ * (every worker, with WORKERS > 1). `script` is relative to the project root.
+ */
+export async function startProcess(root: string, script: string, env: Record<string, string | undefined>, opts: { workers?: number; args?: string[] } = {}): Promise<RunningServer> {
+  const child: ChildProcess = spawn(process.execPath, [...(opts.args ?? []), path.join(root, script)], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const want = opts.workers ?? 1;
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} did not start within 60 s:\n${out.slice(-2000)}`)), 60_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const lines = out.match(/listening on (\S+)/g) ?? [];
+      if (lines.length >= want) {
+        clearTimeout(timer);
+        resolve(String(lines[0]).replace('listening on ', ''));
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with ${code}:\n${out.slice(-2000)}`));
+    });
+  });
+  // Keep draining the pipes (logs) so the server never blocks on a full pipe.
+  child.stdout!.removeAllListeners('data').resume();
+  child.stderr!.removeAllListeners('data').on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
+  const pid = child.pid!;
+  return {
+    url,
+    pid,
+    peakRss() {
+      const all = [pid, ...children(pid)].map(vmHwm);
+      return { max: Math.max(...all), total: all.reduce((a, b) => a + b, 0) };
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}

@@ -1,0 +1,13 @@
+import { defineCollection } from '../machinery/collection.js';
+import { clientFields } from './schema.js';
+
+export const clients = defineCollection({
+  name: 'clients',
+  table: 'clients',
+  description: 'The customers work is done for.',
+  fields: clientFields,
+  policy: {
+    read: { administrator: 'all', employee: 'all', contractor: 'none' },
+    write: { administrator: 'all', employee: 'all', contractor: 'none' },
+  },
+});

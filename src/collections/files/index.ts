@@ -1,0 +1,115 @@
+import { PostgresAdapter, sql } from 'kysely';
+import type { Database } from '../../db/index.js';
+import { withTransaction, type Executor } from '../../db/tx.js';
+import { sendJson } from '../../http/envelope.js';
+import { ApiError } from '../../http/errors.js';
+import { defineCollection, type ActionRequest, type Collection, type Item, type Row } from '../machinery/collection.js';
+import { write } from '../machinery/write.js';
+import { fileFields } from './schema.js';
+import { storeFor } from './storage.js';
+import { receiveUpload, uploadDoc, type Received } from './upload.js';
+
+/**
+ * Uploads that are being written, keyed by the very item object handed to the write path: the
+ * server-side members (digest, size, type) travel beside the item, never through it, so a client
+ * can never set them and a plain `POST /files` (no upload behind it) is refused.
+ */
+const pending = new WeakMap<Item, Received>();
+
+/**
+ * Serialises everything that adds or removes the bytes of one digest. SQLite's BEGIN IMMEDIATE
+ * already runs write transactions one at a time; PostgreSQL needs a transaction-scoped lock.
+ */
+async function lockDigest(db: Executor, sha256: string): Promise<void> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await sql`select pg_advisory_xact_lock(hashtext(${`files:${sha256}`}))`.execute(db);
+  }
+}
+
+/** After rows were deleted: bytes no row (of any account: storage is shared) references go too. */
+async function collectBytes(database: Database, digests: string[]): Promise<void> {
+  for (const sha256 of new Set(digests)) {
+    try {
+      await withTransaction(database, async (db) => {
+        await lockDigest(db, sha256);
+        const used = await db.selectFrom('files').select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst();
+        if (!used) await storeFor(database).delete(sha256);
+      });
+    } catch {
+      // The rows are gone already; bytes left behind cost only space and are re-used by a new upload of them.
+    }
+  }
+}
+
+function toJob(raw: string | undefined): unknown {
+  if (raw === undefined) return undefined;
+  if (raw === '' || raw === 'null') return null;
+  // Anything but digits stays a string, so validation reports it as a malformed association.
+  return /^\d{1,15}$/.test(raw) ? { id: Number(raw) } : raw;
+}
+
+/** `POST /files/upload`: stream, stage, then create the item through the shared write path. */
+async function upload({ ctx, item, request, reply }: ActionRequest): Promise<unknown> {
+  if (item !== undefined) throw new ApiError('unknownAction', "'upload' applies to /files, not to one file");
+  const received = await receiveUpload(request, reply);
+  const newItem: Item = {};
+  if (received.name !== undefined) newItem.name = received.name;
+  const job = toJob(received.job);
+  if (job !== undefined) newItem.job = job;
+  pending.set(newItem, received);
+  let out: Awaited<ReturnType<typeof write>>;
+  try {
+    out = await write(request.server.database, files, ctx, 'create', [newItem]);
+  } finally {
+    // Before answering: once the client has its answer, nothing of a refused upload is left.
+    await received.staged.discard();
+  }
+  if (out.result === 'failure') {
+    sendJson(reply, 422, out);
+    return undefined;
+  }
+  return { result: 'success', files: out.items, metadata: out.metadata };
+}
+
+export const files: Collection = defineCollection({
+  name: 'files',
+  table: 'files',
+  description:
+    'Uploaded files (photos, reports, signed forms), optionally attached to a job. Created only by POST /files/upload; ' +
+    'PATCH renames or re-attaches; DELETE removes the item and, when nothing else uses them, the bytes. ' +
+    'Administrators and Employees read and write files; Contractors have no access.',
+  fields: fileFields,
+  policy: {
+    read: { administrator: 'all', employee: 'all', contractor: 'none' },
+    write: { administrator: 'all', employee: 'all', contractor: 'none' },
+  },
+  actions: { upload },
+  actionDocs: { upload: uploadDoc },
+  createVia: 'upload',
+  rules: {
+    // The dispatcher already refuses POST /files (createVia); this guards any other caller of write().
+    validate(item, op) {
+      if (op === 'create' && !pending.has(item)) {
+        throw new ApiError('methodNotAllowed', 'files are created with POST /files/upload', { allow: 'GET, PATCH, DELETE' });
+      }
+      return [];
+    },
+    async prepare(ctx, op, item, row) {
+      const up = op === 'create' ? pending.get(item) : undefined;
+      if (!up) return;
+      Object.assign(row, { mime_type: up.mimeType, size: up.staged.size, sha256: up.staged.sha256, user_id: ctx.userId });
+    },
+    // Publishing the bytes inside the transaction, under the digest lock, means a concurrent delete
+    // of the last other copy either runs before (and we put the bytes back) or sees our row.
+    async after({ db }, op, _id, item) {
+      const up = op === 'create' ? pending.get(item) : undefined;
+      if (!up) return;
+      await lockDigest(db, up.staged.sha256);
+      await up.staged.commit();
+    },
+    async committed(database, _ctx, op, _ids, existing) {
+      if (op !== 'delete') return;
+      await collectBytes(database, existing.flatMap((r: Row | undefined) => (r ? [String(r.sha256)] : [])));
+    },
+  },
+});

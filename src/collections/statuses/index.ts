@@ -1,0 +1,43 @@
+import { validationError, type ApiErrorBody } from '../../http/errors.js';
+import { defineCollection, type Item, type Op, type Row, type WriteContext } from '../machinery/collection.js';
+import { untyped } from '../machinery/read.js';
+import { statusFields } from './schema.js';
+
+/**
+ * "Exactly one default": making a status the default clears the old one, so the default is only
+ * ever replaced, never removed. Unsetting, deleting or logically deleting it directly is refused.
+ */
+async function check(_w: WriteContext, op: Op, item: Item, existing?: Row): Promise<ApiErrorBody[]> {
+  const errors: ApiErrorBody[] = [];
+  const wasDefault = existing?.is_default === 1;
+  const makeAnother = 'make another status the default first';
+  if (op === 'delete') {
+    if (wasDefault) errors.push(validationError('conflict', 'isDefault', `the default status cannot be deleted; ${makeAnother}`));
+    return errors;
+  }
+  if (wasDefault && item.isDefault === false) errors.push(validationError('conflict', 'isDefault', `the default cannot be unset; ${makeAnother}`));
+  const isDefault = item.isDefault === true || (wasDefault && item.isDefault === undefined);
+  const deleted = item.deleted === true || (existing?.deleted === 1 && item.deleted === undefined);
+  if (isDefault && deleted) errors.push(validationError('conflict', item.deleted === true ? 'deleted' : 'isDefault', 'the default status cannot be deleted'));
+  return errors;
+}
+
+export const statuses = defineCollection({
+  name: 'statuses',
+  table: 'statuses',
+  description: 'The stages a job goes through; one of them is the default new jobs get.',
+  fields: statusFields,
+  policy: {
+    read: { administrator: 'all', employee: 'all', contractor: 'none' },
+    write: { administrator: 'all', employee: 'none', contractor: 'none' },
+  },
+  rules: {
+    check,
+    // Clear the old default before writing the new one: a partial unique index allows only one.
+    async fill({ ctx, db }, op, item) {
+      if (op === 'delete' || item.isDefault !== true) return;
+      await untyped(db).updateTable('statuses').set({ is_default: 0, modified: ctx.now })
+        .where('account_id', '=', ctx.accountId).where('is_default', '=', 1).execute();
+    },
+  },
+});

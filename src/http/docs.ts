@@ -1,0 +1,72 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import type { FastifyInstance } from 'fastify';
+import { collections } from '../collections/index.js';
+import { JSON_TYPE } from './envelope.js';
+import { ApiError } from './errors.js';
+import { buildOpenApi } from './openapi.js';
+
+// Swagger UI's own prebuilt files from the swagger-ui-dist package: the page needs no CDN.
+const SWAGGER_DIR = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+
+const PAGE = `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Field-service API reference</title>
+  <link rel="stylesheet" href="/docs/swagger-ui.css">
+  <link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/swagger-ui-bundle.js"></script>
+  <script src="/docs/init.js"></script>
+</body>
+</html>
+`;
+
+// validatorUrl null: Swagger UI would otherwise send the document to an online validator.
+const INIT = `window.ui = SwaggerUIBundle({
+  url: '/openapi.json',
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  validatorUrl: null,
+  docExpansion: 'list',
+  presets: [SwaggerUIBundle.presets.apis],
+  layout: 'BaseLayout'
+});
+`;
+
+/** Scripts only from this origin; Swagger UI sets inline styles and data: images. */
+const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'";
+
+/**
+ * `/openapi.json` and the `/docs` reference page: public (no token, no X-Version), outside the
+ * collection dispatcher. The document is built once, from whatever collections are registered.
+ */
+export async function docsPlugin(app: FastifyInstance): Promise<void> {
+  let doc: string | undefined;
+  app.get('/openapi.json', async (_request, reply) => {
+    doc ??= JSON.stringify(buildOpenApi(collections.values(), app.config.publicUrl));
+    return reply.header('content-type', JSON_TYPE).header('cache-control', 'no-cache').send(doc);
+  });
+
+  const html = (reply: import('fastify').FastifyReply, type: string, body: string) =>
+    reply.header('content-type', type).header('content-security-policy', CSP).header('cache-control', 'no-cache').send(body);
+  app.get('/docs', async (_request, reply) => html(reply, 'text/html; charset=utf-8', PAGE));
+  app.get('/docs/init.js', async (_request, reply) => html(reply, 'text/javascript; charset=utf-8', INIT));
+  app.get('/docs/:asset', async (request, reply) => {
+    const { asset } = request.params as { asset: string };
+    if (!Object.hasOwn(ASSETS, asset)) throw new ApiError('notFound');
+    return reply
+      .header('content-type', ASSETS[asset])
+      .header('cache-control', 'public, max-age=86400')
+      .send(fs.createReadStream(path.join(SWAGGER_DIR, asset)));
+  });
+}

@@ -1,0 +1,230 @@
+import type { Collection } from '../collections/machinery/collection.js';
+import type { Field } from '../collections/machinery/fields.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../collections/machinery/modifiers.js';
+import { MAX_ITEMS } from '../collections/machinery/write.js';
+import { API_VERSION } from './envelope.js';
+import { ERRORS, VALIDATION } from './errors.js';
+import { oauthPaths, OAUTH_SCHEMAS } from './openapi-oauth.js';
+
+/**
+ * The OpenAPI 3.1 document, generated from the collection registry and each field's TypeBox
+ * schema (plain JSON Schema 2020-12, which OpenAPI 3.1 uses as is): nothing is written twice.
+ */
+type Json = Record<string, unknown>;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+/** TypeBox schemas carry symbol keys; a JSON round trip leaves the plain JSON Schema. */
+const plain = (schema: unknown): Json => JSON.parse(JSON.stringify(schema));
+const nullable = (s: Json): Json => ({ anyOf: [s, { type: 'null' }] });
+
+/** What a field looks like in responses: associations with their `[*]` members. */
+function readSchema(field: Field): Json {
+  const doc = field.description ? { description: field.description } : {};
+  switch (field.kind) {
+    case 'assoc': {
+      const members = Object.fromEntries(Object.entries(field.members).map(([m, d]) => [m, { type: d.type === 'integer' ? 'integer' : 'string', description: 'with fields=[*]' }]));
+      const obj = { type: 'object', properties: { id: { type: 'integer' }, ...members }, required: ['id'] };
+      return { ...(field.nullable ? nullable(obj) : obj), ...doc };
+    }
+    case 'assocList': {
+      const members = Object.fromEntries(Object.entries(field.memberSchema).map(([m, s]) => [m, plain(s)]));
+      return { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' }, ...members }, required: ['id'] }, ...doc };
+    }
+    case 'object':
+      // Stored members that are null are left out of the object, so none is required in responses.
+      return { ...plain(field.schema), required: undefined, ...doc };
+    default:
+      return { ...plain(field.schema), ...(field.readOnly ? { readOnly: true } : {}), ...doc };
+  }
+}
+
+function schemasFor(c: Collection): Record<string, Json> {
+  const N = pascal(c.name);
+  const entries = Object.entries(c.fields);
+  const readable = entries.filter(([, f]) => f.kind !== 'writeOnly');
+  const writable = entries.filter(([, f]) => !f.readOnly);
+  const writeProps = Object.fromEntries(writable.map(([n, f]) => [n, { ...plain(f.schema), ...(f.kind === 'writeOnly' ? { writeOnly: true } : {}), ...(f.description ? { description: f.description } : {}) }]));
+  const defaults = c.defaultFields.join(', ');
+  return {
+    [N]: {
+      type: 'object',
+      description: `${c.description} Without \`fields\` an item has: id, ${defaults}. \`fields=*\` adds the rest; \`[*]\` expands associations.`,
+      properties: { id: { type: 'integer', readOnly: true }, ...Object.fromEntries(readable.map(([n, f]) => [n, readSchema(f)])) },
+      required: ['id'],
+    },
+    [`${N}Create`]: {
+      type: 'object',
+      properties: writeProps,
+      required: writable.filter(([, f]) => f.required).map(([n]) => n),
+      additionalProperties: false,
+    },
+    [`${N}Update`]: { type: 'object', properties: { id: { type: 'integer', minimum: 1 }, ...writeProps }, required: ['id'], additionalProperties: false },
+    [`${N}List`]: envelope(c.name, N, 'ListMetadata'),
+    [`${N}Write`]: envelope(c.name, N, 'WriteMetadata'),
+  };
+}
+
+function envelope(name: string, item: string, metadata: string): Json {
+  return {
+    type: 'object',
+    properties: { result: { const: 'success' }, [name]: { type: 'array', items: ref(item) }, metadata: ref(metadata) },
+    required: ['result', name, 'metadata'],
+  };
+}
+
+const errorCodes = Object.values(ERRORS).map((e) => e.code);
+const validationCodes = Object.values(VALIDATION).map((v) => v.code);
+
+const SHARED_SCHEMAS: Record<string, Json> = {
+  Error: {
+    type: 'object',
+    properties: {
+      type: { enum: ['validation', 'content', 'client', 'server'] },
+      code: { type: 'integer', enum: [...errorCodes, ...validationCodes].sort() },
+      message: { type: 'string' },
+      field: { type: 'string', description: 'Only on validation errors: the offending member' },
+    },
+    required: ['type', 'code', 'message'],
+  },
+  ErrorEnvelope: { type: 'object', properties: { result: { const: 'error' }, error: ref('Error') }, required: ['result', 'error'] },
+  FailureEnvelope: {
+    type: 'object',
+    description: 'Validation failed for one or more items; nothing of the request was saved.',
+    properties: {
+      result: { const: 'failure' },
+      failures: { type: 'array', items: { type: 'object', properties: { rawData: {}, errors: { type: 'array', items: ref('Error') } }, required: ['rawData', 'errors'] } },
+      metadata: ref('WriteMetadata'),
+    },
+    required: ['result', 'failures', 'metadata'],
+  },
+  ListMetadata: {
+    type: 'object',
+    properties: { page: { type: 'integer' }, pagesCount: { type: 'integer' }, recordsPerPage: { type: 'integer' }, recordsCount: { type: 'integer' } },
+    required: ['page', 'pagesCount', 'recordsPerPage', 'recordsCount'],
+  },
+  WriteMetadata: {
+    type: 'object',
+    properties: { receivedItemsCount: { type: 'integer' }, validItems: { type: 'array', items: { type: 'integer' } }, invalidItems: { type: 'array', items: { type: 'integer' } } },
+    required: ['receivedItemsCount', 'validItems', 'invalidItems'],
+  },
+};
+
+/** One shared response per HTTP status, listing every code that status can carry. */
+function errorResponses(): Record<string, Json> {
+  const byStatus = new Map<number, string[]>();
+  for (const [name, e] of Object.entries(ERRORS)) {
+    if (!byStatus.has(e.status)) byStatus.set(e.status, []);
+    byStatus.get(e.status)!.push(`- \`${e.code}\` (${name}): ${e.message}`);
+  }
+  const out: Record<string, Json> = {};
+  for (const [status, lines] of byStatus) {
+    const schema = status === 422 ? { oneOf: [ref('FailureEnvelope'), ref('ErrorEnvelope')] } : ref('ErrorEnvelope');
+    const validation = status === 422
+      ? `\n\nThe failure envelope's errors carry validation codes:\n${Object.entries(VALIDATION).map(([n, v]) => `- \`${v.code}\` (${n})`).join('\n')}`
+      : '';
+    out[`E${status}`] = { description: `Error codes:\n${lines.join('\n')}${validation}`, content: { 'application/json': { schema } } };
+  }
+  return out;
+}
+
+const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+const PARAMETERS: Record<string, Json> = {
+  XVersion: { name: 'X-Version', in: 'header', required: true, schema: { type: 'string', enum: [API_VERSION] }, description: 'API version; required on every request' },
+  XMethod: {
+    name: 'X-Method', in: 'header', required: false, schema: { type: 'string', enum: ['GET', 'POST', 'PATCH', 'DELETE'] },
+    description: 'Replaces the HTTP method (spec §4.2): e.g. POST with `X-Method: PATCH` for clients that cannot send PATCH',
+  },
+  id: { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 }, description: 'Item id' },
+  fields: { name: 'fields', in: 'query', schema: { type: 'string' }, description: 'Comma-separated field names; `*` = all fields, `[*]` = associations in full; `id` is always returned' },
+  where: { name: 'where', in: 'query', schema: { type: 'string' }, description: "Filter: `term (and|or term)*` with parentheses; `field op value`, op one of `~ !~ = != < <= > >=`; values quoted strings, numbers, true, false, null; e.g. `lastName ~ 'smi' and role.id = 2`" },
+  sort: { name: 'sort', in: 'query', schema: { type: 'string' }, description: 'Comma-separated fields, `-` for descending (default `id`)' },
+  page: { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, default: 1 } },
+  recordsPerPage: { name: 'recordsPerPage', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } },
+};
+
+const errs = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/E${s}` }]));
+const COMMON = [400, 401, 403, 404, 405, 429, 500, 503];
+const WRITE = [...COMMON, 413, 415, 422];
+
+function operation(c: Collection, id: string, summary: string, opts: { params?: Json[]; body?: string; ok: string; write?: boolean }): Json {
+  const N = pascal(c.name);
+  return {
+    tags: [c.name],
+    operationId: id,
+    summary,
+    parameters: [param('XVersion'), param('XMethod'), ...(opts.params ?? [])],
+    ...(opts.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { [c.name]: { type: 'array', maxItems: MAX_ITEMS, items: ref(opts.body) } }, required: [c.name], additionalProperties: false } } } } }
+      : {}),
+    responses: { 200: { description: 'Success', content: { 'application/json': { schema: ref(`${N}${opts.ok}`) } } }, ...errs(...(opts.write ? WRITE : COMMON)) },
+  };
+}
+
+function pathsFor(c: Collection): Record<string, Json> {
+  const N = pascal(c.name);
+  const list = ['fields', 'where', 'sort', 'page', 'recordsPerPage'].map(param);
+  const collection: Json = {
+    get: operation(c, `list${N}`, `List ${c.name}`, { params: list, ok: 'List' }),
+    patch: operation(c, `update${N}`, `Update ${c.name} (each item names its id)`, { body: `${N}Update`, ok: 'Write', write: true }),
+    delete: operation(c, `delete${N}`, `Delete ${c.name}`, { body: `${N}Delete`, ok: 'Write', write: true }),
+  };
+  if (!c.createVia) collection.post = operation(c, `create${N}`, `Create ${c.name}`, { body: `${N}Create`, ok: 'Write', write: true });
+  const item: Json = {
+    parameters: [param('id')],
+    get: operation(c, `get${N}Item`, `Read one of ${c.name}`, { params: [param('fields')], ok: 'List' }),
+    patch: operation(c, `update${N}Item`, `Update one of ${c.name} (the id may be left out of the item)`, { body: `${N}ItemUpdate`, ok: 'Write', write: true }),
+    delete: { ...operation(c, `delete${N}Item`, `Delete one of ${c.name} (no body needed)`, { ok: 'Write', write: true }) },
+  };
+  const paths: Record<string, Json> = { [`/${c.name}`]: collection, [`/${c.name}/{id}`]: item };
+  for (const [action, doc] of Object.entries(c.actionDocs ?? {})) {
+    const at = doc.on === 'item' ? `/${c.name}/{id}/${action}` : `/${c.name}/${action}`;
+    const op = operation(c, `${action}${N}`, doc.summary, { ok: 'Write', write: true });
+    paths[at] = {
+      ...(doc.on === 'item' ? { parameters: [param('id')] } : {}),
+      post: { ...op, description: doc.description, parameters: [...(op.parameters as Json[]), ...(doc.parameters ?? [])], ...(doc.requestBody ? { requestBody: doc.requestBody } : {}) },
+    };
+  }
+  return paths;
+}
+
+export function buildOpenApi(collections: Iterable<Collection>, publicUrl: string): Json {
+  const cs = [...collections];
+  const schemas: Record<string, Json> = { ...SHARED_SCHEMAS, ...OAUTH_SCHEMAS };
+  for (const c of cs) {
+    Object.assign(schemas, schemasFor(c));
+    const N = pascal(c.name);
+    schemas[`${N}ItemUpdate`] = { ...schemas[`${N}Update`], required: [] };
+    schemas[`${N}Delete`] = { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'], additionalProperties: false };
+  }
+  const scopes = { default: "The client's registered permission set (`<collection>.read` / `<collection>.write`), or the part the owner kept" };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Field-service management API',
+      version: API_VERSION,
+      description:
+        'JSON API over named collections. Every request and response carries a collection of items; writes are atomic. ' +
+        'Every JSON response has `Content-Type: application/json;charset=UTF-8`, `Cache-Control: no-store`, `Pragma: no-cache` and `X-Version`. ' +
+        `At most ${MAX_ITEMS} items per write and 1 MiB per JSON body. Access tokens come from the OAuth 2.0 authorization code flow (\`/oauth2/code\`, \`/oauth2/token\`).`,
+    },
+    servers: [{ url: publicUrl }],
+    security: [{ oauth2: ['default'] }, { bearer: [] }],
+    tags: [...cs.map((c) => ({ name: c.name, description: c.description })), { name: 'oauth2', description: 'Authorization server (RFC 6749)' }],
+    paths: { ...Object.assign({}, ...cs.map(pathsFor)), ...oauthPaths() },
+    components: {
+      schemas,
+      parameters: PARAMETERS,
+      responses: errorResponses(),
+      securitySchemes: {
+        oauth2: {
+          type: 'oauth2',
+          description: 'Authorization code grant with a confidential client; PKCE (S256) accepted. Add `access_type=offline` for a refresh token.',
+          flows: { authorizationCode: { authorizationUrl: `${publicUrl}/oauth2/code`, tokenUrl: `${publicUrl}/oauth2/token`, refreshUrl: `${publicUrl}/oauth2/token`, scopes } },
+        },
+        bearer: { type: 'http', scheme: 'bearer', description: 'An access token from /oauth2/token: `Authorization: Bearer <token>`' },
+        clientBasic: { type: 'http', scheme: 'basic', description: 'Client ID and secret at /oauth2/token (form-url-encoded, RFC 6749 Appendix B)' },
+      },
+    },
+  };
+}

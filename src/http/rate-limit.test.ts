@@ -1,0 +1,201 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { buildApp } from '../app.js';
+import { DIALECTS, call, createTenant, createTestApp, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { RateLimiter, WINDOW_MS, sqlStore } from './rate-limit.js';
+import { openRedisStore } from './rate-limit-redis.js';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** The four headers of spec §1.7 and the error envelope. */
+function assertRefused(res: { status: number; headers: Record<string, unknown>; body: any }, limit: number) { // eslint-disable-line @typescript-eslint/no-explicit-any
+  assert.equal(res.status, 429);
+  assert.equal(res.body.result, 'error');
+  assert.equal(res.body.error.code, 1429);
+  assert.equal(res.body.error.type, 'client');
+  assert.equal(res.headers['content-type'], 'application/json;charset=UTF-8');
+  assert.equal(res.headers['cache-control'], 'no-store');
+  assert.equal(res.headers['pragma'], 'no-cache');
+  assert.equal(res.headers['x-version'], '1.0');
+  assert.equal(res.headers['ratelimit-limit'], String(limit));
+  assert.equal(res.headers['ratelimit-remaining'], '0');
+  const retry = Number(res.headers['retry-after']);
+  assert.ok(retry >= 1 && retry <= 60, `Retry-After ${retry}`);
+  assert.equal(res.headers['ratelimit-reset'], String(retry));
+}
+
+const post = (t: TestApp, url: string, ip = '127.0.0.1') =>
+  t.app.inject({ method: 'POST', url, remoteAddress: ip, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=x' });
+
+function rateLimitSuite(name: string, dialect: (typeof DIALECTS)[number], redisUrl?: string) {
+  describe(name, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    let b: Tenant;
+    before(async () => {
+      t = await createTestApp(dialect);
+      if (redisUrl) {
+        // The same app, counting in Redis instead of the database.
+        await t.app.close();
+        t.config.redisUrl = redisUrl;
+        const app = await buildApp({ config: t.config, database: t.database, clock: () => t.clock.now });
+        await app.ready();
+        const close = t.close;
+        t = { ...t, app, close: async () => (await app.close(), await close()) };
+      }
+      a = await createTenant(t, 'Alpha');
+      b = await createTenant(t, 'Beta');
+    });
+    after(() => t?.close());
+
+    test('per access token: headers count down, the next request is 429 with Retry-After, a new window resets', async () => {
+      t.config.rateLimitApi = 3;
+      try {
+        t.clock.now = Math.floor(t.clock.now / WINDOW_MS) * WINDOW_MS + 50_500; // 9.5 s before the window ends
+        for (const left of [2, 1, 0]) {
+          const r = await call(t.app, a.token, 'GET', '/users');
+          assert.equal(r.status, 200);
+          assert.equal(r.headers['ratelimit-limit'], '3');
+          assert.equal(r.headers['ratelimit-remaining'], String(left));
+          assert.equal(r.headers['ratelimit-reset'], '10');
+        }
+        const refused = await call(t.app, a.token, 'POST', '/users', { users: [] });
+        assertRefused(refused, 3);
+        assert.equal(refused.headers['retry-after'], '10');
+        // Another token has its own budget.
+        assert.equal((await call(t.app, b.token, 'GET', '/users')).status, 200);
+        t.clock.now += 10_000;
+        const fresh = await call(t.app, a.token, 'GET', '/users');
+        assert.equal(fresh.status, 200);
+        assert.equal(fresh.headers['ratelimit-remaining'], '2');
+        assert.equal(fresh.headers['ratelimit-reset'], '60');
+      } finally {
+        t.config.rateLimitApi = 600;
+      }
+    });
+
+    test('a refused or unauthenticated request spends nothing of a token budget', async () => {
+      t.config.rateLimitApi = 2;
+      try {
+        t.clock.now += WINDOW_MS;
+        for (let i = 0; i < 5; i++) assert.equal((await call(t.app, undefined, 'GET', '/users')).status, 401);
+        assert.equal((await call(t.app, 'not-a-token', 'GET', '/users')).status, 401);
+        const r = await call(t.app, a.token, 'GET', '/users');
+        assert.equal(r.headers['ratelimit-remaining'], '1');
+      } finally {
+        t.config.rateLimitApi = 600;
+      }
+    });
+
+    test('per client address on /oauth2/*, in the envelope whatever route serves it; the API budget is apart', async () => {
+      t.config.rateLimitAuth = 2;
+      try {
+        t.clock.now += WINDOW_MS;
+        for (const left of [1, 0]) {
+          const r = await post(t, '/oauth2/token');
+          assert.notEqual(r.statusCode, 429);
+          assert.equal(r.headers['ratelimit-remaining'], String(left));
+        }
+        const refused = await post(t, '/oauth2/token');
+        assertRefused({ status: refused.statusCode, headers: refused.headers, body: refused.json() }, 2);
+        const page = await t.app.inject({ method: 'GET', url: '/oauth2/code?client_id=x', remoteAddress: '127.0.0.1' });
+        assert.equal(page.statusCode, 429);
+        assert.equal(page.json().error.code, 1429);
+        // Another address is not affected, nor is the API.
+        assert.notEqual((await post(t, '/oauth2/token', '10.1.2.3')).statusCode, 429);
+        const api = await call(t.app, a.token, 'GET', '/users');
+        assert.equal(api.status, 200);
+        t.clock.now += WINDOW_MS;
+        assert.notEqual((await post(t, '/oauth2/token')).statusCode, 429);
+      } finally {
+        t.config.rateLimitAuth = 60;
+      }
+    });
+
+    test('0 turns a limit off: no counting, no headers', async () => {
+      t.config.rateLimitApi = 0;
+      t.config.rateLimitAuth = 0;
+      try {
+        for (let i = 0; i < 5; i++) {
+          const r = await call(t.app, a.token, 'GET', '/users');
+          assert.equal(r.status, 200);
+          assert.equal(r.headers['ratelimit-limit'], undefined);
+          assert.notEqual((await post(t, '/oauth2/token')).statusCode, 429);
+        }
+      } finally {
+        t.config.rateLimitApi = 600;
+        t.config.rateLimitAuth = 60;
+      }
+    });
+
+    test('processes on one store share the counters (as workers do)', async () => {
+      const second = await buildApp({ config: { ...t.config, rateLimitApi: 4 }, database: t.database, clock: () => t.clock.now });
+      t.config.rateLimitApi = 4;
+      try {
+        t.clock.now += WINDOW_MS;
+        const apps = [t.app, second, t.app, second];
+        for (const [i, app] of apps.entries()) {
+          const r = await call(app, a.token, 'GET', '/users');
+          assert.equal(r.headers['ratelimit-remaining'], String(3 - i));
+        }
+        assertRefused(await call(second, a.token, 'GET', '/users'), 4);
+        assertRefused(await call(t.app, a.token, 'GET', '/users'), 4);
+      } finally {
+        t.config.rateLimitApi = 600;
+        await second.close();
+      }
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  rateLimitSuite(`rate limits (${dialect})`, dialect);
+
+  describe(`rate-limit counters (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    test('a stale window counts into the newer one; buckets are independent', async () => {
+      const t = await createTestApp(dialect);
+      try {
+        const store = sqlStore(t.database);
+        assert.equal(await store.hit('k', 60_000, WINDOW_MS), 1);
+        assert.equal(await store.hit('k', 60_000, WINDOW_MS), 2);
+        assert.equal(await store.hit('other', 60_000, WINDOW_MS), 1);
+        assert.equal(await store.hit('k', 120_000, WINDOW_MS), 1);
+        assert.equal(await store.hit('k', 60_000, WINDOW_MS), 2, 'a slower process does not reset the new window');
+        const limiter = new RateLimiter(store, () => 2, () => 181_000);
+        assert.deepEqual(await limiter.take('z'), { allowed: true, limit: 2, remaining: 1, resetS: 59 });
+        // Concurrent hits are all counted (one atomic statement each).
+        const hits = await Promise.all(Array.from({ length: 20 }, () => store.hit('c', 60_000, WINDOW_MS)));
+        assert.deepEqual([...hits].sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i + 1));
+      } finally {
+        await t.close();
+      }
+    });
+  });
+}
+
+/** Redis is optional: the suite runs when a server answers (CI with FSM_REQUIRE_ALL=1 insists on it). */
+const redisUp = await new Promise<boolean>((resolve) => {
+  const u = new URL(REDIS_URL);
+  const s = net.connect(Number(u.port || 6379), u.hostname);
+  s.setTimeout(500);
+  s.on('connect', () => (s.destroy(), resolve(true)));
+  s.on('error', () => resolve(false));
+  s.on('timeout', () => (s.destroy(), resolve(false)));
+});
+if (redisUp || process.env.FSM_REQUIRE_ALL === '1') {
+  rateLimitSuite('rate limits (Redis store, REDIS_URL)', 'sqlite', REDIS_URL);
+  test('Redis store: one counter per bucket and window, expiring with it', async () => {
+    const store = await openRedisStore(REDIS_URL);
+    try {
+      const bucket = `test:${process.pid}:${Date.now()}`;
+      assert.equal(await store.hit(bucket, 60_000, 2000), 1);
+      assert.equal(await store.hit(bucket, 60_000, 2000), 2);
+      assert.equal(await store.hit(bucket, 62_000, 2000), 1);
+    } finally {
+      await store.close?.();
+    }
+  });
+} else {
+  test('rate limits (Redis store)', { skip: `no Redis at ${REDIS_URL}` }, () => {});
+}

@@ -1,0 +1,103 @@
+import crypto from 'node:crypto';
+import type { Database } from '../db/index.js';
+import type { Executor } from '../db/tx.js';
+import { withTransaction } from '../db/tx.js';
+import { hashToken, randomToken, safeEqual } from '../auth/secrets.js';
+import { ALL_PERMISSIONS, isPermission } from '../auth/permissions.js';
+import { isAllowedRedirectUri } from './redirect-uri.js';
+import { revokeTokens } from './tokens.js';
+
+/** A registered OAuth client as the authorization server uses it (never its secret). */
+export interface OAuthClient {
+  clientId: string;
+  name: string;
+  redirectUris: string[];
+  permissions: string[];
+  allowPermissionChoice: boolean;
+  certified: boolean;
+  revoked: boolean;
+  created: number;
+}
+
+type Row = { client_id: string; name: string; redirect_uris: string; permissions: string; allow_permission_choice: number; certified: number; revoked: number; created: number };
+
+const toClient = (r: Row): OAuthClient => ({
+  clientId: r.client_id,
+  name: r.name,
+  redirectUris: JSON.parse(r.redirect_uris) as string[],
+  permissions: JSON.parse(r.permissions) as string[],
+  allowPermissionChoice: r.allow_permission_choice === 1,
+  certified: r.certified === 1,
+  revoked: r.revoked === 1,
+  created: Number(r.created),
+});
+
+const COLUMNS = ['client_id', 'name', 'redirect_uris', 'permissions', 'allow_permission_choice', 'certified', 'revoked', 'created'] as const;
+
+export async function findClient(db: Executor, clientId: string): Promise<OAuthClient | undefined> {
+  const row = await db.selectFrom('oauth_clients').select(COLUMNS).where('client_id', '=', clientId).executeTakeFirst();
+  return row ? toClient(row) : undefined;
+}
+
+/** The client when the secret is right; unknown client and wrong secret look the same. */
+export async function authenticateClient(db: Executor, clientId: string, secret: string): Promise<OAuthClient | undefined> {
+  const row = await db.selectFrom('oauth_clients').select([...COLUMNS, 'secret_hash']).where('client_id', '=', clientId).executeTakeFirst();
+  const ok = safeEqual(hashToken(secret), row?.secret_hash ?? '');
+  return row && ok ? toClient(row) : undefined;
+}
+
+export class ClientError extends Error {}
+
+export interface NewClient {
+  name: string;
+  redirectUris: string[];
+  permissions?: string[];
+  allowPermissionChoice?: boolean;
+}
+
+/** Registers a client; the secret is returned this once and stored only as a hash. */
+export async function registerClient(database: Database, input: NewClient, now = Date.now()) {
+  const name = input.name.trim();
+  if (name === '' || name.length > 200) throw new ClientError('--name must be 1 to 200 characters');
+  if (input.redirectUris.length === 0) throw new ClientError('at least one --redirect-uri is required');
+  const bad = input.redirectUris.find((u) => !isAllowedRedirectUri(u));
+  if (bad !== undefined) throw new ClientError(`redirect URI '${bad}' must be https (or http on 127.0.0.1/localhost) without a fragment`);
+  const permissions = input.permissions ?? [...ALL_PERMISSIONS];
+  const unknown = permissions.find((p) => !isPermission(p));
+  if (unknown !== undefined) throw new ClientError(`unknown permission '${unknown}'; known: ${ALL_PERMISSIONS.join(',')}`);
+  if (permissions.length === 0) throw new ClientError('--permissions must name at least one permission');
+  const clientId = `fsm_${crypto.randomBytes(12).toString('hex')}`;
+  const clientSecret = randomToken();
+  await database.db
+    .insertInto('oauth_clients')
+    .values({
+      client_id: clientId,
+      secret_hash: hashToken(clientSecret),
+      name,
+      redirect_uris: JSON.stringify([...new Set(input.redirectUris)]),
+      permissions: JSON.stringify(ALL_PERMISSIONS.filter((p) => permissions.includes(p))),
+      allow_permission_choice: input.allowPermissionChoice ? 1 : 0,
+      certified: 0,
+      revoked: 0,
+      created: now,
+    })
+    .execute();
+  return { clientId, clientSecret, certified: false };
+}
+
+async function setFlag(database: Database, clientId: string, flag: 'certified' | 'revoked'): Promise<void> {
+  return withTransaction(database, async (trx) => {
+    const r = await trx.updateTable('oauth_clients').set({ [flag]: 1 }).where('client_id', '=', clientId).executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) throw new ClientError(`no client '${clientId}'`);
+    if (flag === 'revoked') await revokeTokens(trx, { clientId });
+  });
+}
+
+export const certifyClient = (database: Database, clientId: string) => setFlag(database, clientId, 'certified');
+/** Revokes the client and every token it holds. */
+export const revokeClient = (database: Database, clientId: string) => setFlag(database, clientId, 'revoked');
+
+export async function listClients(database: Database): Promise<OAuthClient[]> {
+  const rows = await database.db.selectFrom('oauth_clients').select(COLUMNS).orderBy('id').execute();
+  return rows.map(toClient);
+}

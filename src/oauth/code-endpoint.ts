@@ -1,0 +1,112 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkAuthorizationRequest, type AuthorizationRequest } from './authorization-request.js';
+import { issueCode } from './codes.js';
+import { csrfMatches, LOGIN_CSRF_COOKIE, loginCsrfToken } from './csrf.js';
+import { all, single } from './form.js';
+import { sendPage } from './html.js';
+import { consentPage, errorPage, loginPage } from './pages.js';
+import { withParams } from './redirect-uri.js';
+import { cookieOptions, currentSession, SESSION_COOKIE, SESSION_TTL_MS, startSession, type Session } from './session.js';
+import { signIn } from './sign-in.js';
+
+/**
+ * The authorization request travels in the URL of every form and redirect, and is re-checked each
+ * time. Re-serialized, so what we echo into pages and Location headers is always well-formed.
+ */
+const rawQuery = (request: FastifyRequest) => {
+  const i = request.url.indexOf('?');
+  return i < 0 ? '' : new URLSearchParams(request.url.slice(i + 1)).toString();
+};
+
+/** After signing in, prompt=login is satisfied: drop it, or the consent step would ask again. */
+function withoutPrompt(query: string): string {
+  const p = new URLSearchParams(query);
+  p.delete('prompt');
+  return p.toString();
+}
+
+export async function codeEndpoint(app: FastifyInstance): Promise<void> {
+  const db = app.database.db;
+
+  /** Validates the request in the URL; on failure answers (page or redirect) and returns undefined. */
+  async function authorizationRequest(request: FastifyRequest, reply: FastifyReply): Promise<AuthorizationRequest | undefined> {
+    const checked = await checkAuthorizationRequest(db, request.query as Record<string, unknown>);
+    if (checked.ok) return checked.request;
+    if ('page' in checked) sendPage(reply, 400, errorPage(checked.page));
+    else reply.redirect(checked.redirect, 302);
+    return undefined;
+  }
+
+  function showLogin(request: FastifyRequest, reply: FastifyReply, ar: AuthorizationRequest, status = 200, error?: string, login?: string) {
+    const csrf = loginCsrfToken(request, reply, app.config);
+    return sendPage(reply, status, loginPage({ action: `/oauth2/login?${rawQuery(request)}`, csrf, clientName: ar.client.name, error, login }));
+  }
+
+  function showConsent(request: FastifyRequest, reply: FastifyReply, ar: AuthorizationRequest, session: Session, status = 200, error?: string) {
+    return sendPage(reply, status, consentPage({
+      action: `/oauth2/consent?${rawQuery(request)}`,
+      csrf: session.csrf,
+      clientName: ar.client.name,
+      permissions: ar.client.permissions,
+      choice: ar.client.allowPermissionChoice,
+      error,
+    }));
+  }
+
+  const session = (request: FastifyRequest) => currentSession(db, request.cookies[SESSION_COOKIE], app.clock());
+  const answer = (reply: FastifyReply, ar: AuthorizationRequest, params: Record<string, string>) =>
+    reply.redirect(withParams(ar.redirectUri, { ...params, state: ar.state }), 302);
+
+  app.get('/oauth2/code', async (request, reply) => {
+    const ar = await authorizationRequest(request, reply);
+    if (!ar) return reply;
+    const s = ar.prompt === 'login' ? undefined : await session(request);
+    // prompt=none: the client asks for an answer without pages; we always show consent.
+    if (ar.prompt === 'none') return answer(reply, ar, { error: s ? 'consent_required' : 'login_required' });
+    return s ? showConsent(request, reply, ar, s) : showLogin(request, reply, ar);
+  });
+
+  app.post('/oauth2/login', async (request, reply) => {
+    const ar = await authorizationRequest(request, reply);
+    if (!ar) return reply;
+    if (!csrfMatches(request.cookies[LOGIN_CSRF_COOKIE], single(request.body, 'csrf'))) {
+      return showLogin(request, reply, ar, 403, 'The form expired. Please sign in again.');
+    }
+    const login = single(request.body, 'login') ?? '';
+    const result = await signIn(db, login, single(request.body, 'password') ?? '', app.clock());
+    if (!result.ok) {
+      return result.reason === 'locked'
+        ? showLogin(request, reply, ar, 429, 'Too many failed sign-ins for this login. Try again in 15 minutes.', login)
+        : showLogin(request, reply, ar, 401, 'The login or password is incorrect.', login);
+    }
+    const token = await startSession(db, result, app.clock());
+    reply.setCookie(SESSION_COOKIE, token, cookieOptions(app.config, SESSION_TTL_MS));
+    return reply.redirect(`/oauth2/code?${withoutPrompt(rawQuery(request))}`, 303);
+  });
+
+  app.post('/oauth2/consent', async (request, reply) => {
+    const ar = await authorizationRequest(request, reply);
+    if (!ar) return reply;
+    const s = await session(request);
+    // Signed out meanwhile (expired, or user deleted): back to the start, which shows the login.
+    if (!s) return reply.redirect(`/oauth2/code?${rawQuery(request)}`, 303);
+    if (!csrfMatches(s.csrf, single(request.body, 'csrf'))) return showConsent(request, reply, ar, s, 403, 'The form expired. Please decide again.');
+    const decision = single(request.body, 'decision');
+    if (decision === 'deny') return answer(reply, ar, { error: 'access_denied', error_description: 'the owner denied access' });
+    if (decision !== 'allow') return showConsent(request, reply, ar, s, 400, 'Choose Allow or Deny.');
+    const ticked = all(request.body, 'permissions');
+    const permissions = ar.client.allowPermissionChoice ? ar.client.permissions.filter((p) => ticked.includes(p)) : ar.client.permissions;
+    if (permissions.length === 0) return showConsent(request, reply, ar, s, 400, 'Keep at least one permission, or choose Deny.');
+    const code = await issueCode(db, {
+      clientId: ar.client.clientId,
+      userId: s.userId,
+      accountId: s.accountId,
+      permissions,
+      redirectUri: ar.sentRedirectUri,
+      codeChallenge: ar.codeChallenge,
+      // The owner's "sign in again" choice wins over the client's access_type=offline.
+      offline: ar.offline && single(request.body, 'reauthenticate') === undefined,
+    }, app.clock());
+    return answer(reply, ar, { code });
+  });
+}

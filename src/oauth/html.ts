@@ -1,0 +1,36 @@
+import type { FastifyReply } from 'fastify';
+
+/** Everything placed in a page goes through this. */
+export const esc = (s: string): string =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const CSS = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
+main{max-width:26rem;margin:2rem auto;background:#fff;padding:1.5rem;border-radius:8px;box-shadow:0 1px 3px #0002}
+h1{font-size:1.3rem;margin-top:0}label{display:block;margin:.8rem 0 .3rem}
+input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #99a;border-radius:4px}
+.check{display:flex;gap:.5rem;align-items:baseline;margin:.4rem 0}.check label{margin:0}
+button{padding:.7rem 1.2rem;font-size:1rem;border-radius:4px;border:1px solid #246;background:#246;color:#fff;margin:1rem .5rem 0 0}
+button.secondary{background:#fff;color:#246}.error{color:#a00;font-weight:600}ul{padding-left:1.2rem}code{font-size:.85em;color:#556}`;
+
+/** A whole page: viewport meta for phones, inline style only (see the CSP in sendPage). */
+export function layout(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)}</title>
+<style>${CSS}</style></head><body><main>${body}</main></body></html>`;
+}
+
+/**
+ * Pages are never framed (clickjacking), cached or leak their URL (it carries state) in a Referer.
+ * The app's onRequest hook set JSON headers; a page replaces the content type.
+ */
+export function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
+  return reply
+    .code(status)
+    .header('content-type', 'text/html;charset=utf-8')
+    .header('x-frame-options', 'DENY')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
+    .header('referrer-policy', 'no-referrer')
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-store')
+    .send(html);
+}

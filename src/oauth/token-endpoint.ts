@@ -1,0 +1,63 @@
+import OAuth2Server from '@node-oauth/oauth2-server';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { clientCredentials } from './client-auth.js';
+import { sendTokenError, tokenJson } from './errors.js';
+import { CodeGrant, RefreshGrant } from './grants.js';
+import { GRANTS, createModel } from './model.js';
+import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S } from './tokens.js';
+
+const { InvalidRequestError, UnsupportedGrantTypeError, Request, Response } = OAuth2Server;
+
+/**
+ * Checks the library does not make: a form body, no parameter repeated (RFC 6749 §3.2) and none
+ * in the URI, where credentials and codes would end up in logs (§2.3.1).
+ */
+function tokenParams(request: FastifyRequest): Record<string, string> {
+  if (request.body === undefined || request.body === null) {
+    throw new InvalidRequestError('Invalid request: content must be application/x-www-form-urlencoded');
+  }
+  if (Object.keys(request.query as object).length > 0) {
+    throw new InvalidRequestError('Invalid request: parameters must be sent in the request body, not the URI');
+  }
+  const body = request.body as Record<string, string | string[]>;
+  const repeated = Object.keys(body).find((k) => Array.isArray(body[k]));
+  if (repeated !== undefined) throw new InvalidRequestError(`Invalid request: parameter \`${repeated.slice(0, 40)}\` is repeated`);
+  return body as Record<string, string>;
+}
+
+export async function tokenEndpoint(app: FastifyInstance): Promise<void> {
+  const server = new OAuth2Server({
+    model: createModel(app.database, app.clock) as unknown as OAuth2Server.ServerOptions['model'],
+    accessTokenLifetime: ACCESS_TOKEN_TTL_S,
+    refreshTokenLifetime: REFRESH_TOKEN_IDLE_S,
+    alwaysIssueNewRefreshToken: false,
+    extendedGrantTypes: { authorization_code: CodeGrant, refresh_token: RefreshGrant } as never,
+  });
+
+  app.post('/oauth2/token', async (request, reply) => {
+    try {
+      const params = tokenParams(request);
+      const { clientId, clientSecret } = clientCredentials(request.headers.authorization, params);
+      // Credentials go to the library in the body, already decoded; it never sees the header.
+      const body: Record<string, string> = { ...params };
+      delete body.client_id;
+      delete body.client_secret;
+      if (clientId !== undefined) body.client_id = clientId;
+      if (clientSecret !== undefined) body.client_secret = clientSecret;
+      // The library also knows password and client_credentials; we offer neither.
+      if (body.grant_type !== undefined && !GRANTS.includes(body.grant_type)) {
+        throw new UnsupportedGrantTypeError('Unsupported grant type: `grant_type` is invalid');
+      }
+      // We parsed the form already; the library's content-type check only needs to see one.
+      const headers = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '0' };
+      const req = new Request({ method: 'POST', headers, query: {}, body });
+      const token = await server.token(req, new Response());
+      // The library derives expires_in from the clock at response time (3599); the spec says 3600.
+      const out: Record<string, unknown> = { access_token: token.accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_S };
+      if (token.refreshToken) out.refresh_token = token.refreshToken;
+      return tokenJson(reply, 200, out);
+    } catch (err) {
+      return sendTokenError(reply, err, request.log);
+    }
+  });
+}
