@@ -1,44 +1,20 @@
 import { Type } from '@sinclair/typebox';
-import { f, standardFields, type AssocListField, type Field } from '../machinery/fields.js';
-import { untyped } from '../machinery/read.js';
+import { f, standardFields, type Field } from '../machinery/fields.js';
+import { linkList } from '../machinery/links.js';
 
 export const PHONE = '^\\+[0-9]{7,15}$';
 export const COLOUR = '^#[0-9A-Fa-f]{6}$';
 const EMAIL = "^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$";
 
 /** A user's workgroups: membership rows, shown as [{id}] or, with [*], [{id, name}]. */
-const workgroups: AssocListField = {
-  kind: 'assocList',
+const workgroups = linkList({
+  through: 'workgroup_members',
+  own: 'user_id',
+  other: 'workgroup_id',
   table: 'workgroups',
+  members: { name: { column: 'name', type: 'string' } },
   extended: true,
-  schema: Type.Array(Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }), { maxItems: 1000 }),
-  memberSchema: { name: Type.String() },
-  async load(db, accountId, userIds, expand) {
-    const rows = await untyped(db)
-      .selectFrom('workgroup_members as m')
-      .innerJoin('workgroups as w', 'w.id', 'm.workgroup_id')
-      .select(['m.user_id', 'w.id', 'w.name'])
-      .where('m.account_id', '=', accountId)
-      .where('m.user_id', 'in', userIds)
-      .orderBy('w.id')
-      .execute();
-    const out = new Map<number, Record<string, unknown>[]>();
-    for (const r of rows) {
-      if (!out.has(r.user_id)) out.set(r.user_id, []);
-      out.get(r.user_id)!.push(expand ? { id: r.id, name: r.name } : { id: r.id });
-    }
-    return out;
-  },
-  async save(db, accountId, userId, ids) {
-    await untyped(db).deleteFrom('workgroup_members').where('account_id', '=', accountId).where('user_id', '=', userId).execute();
-    if (ids.length) {
-      await untyped(db)
-        .insertInto('workgroup_members')
-        .values([...new Set(ids)].map((id) => ({ account_id: accountId, workgroup_id: id, user_id: userId })))
-        .execute();
-    }
-  },
-};
+});
 
 export const userFields: Record<string, Field> = {
   firstName: f.string('first_name', { required: true, minLength: 1, maxLength: 100 }),
