@@ -74,7 +74,8 @@ export function latencyChart(title: string, series: { label: string; m: Measurem
   series.forEach((s, i) => {
     const c = COLOURS[i % COLOURS.length];
     const pts = s.m.percentiles.map(([p, v]) => `${X(p).toFixed(1)},${Y(v).toFixed(1)}`).join(' ');
-    out.push(`<polyline fill="none" stroke="${c}" stroke-width="2" points="${pts}"/>`);
+    const dash = i >= COLOURS.length ? ' stroke-dasharray="6 3"' : '';
+    out.push(`<polyline fill="none" stroke="${c}" stroke-width="2"${dash} points="${pts}"/>`);
     out.push(`<rect x="${W - R + 15}" y="${T + i * 20}" width="12" height="12" fill="${c}"/>`, `<text x="${W - R + 32}" y="${T + i * 20 + 10}">${escape(s.label)}</text>`);
   });
   out.push('</svg>');

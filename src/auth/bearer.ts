@@ -1,4 +1,6 @@
+import type { CompiledQuery, InferResult, Kysely } from 'kysely';
 import type { Database } from '../db/index.js';
+import type { DB } from '../db/types.js';
 import { ApiError } from '../http/errors.js';
 import type { AuthContext, RoleKind } from '../collections/machinery/collection.js';
 import { hashToken } from './secrets.js';
@@ -9,6 +11,37 @@ function challenge(error?: string): Record<string, string> {
   return { 'www-authenticate': error ? `Bearer realm="api", error="${error}"` : 'Bearer realm="api"' };
 }
 
+const tokenLookup = (db: Kysely<DB>, hash: string) =>
+  db
+    .selectFrom('oauth_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .innerJoin('roles as r', 'r.id', 'u.role_id')
+    .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
+    .select(['t.account_id', 't.user_id', 't.permissions', 't.client_id', 't.expires_at', 'r.kind'])
+    .where('t.token_hash', '=', hash)
+    .where('t.kind', '=', 'access')
+    .where('t.revoked', '=', 0)
+    .where('u.deleted', '=', 0)
+    .where('c.revoked', '=', 0);
+
+type TokenRow = InferResult<ReturnType<typeof tokenLookup>>[number];
+const compiledLookups = new WeakMap<Kysely<DB>, { withHash(hash: string): CompiledQuery<TokenRow> }>();
+
+/**
+ * The lookup runs on every request, so it is built and compiled once per database (the profile
+ * showed query building on the hot path); each request only binds its token's hash.
+ */
+function tokenQuery(db: Kysely<DB>) {
+  let q = compiledLookups.get(db);
+  if (!q) {
+    const compiled = tokenLookup(db, '\0hash').compile();
+    const at = compiled.parameters.indexOf('\0hash');
+    q = { withHash: (hash) => ({ ...compiled, parameters: compiled.parameters.map((p, i) => (i === at ? hash : p)) }) };
+    compiledLookups.set(db, q);
+  }
+  return q;
+}
+
 /**
  * Checks a bearer token against the database on every request, so revocation, expiry, a deleted
  * user or a revoked client take effect at once in every worker.
@@ -17,18 +50,8 @@ export async function authenticate(database: Database, header: string | undefine
   if (!header) throw new ApiError('tokenMissing', undefined, challenge());
   const m = BEARER.exec(header);
   if (!m) throw new ApiError('tokenInvalid', undefined, challenge('invalid_token'));
-  const row = await database.db
-    .selectFrom('oauth_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
-    .innerJoin('roles as r', 'r.id', 'u.role_id')
-    .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
-    .select(['t.account_id', 't.user_id', 't.permissions', 't.client_id', 't.expires_at', 'r.kind'])
-    .where('t.token_hash', '=', hashToken(m[1]))
-    .where('t.kind', '=', 'access')
-    .where('t.revoked', '=', 0)
-    .where('u.deleted', '=', 0)
-    .where('c.revoked', '=', 0)
-    .executeTakeFirst();
+  const { rows } = await database.db.executeQuery(tokenQuery(database.db).withHash(hashToken(m[1])));
+  const row = rows[0];
   if (!row || row.expires_at <= now) throw new ApiError('tokenInvalid', undefined, challenge('invalid_token'));
   return {
     accountId: row.account_id,

@@ -1,0 +1,54 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { DIALECTS, call, createTenant, createTestApp, newUser, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+
+/** Unfiltered lists read the row count migration 004's triggers keep: it must always equal count(*). */
+for (const dialect of DIALECTS) {
+  describe(`kept row counts (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    let b: Tenant;
+    before(async () => {
+      t = await createTestApp(dialect);
+      a = await createTenant(t);
+      b = await createTenant(t, 'Other');
+    });
+    after(() => t?.close());
+
+    const recordsCount = async (tenant: Tenant, collection: string, query = '') =>
+      (await call(t.app, tenant.token, 'GET', `/${collection}${query}`)).body.metadata.recordsCount as number;
+    const counted = async (table: string, accountId: number) =>
+      Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} where account_id = ${accountId}`.execute(t.database.db)).rows[0].n);
+
+    it('follows creates, failed batches, deletes and cascades, per account', async () => {
+      const created = await call(t.app, a.token, 'POST', '/users', { users: [newUser(a.accountId), newUser(a.accountId), newUser(a.accountId)] });
+      assert.equal(created.status, 200, created.raw);
+      assert.equal(await recordsCount(a, 'users'), 4);
+      assert.equal(await recordsCount(b, 'users'), 1);
+      // A failed batch rolls its counts back with its rows.
+      assert.equal((await call(t.app, a.token, 'POST', '/users', { users: [newUser(a.accountId), { firstName: 'x' }] })).status, 422);
+      assert.equal(await recordsCount(a, 'users'), 4);
+      assert.equal((await call(t.app, a.token, 'DELETE', '/users', { users: [{ id: created.body.users[0].id }] })).status, 200);
+      assert.equal(await recordsCount(a, 'users'), 3);
+      assert.equal(await recordsCount(a, 'users'), await counted('users', a.accountId));
+
+      const job = await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'Boiler service' }] });
+      assert.equal(job.status, 200, job.raw);
+      const start = '2025-01-01T09:00:00Z';
+      const visits = Array.from({ length: 3 }, () => ({ job: { id: job.body.jobs[0].id }, label: 'Visit', startTime: start, endTime: '2025-01-01T10:00:00Z' }));
+      assert.equal((await call(t.app, a.token, 'POST', '/visits', { visits })).status, 200);
+      assert.equal(await recordsCount(a, 'visits'), 3);
+      // Deleting the job deletes its visits by cascade; the kept count follows.
+      assert.equal((await call(t.app, a.token, 'DELETE', `/jobs/${job.body.jobs[0].id}`)).status, 200);
+      assert.equal(await recordsCount(a, 'visits'), 0);
+      assert.equal(await recordsCount(a, 'jobs'), 0);
+      assert.equal(await recordsCount(a, 'statuses'), await counted('statuses', a.accountId));
+    });
+
+    it('filtered lists still count their rows', async () => {
+      assert.equal(await recordsCount(a, 'users', `?where=${encodeURIComponent('firstName = "Bob"')}`), 2);
+      assert.equal(await recordsCount(a, 'users', `?where=${encodeURIComponent('firstName = "Nobody"')}`), 0);
+    });
+  });
+}
