@@ -63,9 +63,11 @@ export const users = defineCollection({
         row.password_hash = null; // a password without a login cannot be used; do not keep one
       }
     },
-    async after({ db }, op, id, item) {
+    async after({ db, ctx }, op, id, item) {
       if (item.deleted === true || op === 'delete') await revokeTokens(db, { userId: id });
       if (item.deleted === true) await untyped(db).deleteFrom('auth_sessions').where('user_id', '=', id).execute();
+      // A code not yet redeemed is spent too, or it would still buy tokens (alive again on restore).
+      if (item.deleted === true) await untyped(db).updateTable('oauth_codes').set({ used_at: ctx.now }).where('user_id', '=', id).where('used_at', 'is', null).execute();
     },
   },
 });
