@@ -36,7 +36,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     logger: opts.logger ?? false,
     bodyLimit: 1024 * 1024,
     exposeHeadRoutes: false,
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is not in the envelope; the onRequest hook below answers instead.
+    return503OnClosing: false,
     trustProxy: false,
     ajv: { customOptions: { removeAdditional: false } },
   });
@@ -45,9 +46,21 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.decorate('clock', opts.clock ?? Date.now);
 
   const hsts = opts.config.publicUrl.startsWith('https:');
+  // During a graceful shutdown, requests still arriving on open connections are refused (in the
+  // envelope, with Connection: close) while those already in flight finish.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  // Answers finishing during the shutdown close their connection, or an idle keep-alive socket
+  // would hold the server open until its timeout.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   app.addHook('onRequest', async (_request, reply) => {
     setStandardHeaders(reply);
     setSecurityHeaders(reply, hsts);
+    if (closing) return sendError(reply.header('connection', 'close'), new ApiError('unavailable', 'the server is shutting down', { 'retry-after': '1' }));
   });
 
   app.setErrorHandler((err, request, reply) => {

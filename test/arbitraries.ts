@@ -25,6 +25,10 @@ export function toJson(v: J): string {
   return JSON.stringify(v);
 }
 
+/** The value once in `one_in` draws, else null. */
+export const rarely = <T>(arb: fc.Arbitrary<T>, oneIn = 4): fc.Arbitrary<T | null> =>
+  fc.oneof({ weight: oneIn - 1, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: arb });
+
 export const obj = (entries: [string, J][]): J => ({ entries });
 const isObj = (v: J): v is { entries: [string, J][] } => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Raw);
 
@@ -136,7 +140,19 @@ export function whereOf(c: Collection): fc.Arbitrary<string> {
     edgeNumber.map((n) => (n instanceof Raw ? n.text : JSON.stringify(n))),
     fc.constantFrom('true', 'false', 'null', '"2024-01-01T00:00:00Z"', '1e308', '-0', '9007199254740993', '1e999'),
   );
-  const term = fc.tuple(fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...fields) }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) }), op, value).map(([f, o, v]) => `${f} ${o} ${v}`);
+  const quoted = (s: string) => `"${s.replace(/["\\]/g, '\\$&')}"`;
+  // A value of the column's own type, so the expression reaches the database with hostile values.
+  const typed = (name: string): fc.Arbitrary<string> => {
+    const type = c.columns.get(name)!.type;
+    if (type === 'integer' || type === 'flag') return fc.oneof(fc.integer(), fc.constantFrom(2 ** 53 - 1, -(2 ** 53) + 1, 0)).map(String);
+    if (type === 'number') return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1e308, -1e308, 5e-324)).map((n) => JSON.stringify(n));
+    if (type === 'boolean') return fc.constantFrom('true', 'false', 'null');
+    if (type === 'time') return fc.oneof(fc.date({ noInvalidDate: true }).map((d) => quoted(d.toISOString())), fc.constantFrom('"0000-01-01T00:00:00Z"', '"+275760-09-13T00:00:00Z"', '"2024-02-30T25:61:00+99:99"'));
+    return fc.oneof(hostileString.filter((s) => s.length < 200).map(quoted), fc.constant('null'));
+  };
+  const typedTerm = fc.constantFrom(...fields).chain((f) => fc.tuple(fc.constant(f), op, typed(f))).map(([f, o, v]) => `${f} ${o} ${v}`);
+  const anyTerm = fc.tuple(fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...fields) }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) }), op, value).map(([f, o, v]) => `${f} ${o} ${v}`);
+  const term = fc.oneof({ weight: 2, arbitrary: typedTerm }, { weight: 1, arbitrary: anyTerm });
   const expr: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
     e: fc.oneof(
       { depthSize: 'small', withCrossShrink: true },
@@ -187,7 +203,7 @@ export function listQueryOf(c: Collection): fc.Arbitrary<string> {
   );
   const raw = fc.constantFrom('where=%FF%FE', 'fields=%', 'sort=%E0%A4%A', 'where=id%20=%201&where=id%20=%202', 'page=1&page=2', '&&&', '=x', 'where');
   return fc
-    .tuple(fc.array(param, { maxLength: 5 }), fc.option(raw, { freq: 8 }))
+    .tuple(fc.array(param, { maxLength: 3 }), rarely(raw, 8))
     .map(([ps, r]) => [...ps.map(([k, v]) => `${pct(k)}=${pct(v)}`), ...(r ? [r] : [])].join('&'));
 }
 

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { collections } from '../src/collections/index.js';
 import type { Collection } from '../src/collections/machinery/collection.js';
-import { SEED, bodyOf, listQueryOf, runs } from './arbitraries.js';
+import { SEED, bodyOf, listQueryOf, rarely, runs } from './arbitraries.js';
 import { DIALECTS, call, createTenant, createTestApp, newUser, skipUnless, type Tenant, type TestApp } from './helpers.js';
 
 /**
@@ -32,7 +32,9 @@ function assertEnvelope(res: LightMyRequestResponse, c: Collection, what: string
     assert.ok(body.failures.length > 0);
     for (const f of body.failures) for (const e of f.errors) assert.ok(Number.isInteger(e.code) && e.type === 'validation', what);
     assert.deepEqual(Object.keys(body.metadata).sort(), ['invalidItems', 'receivedItemsCount', 'validItems']);
-    assert.ok(!JSON.stringify(body.failures).includes('"newPassword'), 'write-only members are never echoed');
+    for (const f of body.failures) {
+      if (f.rawData && typeof f.rawData === 'object') assert.ok(!Object.hasOwn(f.rawData, 'newPassword'), 'write-only members are never echoed');
+    }
   } else {
     assert.equal(body.result, 'error', what);
     assert.ok(Number.isInteger(body.error.code) && typeof body.error.message === 'string' && typeof body.error.type === 'string', what);
@@ -93,7 +95,7 @@ for (const dialect of DIALECTS) {
       let n = 0;
       const statuses = new Map<number, number>();
       const arb = fc.constantFrom(...all).chain((c) =>
-        fc.tuple(fc.constant(c.name), listQueryOf(c), fc.option(fc.constantFrom(...(ids.get(c.name)!.length ? ids.get(c.name)! : [1]), 0, 2 ** 53), { freq: 4 })),
+        fc.tuple(fc.constant(c.name), listQueryOf(c), rarely(fc.constantFrom(...(ids.get(c.name)!.length ? ids.get(c.name)! : [1]), 0, 2 ** 53))),
       );
       await fc.assert(
         fc.asyncProperty(arb, async ([name, query, item]) => {
@@ -121,7 +123,7 @@ for (const dialect of DIALECTS) {
       const statuses = new Map<number, number>();
       const otherB = await snapshot(b.accountId);
       const arb = fc.constantFrom(...all).chain((c) =>
-        fc.tuple(fc.constant(c.name), fc.constantFrom('POST', 'PATCH', 'DELETE'), bodyOf(c, ids.get(c.name)!, all.map((x) => x.name).filter((x) => x !== c.name)), fc.option(fc.constantFrom('text/plain', 'application/json; charset=utf-16', 'multipart/form-data'), { freq: 12 })),
+        fc.tuple(fc.constant(c.name), fc.constantFrom('POST', 'PATCH', 'DELETE'), bodyOf(c, ids.get(c.name)!, all.map((x) => x.name).filter((x) => x !== c.name)), rarely(fc.constantFrom('text/plain', 'application/json; charset=utf-16', 'multipart/form-data'), 12)),
       );
       await fc.assert(
         fc.asyncProperty(arb, async ([name, method, payload, contentType]) => {

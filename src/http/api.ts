@@ -10,7 +10,7 @@ import { collections } from '../collections/index.js';
 import { API_VERSION, sendJson } from './envelope.js';
 import { ApiError } from './errors.js';
 import { enforceRateLimit, tokenBucket } from './rate-limit.js';
-import { MAX_JSON_DEPTH, jsonTooDeep } from './json-depth.js';
+import { MAX_JSON_DEPTH, jsonHasNul, jsonTooDeep } from './json-depth.js';
 import { allowedMethods, effectiveMethod, parsePath, type ApiRoute } from './route.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -44,7 +44,9 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     if (body === '') return done(null, undefined);
     if (jsonTooDeep(body as string)) return done(new ApiError('malformedJson', `nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     try {
-      done(null, JSON.parse(body as string));
+      const parsed = JSON.parse(body as string);
+      if (jsonHasNul(body as string, parsed)) return done(new ApiError('malformedJson', 'text must not contain U+0000'), undefined);
+      done(null, parsed);
     } catch {
       done(new ApiError('malformedJson'), undefined);
     }

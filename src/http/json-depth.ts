@@ -24,3 +24,18 @@ export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
   }
   return false;
 }
+
+/**
+ * Whether parsed JSON holds U+0000 in a string or key. PostgreSQL text cannot store it (the query
+ * would fail), so it is refused up front, the same on both dialects. The text test is the fast path.
+ */
+export function jsonHasNul(text: string, parsed: unknown): boolean {
+  if (!text.includes('\\u0000')) return false;
+  const walk = (v: unknown): boolean => {
+    if (typeof v === 'string') return v.includes('\0');
+    if (Array.isArray(v)) return v.some(walk);
+    if (v !== null && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\0') || walk(x));
+    return false;
+  };
+  return walk(parsed);
+}

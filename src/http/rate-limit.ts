@@ -138,7 +138,8 @@ export const rateLimitPlugin = fp(
     });
     const hook = authRateLimitHook(app);
     app.addHook('onRequest', async (request, reply) => {
-      if (request.url.startsWith('/oauth2/')) return hook(request, reply);
+      // The route too: an absolute-form target (`POST http://host/oauth2/token`) is routed like the path.
+      if (request.url.startsWith('/oauth2/') || request.routeOptions.url?.startsWith('/oauth2/')) return hook(request, reply);
     });
   },
   { name: 'rate-limit' },

@@ -29,7 +29,10 @@ export function whereToSql(c: Collection, node: WhereNode, eb: EB): Expression<S
     const notLike = sql<SqlBool>`not (${like})`;
     return col.nullable ? eb.or([eb(ref, 'is', null), notLike]) : notLike;
   }
-  const bound = bindValue(node.field, col.type, value);
+  const raw = bindValue(node.field, col.type, value);
+  // An integer past the column's range (int4 in PostgreSQL) is bound as bigint, so it compares
+  // (and matches nothing) instead of failing the query; both dialects know cast(... as bigint).
+  const bound = col.type === 'integer' || col.type === 'flag' ? sql<number>`cast(${raw} as bigint)` : raw;
   if (op === '!=' && col.nullable) return eb.or([eb(ref, 'is', null), eb(ref, '<>', bound)]);
   if (col.type === 'boolean' && op !== '=' && op !== '!=') throw bad(`'${node.field}' is a boolean; use = or !=`);
   return eb(ref, op === '!=' ? '<>' : op, bound);

@@ -40,6 +40,8 @@ function tokenize(src: string): Token[] {
         j++;
       }
       if (j >= src.length) throw bad('unterminated string');
+      // PostgreSQL text cannot hold U+0000: refused here, the same on both dialects.
+      if (s.includes('\0')) throw bad('strings must not contain U+0000');
       out.push({ t: 'value', v: s });
       i = j + 1;
       continue;
