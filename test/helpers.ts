@@ -9,8 +9,8 @@ import { loadConfig, type Config } from '../src/config.js';
 import { connect, type Database, type Dialect } from '../src/db/index.js';
 import { createAccount } from '../src/accounts/service.js';
 import { ALL_PERMISSIONS } from '../src/auth/permissions.js';
-import { hashToken, randomToken } from '../src/auth/secrets.js';
 import { issueToken } from '../src/oauth/tokens.js';
+import { certifyClient, registerClient } from '../src/oauth/clients.js';
 
 /** Every storage suite runs once per dialect; PostgreSQL only when TEST_DATABASE_URL is set. */
 export const DIALECTS: Dialect[] = ['sqlite', 'postgres'];
@@ -85,25 +85,14 @@ export async function createTestApp(dialect: Dialect): Promise<TestApp> {
   };
 }
 
-let clientCounter = 0;
-/** Registers a certified client directly in storage (the CLI does the same through its command). */
+/** Registers and certifies a client through the same code the CLI uses. */
 export async function createClient(database: Database, opts: { permissions?: string[]; redirectUris?: string[] } = {}) {
-  const clientId = `test-client-${++clientCounter}-${crypto.randomBytes(4).toString('hex')}`;
-  const clientSecret = randomToken();
-  await database.db
-    .insertInto('oauth_clients')
-    .values({
-      client_id: clientId,
-      secret_hash: hashToken(clientSecret),
-      name: 'Test client',
-      redirect_uris: JSON.stringify(opts.redirectUris ?? ['http://127.0.0.1/callback']),
-      permissions: JSON.stringify(opts.permissions ?? ALL_PERMISSIONS),
-      allow_permission_choice: 0,
-      certified: 1,
-      revoked: 0,
-      created: Date.now(),
-    })
-    .execute();
+  const { clientId, clientSecret } = await registerClient(database, {
+    name: 'Test client',
+    redirectUris: opts.redirectUris ?? ['http://127.0.0.1/callback'],
+    permissions: opts.permissions,
+  });
+  await certifyClient(database, clientId);
   return { clientId, clientSecret };
 }
 
