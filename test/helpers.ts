@@ -85,14 +85,20 @@ export async function createTestApp(dialect: Dialect): Promise<TestApp> {
   };
 }
 
-/** Registers and certifies a client through the same code the CLI uses. */
+/**
+ * Registers and certifies a client through the same code the CLI uses. Redirect URIs are then
+ * stored as given, even ones registration refuses, so tests can prove the server re-checks them.
+ */
 export async function createClient(database: Database, opts: { permissions?: string[]; redirectUris?: string[] } = {}) {
   const { clientId, clientSecret } = await registerClient(database, {
     name: 'Test client',
-    redirectUris: opts.redirectUris ?? ['http://127.0.0.1/callback'],
+    redirectUris: ['http://127.0.0.1/callback'],
     permissions: opts.permissions,
   });
   await certifyClient(database, clientId);
+  if (opts.redirectUris) {
+    await database.db.updateTable('oauth_clients').set({ redirect_uris: JSON.stringify(opts.redirectUris) }).where('client_id', '=', clientId).execute();
+  }
   return { clientId, clientSecret };
 }
 
