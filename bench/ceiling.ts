@@ -8,13 +8,17 @@ import { jobItem, postgresFloor, sha256, sqliteFloor, userItem, type FloorDb } f
  * - floor: answers W1 and W3 with the same SQL on the same driver and database, and JSON.stringify.
  */
 const mode = process.env.CEILING_MODE;
+// Every header our answers must carry (spec §1.7, the security headers), and per request the
+// rate-limit fields: the floor does all a correct server must do, and no more.
 const HEADERS = {
   'content-type': 'application/json;charset=UTF-8', 'cache-control': 'no-store', pragma: 'no-cache', 'x-version': '1.0',
-  'x-content-type-options': 'nosniff',
+  'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer', 'cross-origin-opener-policy': 'same-origin',
 };
+const LIMIT = Number(process.env.RATE_LIMIT_API ?? 600);
 
-function send(res: http.ServerResponse, status: number, body: string) {
-  res.writeHead(status, { ...HEADERS, 'content-length': Buffer.byteLength(body) });
+function send(res: http.ServerResponse, status: number, body: string, limits?: Record<string, string>) {
+  res.writeHead(status, { ...HEADERS, ...limits, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
@@ -41,20 +45,26 @@ function floorHandler(db: FloorDb): http.RequestListener {
       const row = auth?.startsWith('Bearer ') ? await db.token(sha256(auth.slice(7))) : undefined;
       const now = Date.now();
       if (!row || Number(row.expires_at) <= now) return send(res, 401, '{"result":"error"}');
-      if ((await db.hit(`api:${sha256(auth!)}`, now - (now % 60_000))) > 1e9) return send(res, 429, '{"result":"error"}');
+      const windowStart = now - (now % 60_000);
+      const hits = await db.hit(`api:${sha256(auth!)}`, windowStart);
+      if (hits > LIMIT) return send(res, 429, '{"result":"error"}');
+      const limits = {
+        'ratelimit-limit': String(LIMIT), 'ratelimit-remaining': String(Math.max(0, LIMIT - hits)),
+        'ratelimit-reset': String(Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000))),
+      };
       const url = req.url!;
       if (url.startsWith('/users')) {
         if (!(JSON.parse(row.permissions) as string[]).includes('users.read')) return send(res, 403, '{"result":"error"}');
         const perPage = Number(/recordsPerPage=(\d+)/.exec(url)?.[1] ?? 50);
         const [rows, count] = await Promise.all([db.users(row.account_id, perPage, 0), db.usersCount(row.account_id)]);
         const metadata = { page: 1, pagesCount: Math.ceil(count / perPage), recordsPerPage: perPage, recordsCount: count };
-        return send(res, 200, JSON.stringify({ result: 'success', users: rows.map(userItem), metadata }));
+        return send(res, 200, JSON.stringify({ result: 'success', users: rows.map(userItem), metadata }), limits);
       }
       if (!(JSON.parse(row.permissions) as string[]).includes('jobs.read')) return send(res, 403, '{"result":"error"}');
       const job = await db.job(row.account_id, Number(url.split('/')[2]));
       if (!job) return send(res, 404, '{"result":"error"}');
       const metadata = { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: 1 };
-      return send(res, 200, JSON.stringify({ result: 'success', jobs: [jobItem(job)], metadata }));
+      return send(res, 200, JSON.stringify({ result: 'success', jobs: [jobItem(job)], metadata }), limits);
     };
     run().catch(() => send(res, 500, '{"result":"error"}'));
   };

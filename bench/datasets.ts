@@ -118,6 +118,8 @@ export async function workingCopy(root: string, ds: Dataset, sizes: AccountSize[
     await pgAdmin(databaseUrl, async (c) => {
       await c.query(`drop database if exists ${db} with (force)`);
       await c.query(`create database ${db} template fsmbench_${ds.name}_${key}`);
+      // The copy is written out now, not while the first workload runs (checkpoint needs a superuser).
+      await c.query('checkpoint').catch(() => {});
     });
     const url = pgUrl(databaseUrl, db);
     return {
@@ -131,6 +133,10 @@ export async function workingCopy(root: string, ds: Dataset, sizes: AccountSize[
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, 'fsm.sqlite');
   fs.copyFileSync(path.join(root, '.bench', `sqlite-${ds.name}-${key}.sqlite`), file);
+  // Written out now, not while the first workload runs (its writeback slowed W1 in one run).
+  const fd = fs.openSync(file, 'r+');
+  fs.fsyncSync(fd);
+  fs.closeSync(fd);
   return {
     env: { DATA_DIR: dataDir, DATABASE_URL: '' },
     open: () => openDatabase({ sqliteFile: file }),

@@ -28,7 +28,11 @@ const logLevel = process.env.BENCH_LOG_LEVEL ?? 'warn';
 const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 /** BENCH_PROFILE=1 runs our server under --cpu-prof (profiles in .bench/profiles/, open in Chrome DevTools). */
 const runs = (what: string) => !only || only.has(what);
-const nodeArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, '.bench', 'profiles')}`] : [];
+const nodeArgs = [
+  ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, '.bench', 'profiles')}`] : []),
+  // BENCH_NODE_ARGS: extra node flags for our server and the floor (diagnosis: heap sizes, GC traces).
+  ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : []),
+];
 const RATE_LIMITS = { RATE_LIMIT_API: '1000000000', RATE_LIMIT_AUTH: '1000000000' };
 
 const account = (users: number, clients: number, jobs: number, visits: number): AccountSize => ({ users, clients, jobs, visits });
@@ -151,7 +155,7 @@ async function main() {
   record('W1bytes', 'W1 ceiling: bytes', await measure(ceiling.url, w.W1, load), ceiling.peakRss().max);
   record('W3bytes', 'W3 ceiling: bytes', await measure(ceiling.url, { ...w.W3 }, load), ceiling.peakRss().max);
   await ceiling.stop();
-  ceiling = await startProcess(root, 'dist/bench/ceiling.js', { ...copy.env, CEILING_MODE: 'floor', PORT: await ceilingPort() }, { args: nodeArgs });
+  ceiling = await startProcess(root, 'dist/bench/ceiling.js', { ...copy.env, ...RATE_LIMITS, CEILING_MODE: 'floor', PORT: await ceilingPort() }, { args: nodeArgs });
   const floorW1 = await capture(ceiling.url, W1, w.W1.headers);
   const floorW3 = await capture(ceiling.url, w3Fixed, w.W1.headers);
   // The floor's answers only count as a ceiling if they are what we answer (W4 added users since: compare the first page's ids and shape on W3).

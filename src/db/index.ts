@@ -1,10 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type { DB } from './types.js';
 import { migrateToLatest } from './migrate.js';
+import { ONE_ROW, preparedTexts, registerDirect } from './compiled.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -32,18 +34,35 @@ export function openDatabase(opts: DatabaseOptions): Database {
     pool.on('error', () => {});
     // Nor may one dropped while checked out (terminated backend, restart): without a listener the
     // client's 'error' event would be unhandled and kill the process. The query itself still fails.
-    pool.on('connect', (client) => client.on('error', () => {}));
+    pool.on('connect', (client) => {
+      client.on('error', () => {});
+      withNamedStatements(client);
+    });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
   const file = opts.sqliteFile ?? ':memory:';
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
-  const sqlite = new SQLite(file);
+  // Loaded only for SQLite: a PostgreSQL process does not carry the native module (~8 MB of RSS).
+  const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof SQLite;
+  const sqlite = new Driver(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const statements = withStatementCache(sqlite);
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
+  registerDirect(db, (q) => {
+    if (sqlite.inTransaction) return undefined;
+    const stmt = statements.prepare(q.sql);
+    if (stmt.reader && stmt.readonly && q[ONE_ROW]) {
+      const row = stmt.get(q.parameters as unknown[]);
+      return row === undefined ? [] : [row];
+    }
+    if (stmt.reader) return stmt.all(q.parameters as unknown[]);
+    stmt.run(q.parameters as unknown[]);
+    return [];
+  });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
@@ -65,6 +84,27 @@ function withStatementCache(sqlite: SQLite.Database) {
       }
       return stmt;
     },
+  };
+}
+
+/**
+ * Kysely sends every query unnamed, so PostgreSQL parses and plans it on every execution; with a
+ * 4-table join for the token lookup on each request, that was most of W3's database time. The
+ * queries built once (src/db/compiled.ts: token lookup, rate-limit upsert, unfiltered lists, items
+ * by id, kept counts) are given a name per SQL text, so each connection parses them once, as the
+ * floor's named statements are. The rest are sent as before.
+ */
+const statementNames = new Map<string, string>();
+
+function withNamedStatements(client: pg.PoolClient) {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
+    if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0 || callback !== undefined || !preparedTexts.has(text)) {
+      return callback === undefined ? (values === undefined ? query(text) : query(text, values)) : query(text, values, callback);
+    }
+    let name = statementNames.get(text);
+    if (name === undefined) statementNames.set(text, (name = `fsm${statementNames.size}`));
+    return query({ name, text, values });
   };
 }
 

@@ -5,6 +5,7 @@ import { fieldService } from './migrations/002_fieldservice.js';
 import { files } from './migrations/003_files.js';
 import { performance } from './migrations/004_performance.js';
 import { rateLimits } from './migrations/005_rate_limits.js';
+import { countVersions } from './migrations/006_count_versions.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '003_files': files,
   '004_performance': performance,
   '005_rate_limits': rateLimits,
+  '006_count_versions': countVersions,
 };
 
 export async function migrateToLatest(database: Database): Promise<void> {

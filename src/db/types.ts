@@ -130,6 +130,8 @@ export interface CountersTable {
   account_id: number;
   name: string;
   value: number;
+  /** Bumped with every change to the table in the account (rows:<table> rows; migration 006). */
+  version: Generated<number>;
 }
 
 export interface StatusesTable {

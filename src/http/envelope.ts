@@ -5,11 +5,15 @@ export const API_VERSION = '1.0';
 export const JSON_TYPE = 'application/json;charset=UTF-8';
 
 /** The headers of spec §1.7, set on every response before anything else can fail. */
+export const STANDARD_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': JSON_TYPE,
+  'cache-control': 'no-store',
+  pragma: 'no-cache',
+  'x-version': API_VERSION,
+};
+
 export function setStandardHeaders(reply: FastifyReply): void {
-  reply.header('content-type', JSON_TYPE);
-  reply.header('cache-control', 'no-store');
-  reply.header('pragma', 'no-cache');
-  reply.header('x-version', API_VERSION);
+  reply.headers(STANDARD_HEADERS);
 }
 
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {

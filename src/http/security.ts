@@ -1,5 +1,3 @@
-import type { FastifyReply } from 'fastify';
-
 /**
  * Security headers for a JSON API, set before anything can fail so errors carry them too.
  * Routes serving something else (the HTML sign-in pages, file downloads) replace the
@@ -14,7 +12,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
-export function setSecurityHeaders(reply: FastifyReply, hsts: boolean): void {
-  for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.header(k, v);
-  if (hsts) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
-}
+const HSTS = { 'strict-transport-security': 'max-age=31536000; includeSubDomains' };
+
+/** The headers to set: the list above, and HSTS when the server is reached over https. */
+export const securityHeaders = (hsts: boolean): Readonly<Record<string, string>> => (hsts ? { ...SECURITY_HEADERS, ...HSTS } : SECURITY_HEADERS);

@@ -50,5 +50,30 @@ for (const dialect of DIALECTS) {
       assert.equal(await recordsCount(a, 'users', `?where=${encodeURIComponent('firstName = "Bob"')}`), 2);
       assert.equal(await recordsCount(a, 'users', `?where=${encodeURIComponent('firstName = "Nobody"')}`), 0);
     });
+
+    it('remembered filtered counts follow every change, through the API or not', async () => {
+      const pump = `?where=${encodeURIComponent('title ~ "pump"')}`;
+      const made = await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'Pump A' }, { title: 'pump B' }, { title: 'Boiler' }] });
+      assert.equal(made.status, 200, made.raw);
+      const [, second, boiler] = made.body.jobs.map((j: { id: number }) => j.id);
+      assert.equal(await recordsCount(a, 'jobs', pump), 2);
+      assert.equal(await recordsCount(a, 'jobs', pump), 2); // remembered
+      assert.equal(await recordsCount(b, 'jobs', pump), 0);
+      assert.equal((await call(t.app, a.token, 'PATCH', '/jobs', { jobs: [{ id: boiler, title: 'Pump C' }] })).status, 200);
+      assert.equal(await recordsCount(a, 'jobs', pump), 3);
+      assert.equal((await call(t.app, a.token, 'DELETE', `/jobs/${second}`)).status, 200);
+      assert.equal(await recordsCount(a, 'jobs', pump), 2);
+      // Another process (or a cascade) changing rows without our code: the triggers still move the counter.
+      await sql`update jobs set title = 'Boiler' where id = ${boiler}`.execute(t.database.db);
+      assert.equal(await recordsCount(a, 'jobs', pump), 1);
+      await sql`insert into jobs (account_id, title, reference, status_id, priority, created, modified, deleted)
+        select account_id, 'pump D', 'J-X1', status_id, priority, created, modified, 0 from jobs where id = ${boiler}`.execute(t.database.db);
+      assert.equal(await recordsCount(a, 'jobs', pump), 2);
+      // The other account's changes leave this account's count alone, and its own count is exact.
+      assert.equal((await call(t.app, b.token, 'POST', '/jobs', { jobs: [{ title: 'pump E' }] })).status, 200);
+      assert.equal(await recordsCount(b, 'jobs', pump), 1);
+      assert.equal(await recordsCount(a, 'jobs', pump), 2);
+      assert.equal(await recordsCount(a, 'jobs', pump), Number((await sql<{ n: number }>`select count(*) as n from jobs where account_id = ${a.accountId} and lower(title) like '%pump%'`.execute(t.database.db)).rows[0].n));
+    });
   });
 }

@@ -1,10 +1,11 @@
-import type { Expression, Kysely, SqlBool } from 'kysely';
+import { PostgresAdapter, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { prepared, run, slot } from '../../db/compiled.js';
 import type { Executor } from '../../db/tx.js';
 import type { AuthContext, Collection, EB, Item, Row } from './collection.js';
-import type { AssocField, ScalarField } from './fields.js';
+import { present } from './present.js';
 import { whereToSql } from './filter.js';
 import type { ListQuery, Projection } from './modifiers.js';
-import { COUNTED_TABLES, rowCounter } from '../../db/migrations/004_performance.js';
+import { countRows } from './count.js';
 
 // The machinery builds queries from declarations, so it works on untyped table names.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -32,37 +33,72 @@ function columnsFor(c: Collection, p: Projection): string[] {
   return [...cols].map((col) => `${c.table}.${col}`);
 }
 
+/**
+ * The account condition of a list's rows query. On PostgreSQL as a range: with `account_id = $1`
+ * the planner treats account_id as a constant, drops it from the sort and walks the primary key,
+ * past every other account's rows (W2, or W1 for the second account: 34 ms at 100,000 users; the
+ * plans are in docs/performance.md). A range keeps `order by account_id, <sort>` whole, which only
+ * the (account_id, ...) indexes provide. SQLite keeps the equality its planner combines with the
+ * next index column.
+ */
+function accountCondition(db: Executor, c: Collection, eb: EB, account: number): Expression<SqlBool> {
+  const col = `${c.table}.account_id`;
+  return db.getExecutor().adapter instanceof PostgresAdapter ? eb.and([eb(col, '>=', account), eb(col, '<=', account)]) : eb(col, '=', account);
+}
+
 export async function list(db: Executor, c: Collection, ctx: AuthContext, q: ListQuery): Promise<{ items: Item[]; count: number }> {
   const access = readAccess(c, ctx);
   const where = (eb: EB) => (q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb)]) : scope(c, ctx, eb, access));
-  let rowsQuery = untyped(db).selectFrom(c.table).select(columnsFor(c, q.projection)).where(where);
-  for (const s of q.sort) rowsQuery = rowsQuery.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
-  rowsQuery = rowsQuery.limit(q.recordsPerPage).offset((q.page - 1) * q.recordsPerPage);
-  const [rows, count] = await Promise.all([rowsQuery.execute(), countRows(db, c, ctx, q, where)]);
-  return { items: await present(db, c, ctx, q.projection, rows), count };
+  const rowsWhere = (eb: EB, account: number) => {
+    const parts = [accountCondition(db, c, eb, account)];
+    if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
+    if (q.where) parts.push(whereToSql(c, q.where, eb));
+    return eb.and(parts);
+  };
+  const rowsQuery = (account: number, limit: number, offset: number) => {
+    let query = untyped(db).selectFrom(c.table).select(columnsFor(c, q.projection)).where((eb) => rowsWhere(eb, account));
+    // account_id first: one direction with the sort, so (account_id, <sort>) indexes can be walked.
+    query = query.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
+    for (const s of q.sort) query = query.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
+    return query.limit(limit).offset(offset).$castTo<Row>();
+  };
+  const offset = (q.page - 1) * q.recordsPerPage;
+  // Without a `where`, the rows query differs per request only in account, page size and page.
+  const rows = !q.where && access === 'all'
+    ? run(db, prepared(db, `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}`, () =>
+        rowsQuery(slot('account'), slot('limit'), slot('offset')).compile(),
+      ).bind({ account: ctx.accountId, limit: q.recordsPerPage, offset }))
+    : rowsQuery(ctx.accountId, q.recordsPerPage, offset).execute();
+  const [found, count] = await Promise.all([rows, countRows(db, c, ctx, q, access, where)]);
+  return { items: await present(db, c, ctx, q.projection, found), count };
 }
 
-/**
- * recordsCount. Unfiltered lists of every row in the account read the count the triggers of
- * migration 004 keep, so they do not slow down as the account grows; the rest count their rows.
- */
-async function countRows(db: Executor, c: Collection, ctx: AuthContext, q: ListQuery, where: (eb: EB) => Expression<SqlBool>): Promise<number> {
-  if (!q.where && readAccess(c, ctx) === 'all' && (COUNTED_TABLES as readonly string[]).includes(c.table)) {
-    const kept = await untyped(db).selectFrom('counters').select('value').where('account_id', '=', ctx.accountId).where('name', '=', rowCounter(c.table)).executeTakeFirst();
-    return Number(kept?.value ?? 0);
-  }
-  const counted = await untyped(db).selectFrom(c.table).select((eb) => eb.fn.countAll<number>().as('n')).where(where).executeTakeFirstOrThrow();
-  return Number(counted.n);
+// The default projection is one array per collection: its key is made once.
+const fieldsKeys = new WeakMap<string[], string>();
+export function fieldsKey(fields: string[]): string {
+  let key = fieldsKeys.get(fields);
+  if (key === undefined) fieldsKeys.set(fields, (key = fields.join(',')));
+  return key;
 }
+
+const sortKey = (q: ListQuery) => q.sort.map((s) => `${s.desc ? '-' : ''}${s.column}`).join(',');
 
 /** Items by id, in the order given, within what the caller may read. Missing ids are skipped. */
 export async function readByIds(db: Executor, c: Collection, ctx: AuthContext, ids: number[], p: Projection): Promise<Item[]> {
   if (ids.length === 0) return [];
-  const rows = await untyped(db)
-    .selectFrom(c.table)
-    .select(columnsFor(c, p))
-    .where((eb) => eb.and([scope(c, ctx, eb, readAccess(c, ctx)), eb(`${c.table}.id`, 'in', ids)]))
-    .execute();
+  const access = readAccess(c, ctx);
+  const build = (accountId: number, idList: number[]) =>
+    untyped(db)
+      .selectFrom(c.table)
+      .select(columnsFor(c, p))
+      .where((eb) => eb.and([access === 'all' ? eb(`${c.table}.account_id`, '=', accountId) : scope(c, ctx, eb, access), eb(`${c.table}.id`, 'in', idList)]))
+      .$castTo<Row>();
+  // A single item (GET /jobs/ID) or a small batch is compiled once per shape and bound per request.
+  const rows = access === 'all' && ids.length <= 10
+    ? await run(db, prepared(db, `byIds|${c.table}|${fieldsKey(p.fields)}|${ids.length}`, () => build(slot('account'), ids.map((_, i) => slot<number>(`${i}`))).compile(), { oneRow: ids.length === 1 })
+        .bind({ account: ctx.accountId, ...ids }))
+    : await build(ctx.accountId, ids).execute();
+  if (ids.length === 1) return present(db, c, ctx, p, rows);
   const byId = new Map(rows.map((r) => [r.id as number, r]));
   return present(db, c, ctx, p, ids.map((id) => byId.get(id)).filter((r): r is Row => r !== undefined));
 }
@@ -76,80 +112,4 @@ export async function rowsByIds(db: Executor, c: Collection, ctx: AuthContext, i
     .where((eb) => eb.and([scope(c, ctx, eb, access), eb(`${c.table}.id`, 'in', ids)]))
     .execute();
   return new Map(rows.map((r) => [r.id as number, r]));
-}
-
-function toApi(s: Pick<ScalarField, 'type'>, v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  switch (s.type) {
-    case 'boolean':
-      return v === 1 || v === true;
-    case 'time':
-      return new Date(Number(v)).toISOString();
-    case 'flag':
-    case 'integer':
-    case 'number':
-      return Number(v);
-    default:
-      return v;
-  }
-}
-
-async function loadAssoc(db: Executor, ctx: AuthContext, field: AssocField, ids: number[], members: Set<string> | '*') {
-  const names = Object.keys(field.members).filter((m) => members === '*' || members.has(m));
-  const rows = await untyped(db)
-    .selectFrom(field.table)
-    .select(['id', ...names.map((m) => `${field.members[m].column} as ${m}`)])
-    .where('id', 'in', ids)
-    .where(field.accountColumn, '=', ctx.accountId)
-    .execute();
-  return new Map(
-    rows.map((r) => [r.id as number, Object.fromEntries([['id', r.id], ...names.map((m) => [m, toApi(field.members[m], r[m])])])]),
-  );
-}
-
-export async function present(db: Executor, c: Collection, ctx: AuthContext, p: Projection, rows: Row[]): Promise<Item[]> {
-  const expanded = new Map<string, Map<number, unknown>>();
-  for (const [name, members] of p.expand) {
-    const field = c.fields[name];
-    if (field.kind !== 'assoc') continue;
-    const ids = [...new Set(rows.map((r) => r[field.column]).filter((v) => v !== null))] as number[];
-    expanded.set(name, ids.length ? await loadAssoc(db, ctx, field, ids, members) : new Map());
-  }
-  const lists = new Map<string, Map<number, Record<string, unknown>[]>>();
-  const computed = new Map<string, unknown[]>();
-  for (const name of p.fields) {
-    const field = c.fields[name];
-    if (field.kind === 'assocList' && rows.length) {
-      lists.set(name, await field.load(db, ctx.accountId, rows.map((r) => r.id), p.expand.has(name)));
-    }
-    if (field.kind === 'computed' && rows.length) computed.set(name, await field.compute(db, ctx, rows));
-  }
-  return rows.map((row, index) => {
-    const item: Item = { id: row.id };
-    for (const name of p.fields) {
-      const field = c.fields[name];
-      switch (field.kind) {
-        case 'scalar':
-          item[name] = toApi(field, row[field.column]);
-          break;
-        case 'object': {
-          const entries = Object.entries(field.members).filter(([, m]) => row[m.column] !== null);
-          item[name] = Object.fromEntries(entries.map(([k, m]) => [k, toApi(m, row[m.column])]));
-          break;
-        }
-        case 'assoc': {
-          const id = row[field.column];
-          item[name] = id === null ? null : (expanded.get(name)?.get(id) ?? { id });
-          break;
-        }
-        case 'assocList':
-          item[name] = lists.get(name)?.get(row.id) ?? [];
-          break;
-        case 'computed':
-          item[name] = computed.get(name)?.[index] ?? null;
-          break;
-      }
-    }
-    return item;
-  });
 }

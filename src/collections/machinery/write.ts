@@ -3,6 +3,7 @@ import type { Database } from '../../db/index.js';
 import { withTransaction, type Executor } from '../../db/tx.js';
 import type { AuthContext, Collection, Item, Op, Row } from './collection.js';
 import { readAccess, readByIds, rowsByIds, untyped } from './read.js';
+import { lockChangeCounter } from './count.js';
 import { parseFields } from './modifiers.js';
 import { itemToRow, rawData, validateItem } from './validate.js';
 
@@ -157,6 +158,7 @@ export async function write(database: Database, c: Collection, ctx: AuthContext,
       }
       if (c.rules.check) for (const [i, it] of items.entries()) errors[i].push(...(await c.rules.check(w, op, it, olds[i])));
       if (errors.some((e) => e.length)) throw new BatchFailed(errors);
+      if (op !== 'create' && database.dialect === 'postgres') await lockChangeCounter(db, c.table, ctx.accountId);
       return applyAll(w, c, op, items, prepared, olds);
     });
   } catch (err) {

@@ -1,0 +1,128 @@
+import type { Executor } from '../../db/tx.js';
+import type { AuthContext, Collection, Item, Row } from './collection.js';
+import type { AssocField, ScalarField } from './fields.js';
+import type { Projection } from './modifiers.js';
+import { fieldsKey, untyped } from './read.js';
+
+function toApi(s: Pick<ScalarField, 'type'>, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  switch (s.type) {
+    case 'boolean':
+      return v === 1 || v === true;
+    case 'time':
+      return new Date(Number(v)).toISOString();
+    case 'flag':
+    case 'integer':
+    case 'number':
+      return Number(v);
+    default:
+      return v;
+  }
+}
+
+async function loadAssoc(db: Executor, ctx: AuthContext, field: AssocField, ids: number[], members: Set<string> | '*') {
+  const names = Object.keys(field.members).filter((m) => members === '*' || members.has(m));
+  const rows = await untyped(db)
+    .selectFrom(field.table)
+    .select(['id', ...names.map((m) => `${field.members[m].column} as ${m}`)])
+    .where('id', 'in', ids)
+    .where(field.accountColumn, '=', ctx.accountId)
+    .execute();
+  return new Map(
+    rows.map((r) => [r.id as number, Object.fromEntries([['id', r.id], ...names.map((m) => [m, toApi(field.members[m], r[m])])])]),
+  );
+}
+
+/** What a field's value is built from besides its row: associations and lists loaded per batch. */
+interface Loaded {
+  expanded: Map<string, Map<number, unknown>>;
+  lists: Map<string, Map<number, Record<string, unknown>[]>>;
+  computed: Map<string, unknown[]>;
+}
+type Put = (row: Row, item: Item, index: number, loaded: Loaded) => void;
+
+/** One writer per field, decided from the declarations once per projection rather than per row. */
+function writer(c: Collection, name: string): Put {
+  const field = c.fields[name];
+  switch (field.kind) {
+    case 'scalar': {
+      const { column } = field;
+      // Text needs no conversion: the common case skips toApi's switch.
+      if (field.type === 'string' || field.type === 'datetime') {
+        return (row, item) => {
+          item[name] = row[column] ?? null;
+        };
+      }
+      return (row, item) => {
+        item[name] = toApi(field, row[column]);
+      };
+    }
+    case 'object': {
+      // Members that are null are left out of the object.
+      const members = Object.entries(field.members).map(([key, m]) => ({ key, column: m.column, m }));
+      return (row, item) => {
+        const o: Record<string, unknown> = {};
+        for (const { key, column, m } of members) if (row[column] !== null) o[key] = toApi(m, row[column]);
+        item[name] = o;
+      };
+    }
+    case 'assoc': {
+      const { column } = field;
+      return (row, item, _i, loaded) => {
+        const id = row[column];
+        item[name] = id === null ? null : (loaded.expanded.get(name)?.get(id) ?? { id });
+      };
+    }
+    case 'assocList':
+      return (row, item, _i, loaded) => {
+        item[name] = loaded.lists.get(name)?.get(row.id) ?? [];
+      };
+    case 'computed':
+      return (_row, item, index, loaded) => {
+        item[name] = loaded.computed.get(name)?.[index] ?? null;
+      };
+    default:
+      return () => {};
+  }
+}
+
+const writers = new WeakMap<Collection, Map<string, Put[]>>();
+const WRITERS_LIMIT = 200;
+
+function writersFor(c: Collection, fields: string[]): Put[] {
+  let byFields = writers.get(c);
+  if (!byFields) writers.set(c, (byFields = new Map()));
+  const key = fieldsKey(fields);
+  let puts = byFields.get(key);
+  if (!puts) {
+    puts = fields.map((name) => writer(c, name));
+    if (byFields.size >= WRITERS_LIMIT) byFields.clear();
+    byFields.set(key, puts);
+  }
+  return puts;
+}
+
+export async function present(db: Executor, c: Collection, ctx: AuthContext, p: Projection, rows: Row[]): Promise<Item[]> {
+  const loaded: Loaded = { expanded: new Map(), lists: new Map(), computed: new Map() };
+  for (const [name, members] of p.expand) {
+    const field = c.fields[name];
+    if (field.kind !== 'assoc') continue;
+    const ids = [...new Set(rows.map((r) => r[field.column]).filter((v) => v !== null))] as number[];
+    loaded.expanded.set(name, ids.length ? await loadAssoc(db, ctx, field, ids, members) : new Map());
+  }
+  for (const name of p.fields) {
+    const field = c.fields[name];
+    if (field.kind === 'assocList' && rows.length) {
+      loaded.lists.set(name, await field.load(db, ctx.accountId, rows.map((r) => r.id), p.expand.has(name)));
+    }
+    if (field.kind === 'computed' && rows.length) loaded.computed.set(name, await field.compute(db, ctx, rows));
+  }
+  const puts = writersFor(c, p.fields);
+  const items = new Array<Item>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const item: Item = { id: rows[i].id };
+    for (const put of puts) put(rows[i], item, i, loaded);
+    items[i] = item;
+  }
+  return items;
+}
