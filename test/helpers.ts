@@ -276,3 +276,9 @@ export async function tokenRequest(app: FastifyInstance, form: Record<string, st
   const res = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: formEncode(form) });
   return { status: res.statusCode, headers: res.headers, body: JSON.parse(res.body) };
 }
+
+/** The usual suite fixture: an app on one dialect with two accounts, `a` and `b`. */
+export async function appWithTenants(dialect: Dialect): Promise<{ t: TestApp; a: Tenant; b: Tenant }> {
+  const t = await createTestApp(dialect);
+  return { t, a: await createTenant(t, 'Alpha'), b: await createTenant(t, 'Beta') };
+}

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, call, createTenant, createTestApp, newUser, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { DIALECTS, call, createTenant, appWithTenants, newUser, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
 
 const STANDARD = { 'content-type': 'application/json;charset=UTF-8', 'cache-control': 'no-store', pragma: 'no-cache', 'x-version': '1.0' };
 
@@ -12,10 +12,7 @@ for (const dialect of DIALECTS) {
   describe(`API machinery (${dialect})`, { skip: skipUnless(dialect) }, () => {
     let t: TestApp;
     let a: Tenant;
-    before(async () => {
-      t = await createTestApp(dialect);
-      a = await createTenant(t);
-    });
+    before(async () => ({ t, a } = await appWithTenants(dialect)));
     after(() => t?.close());
 
     test('every response carries the four headers, errors and 404s included', async () => {

@@ -1,16 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, call, createTenant, createTestApp, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { DIALECTS, call, createTenant, appWithTenants, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
 
 /** Security headers on every JSON answer, without touching the spec's four (§1.7). */
 for (const dialect of DIALECTS) {
   describe(`security headers (${dialect})`, { skip: skipUnless(dialect) }, () => {
     let t: TestApp;
     let a: Tenant;
-    before(async () => {
-      t = await createTestApp(dialect);
-      a = await createTenant(t);
-    });
+    before(async () => ({ t, a } = await appWithTenants(dialect)));
     after(() => t?.close());
 
     test('success, errors and 404s carry them next to the four spec headers', async () => {

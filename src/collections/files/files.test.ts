@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import {
-  DIALECTS, addUser, assertIsolated, call, createTenant, createTestApp, errorsOf, skipUnless, type Tenant, type TestApp,
+  DIALECTS, addUser, assertIsolated, call, createTenant, appWithTenants, errorsOf, skipUnless, type Tenant, type TestApp,
 } from '../../../test/helpers.js';
 import { contentDisposition } from './download.js';
 import { mediaType } from './upload.js';
@@ -30,11 +30,7 @@ for (const dialect of DIALECTS) {
     let t: TestApp;
     let a: Tenant;
     let b: Tenant;
-    before(async () => {
-      t = await createTestApp(dialect);
-      a = await createTenant(t, 'Alpha');
-      b = await createTenant(t, 'Beta');
-    });
+    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
     after(() => t?.close());
 
     const uploadRaw = (token: string, query: string, body: Buffer, type = 'application/octet-stream') =>

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { DIALECTS, call, createTenant, createTestApp, newUser, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+import { DIALECTS, call, createTenant, appWithTenants, newUser, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
 
 /** Unfiltered lists read the row count migration 004's triggers keep: it must always equal count(*). */
 for (const dialect of DIALECTS) {
@@ -9,11 +9,7 @@ for (const dialect of DIALECTS) {
     let t: TestApp;
     let a: Tenant;
     let b: Tenant;
-    before(async () => {
-      t = await createTestApp(dialect);
-      a = await createTenant(t);
-      b = await createTenant(t, 'Other');
-    });
+    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
     after(() => t?.close());
 
     const recordsCount = async (tenant: Tenant, collection: string, query = '') =>

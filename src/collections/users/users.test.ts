@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, call, createTenant, createTestApp, newUser, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+import { DIALECTS, call, createTenant, appWithTenants, newUser, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
 
 const DEFAULT_FIELDS = ['id', 'firstName', 'lastName', 'companyName', 'email', 'phone', 'mobile', 'hourlyRate', 'active', 'deleted', 'colour', 'isAssignable', 'role', 'account', 'status'];
 
@@ -11,11 +11,7 @@ for (const dialect of DIALECTS) {
     let t: TestApp;
     let a: Tenant;
     let b: Tenant;
-    before(async () => {
-      t = await createTestApp(dialect);
-      a = await createTenant(t, 'Alpha');
-      b = await createTenant(t, 'Beta');
-    });
+    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
     after(() => t?.close());
 
     const post = (tenant: Tenant, items: unknown[]) => call(t.app, tenant.token, 'POST', '/users', { users: items });

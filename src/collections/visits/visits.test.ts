@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DIALECTS, addUser, assertAtomicBatch, assertIsolated, call, createTenant, createTestApp, errorsOf, skipUnless,
+  DIALECTS, addUser, assertAtomicBatch, assertIsolated, call, createTenant, appWithTenants, errorsOf, skipUnless,
   type Tenant, type TestApp,
 } from '../../../test/helpers.js';
 import { VALIDATION } from '../../http/errors.js';
@@ -16,9 +16,7 @@ for (const dialect of DIALECTS) {
     let jobA: number;
     let jobB: number;
     before(async () => {
-      t = await createTestApp(dialect);
-      a = await createTenant(t);
-      b = await createTenant(t, 'Other');
+      ({ t, a, b } = await appWithTenants(dialect));
       jobA = (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'A job' }] })).body.jobs[0].id;
       jobB = (await call(t.app, b.token, 'POST', '/jobs', { jobs: [{ title: 'B job' }] })).body.jobs[0].id;
     });

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DIALECTS, addUser, assertAtomicBatch, assertIsolated, call, createTenant, createTestApp, errorsOf, skipUnless,
+  DIALECTS, addUser, assertAtomicBatch, assertIsolated, call, createTenant, appWithTenants, errorsOf, skipUnless,
   type Tenant, type TestApp,
 } from '../../../test/helpers.js';
 import { VALIDATION } from '../../http/errors.js';
@@ -13,11 +13,7 @@ for (const dialect of DIALECTS) {
     let t: TestApp;
     let a: Tenant;
     let b: Tenant;
-    before(async () => {
-      t = await createTestApp(dialect);
-      a = await createTenant(t);
-      b = await createTenant(t, 'Other');
-    });
+    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
     after(() => t?.close());
 
     const create = (items: unknown[], token = a.token) => call(t.app, token, 'POST', '/workgroups', { workgroups: items });
