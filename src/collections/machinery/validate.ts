@@ -34,7 +34,8 @@ const isPlainObject = (v: unknown): v is Item => typeof v === 'object' && v !== 
 
 /**
  * The schema checks every collection shares: the item is an object; no unknown or read-only
- * members; required members present on create (one error each); every value matches its schema.
+ * members; required members present on create (one error each); every value matches its schema;
+ * a positive integer `id` on update and delete (where it is the only member).
  */
 export function validateItem(c: Collection, item: unknown, op: Op): ApiErrorBody[] {
   if (!isPlainObject(item)) return [validationError('notAnObject', '')];
@@ -44,7 +45,8 @@ export function validateItem(c: Collection, item: unknown, op: Op): ApiErrorBody
       if (op === 'create') errors.push(validationError('readOnly', 'id'));
       continue;
     }
-    const field = Object.hasOwn(c.fields, key) ? c.fields[key] : undefined;
+    // A delete names its item by id and nothing else.
+    const field = op !== 'delete' && Object.hasOwn(c.fields, key) ? c.fields[key] : undefined;
     if (!field) errors.push(validationError('unknown', key));
     else if (field.readOnly) errors.push(validationError('readOnly', key));
     else if (field.kind === 'assoc' && !isAssocShape(item[key], !!field.nullable)) errors.push(validationError('association', key));

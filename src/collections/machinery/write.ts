@@ -123,7 +123,7 @@ async function checkUnique(db: Executor, c: Collection, ctx: AuthContext, items:
  */
 export async function write(database: Database, c: Collection, ctx: AuthContext, op: Op, input: unknown[], urlId?: number): Promise<WriteResult> {
   if (input.length > MAX_ITEMS) throw new ApiError('tooManyItems', `at most ${MAX_ITEMS} items`);
-  const errors = input.map((it) => (op === 'delete' ? validateDelete(it) : validateItem(c, it, op)));
+  const errors = input.map((it) => validateItem(c, it, op));
   const items = input as Item[];
   const ids = op === 'create' ? [] : items.map((it, i) => (errors[i].length ? 0 : (it.id as number)));
   ids.forEach((id, i) => {
@@ -200,13 +200,4 @@ async function applyAll(w: { ctx: AuthContext; db: Executor }, c: Collection, op
     }
   }
   return ids;
-}
-
-function validateDelete(item: unknown): ApiErrorBody[] {
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) return [validationError('notAnObject', '')];
-  const errors = Object.keys(item).filter((k) => k !== 'id').map((k) => validationError('unknown', k));
-  const id = (item as Item).id;
-  if (id === undefined) errors.unshift(validationError('required', 'id'));
-  else if (!Number.isSafeInteger(id) || (id as number) < 1) errors.unshift(validationError('invalid', 'id', 'must be a positive integer'));
-  return errors;
 }
