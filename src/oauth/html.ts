@@ -20,17 +20,15 @@ export function layout(title: string, body: string): string {
 }
 
 /**
- * Pages are never framed (clickjacking), cached or leak their URL (it carries state) in a Referer.
- * The app's onRequest hook set JSON headers; a page replaces the content type.
+ * Pages are never framed (clickjacking), cached or leak their URL (it carries state) in a Referer:
+ * the app's onRequest hook already sets X-Frame-Options, Referrer-Policy, nosniff and no-store on
+ * every response (src/http/security.ts, envelope.ts). A page replaces the content type and lets
+ * its inline style through the Content-Security-Policy.
  */
 export function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
   return reply
     .code(status)
     .header('content-type', 'text/html;charset=utf-8')
-    .header('x-frame-options', 'DENY')
     .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
-    .header('referrer-policy', 'no-referrer')
-    .header('x-content-type-options', 'nosniff')
-    .header('cache-control', 'no-store')
     .send(html);
 }
