@@ -4,6 +4,10 @@ import type { DB } from './types.js';
 
 export type Executor = Kysely<DB> | Transaction<DB>;
 
+/** The collection machinery builds queries from declarations, so it works on untyped table names. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const untyped = (db: Executor) => db as unknown as Kysely<any>;
+
 /**
  * Runs fn in one write transaction. SQLite takes the write lock up front (BEGIN IMMEDIATE), so
  * concurrent writers from other processes wait on busy_timeout instead of failing mid-transaction.

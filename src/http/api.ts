@@ -6,6 +6,7 @@ import type { Collection } from '../collections/machinery/collection.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { list, readByIds } from '../collections/machinery/read.js';
 import { write } from '../collections/machinery/write.js';
+import { isPlainObject } from '../collections/machinery/validate.js';
 import { collections } from '../collections/index.js';
 import { API_VERSION, sendJson } from './envelope.js';
 import { ApiError } from './errors.js';
@@ -19,8 +20,6 @@ function checkVersion(v: string | string[] | undefined): void {
   if (v === undefined || v === '') throw new ApiError('versionMissing');
   if (v !== API_VERSION) throw new ApiError('versionUnsupported');
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The items of a write body `{<collection>: [...]}`; another collection's name is error 1247. */
 function bodyItems(c: Collection, route: ApiRoute, method: string, body: unknown): unknown[] {

@@ -1,12 +1,10 @@
-import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { Expression, SqlBool } from 'kysely';
 import { prepared, run, slot } from '../../db/compiled.js';
-import type { Executor } from '../../db/tx.js';
+import { untyped, type Executor } from '../../db/tx.js';
 import { COUNTED_TABLES, rowCounter } from '../../db/migrations/004_performance.js';
 import type { AuthContext, Collection, EB } from './collection.js';
 import type { ListQuery } from './modifiers.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const untyped = (db: Executor) => db as unknown as Kysely<any>;
 
 /**
  * recordsCount, always exact.

@@ -1,15 +1,13 @@
-import { PostgresAdapter, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { PostgresAdapter, type Expression, type SqlBool } from 'kysely';
 import { prepared, run, slot } from '../../db/compiled.js';
-import type { Executor } from '../../db/tx.js';
+import { untyped, type Executor } from '../../db/tx.js';
 import type { AuthContext, Collection, EB, Item, Row } from './collection.js';
 import { present } from './present.js';
 import { whereToSql } from './filter.js';
 import type { ListQuery, Projection } from './modifiers.js';
 import { countRows } from './count.js';
 
-// The machinery builds queries from declarations, so it works on untyped table names.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const untyped = (db: Executor) => db as unknown as Kysely<any>;
+export { untyped };
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
 export function scope(c: Collection, ctx: AuthContext, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {

@@ -30,7 +30,7 @@ function describe(field: Field, value: unknown): string {
   return `${first.message.toLowerCase()}${where}`;
 }
 
-const isPlainObject = (v: unknown): v is Item => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isPlainObject = (v: unknown): v is Item => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The schema checks every collection shares: the item is an object; no unknown or read-only
