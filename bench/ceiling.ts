@@ -42,11 +42,12 @@ function floorHandler(db: FloorDb): http.RequestListener {
   return (req, res) => {
     const run = async () => {
       const auth = req.headers.authorization;
-      const row = auth?.startsWith('Bearer ') ? await db.token(sha256(auth.slice(7))) : undefined;
+      const tokenHash = auth?.startsWith('Bearer ') ? sha256(auth.slice(7)) : undefined;
+      const row = tokenHash ? await db.token(tokenHash) : undefined;
       const now = Date.now();
       if (!row || Number(row.expires_at) <= now) return send(res, 401, '{"result":"error"}');
       const windowStart = now - (now % 60_000);
-      const hits = await db.hit(`api:${sha256(auth!)}`, windowStart);
+      const hits = await db.hit(`api:${tokenHash}`, windowStart);
       if (hits > LIMIT) return send(res, 429, '{"result":"error"}');
       const limits = {
         'ratelimit-limit': String(LIMIT), 'ratelimit-remaining': String(Math.max(0, LIMIT - hits)),

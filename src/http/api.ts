@@ -61,7 +61,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     checkVersion(request.headers['x-version']);
     const method = effectiveMethod(request.method, request.headers['x-method']);
     const ctx = await authenticate(app.database, request.headers.authorization, app.clock());
-    await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(request.headers.authorization));
+    await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(ctx.tokenHash));
     ctx.publicUrl = app.config.publicUrl;
     const c = collections.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);

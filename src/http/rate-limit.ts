@@ -3,7 +3,6 @@ import fp from 'fastify-plugin';
 import { sql } from 'kysely';
 import { prepared, run, slot } from '../db/compiled.js';
 import type { Database } from '../db/index.js';
-import { hashToken } from '../auth/secrets.js';
 import { sendError, toApiError } from './envelope.js';
 import { ApiError } from './errors.js';
 
@@ -104,8 +103,8 @@ export async function enforceRateLimit(reply: FastifyReply, limiter: RateLimiter
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
 }
 
-/** API bucket: the access token, hashed (the plain token is never stored). */
-export const tokenBucket = (authorization: string | undefined): string => `api:${hashToken(authorization ?? '')}`;
+/** API bucket: the access token's hash, as `authenticate` computed it (the plain token is never stored). */
+export const tokenBucket = (tokenHash: string): string => `api:${tokenHash}`;
 /** Auth bucket: the client's address (the socket's; `trustProxy` decides what that is behind a proxy). */
 export const addressBucket = (request: FastifyRequest): string => `auth:${request.ip}`;
 
