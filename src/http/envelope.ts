@@ -12,10 +12,6 @@ export const STANDARD_HEADERS: Readonly<Record<string, string>> = {
   'x-version': API_VERSION,
 };
 
-export function setStandardHeaders(reply: FastifyReply): void {
-  reply.headers(STANDARD_HEADERS);
-}
-
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
   return reply.code(status).header('content-type', JSON_TYPE).send(JSON.stringify(body));
 }

@@ -1,6 +1,6 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
-import { sendJson, setStandardHeaders } from '../http/envelope.js';
+import { sendJson } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 
 const { OAuthError, InvalidRequestError } = OAuth2Server;
@@ -10,14 +10,14 @@ export function sendTokenError(reply: FastifyReply, err: unknown, log: FastifyBa
   if (err instanceof ApiError && err.status < 500) {
     // Refused before the endpoint ran (the app's rate limit): keep its status and Retry-After.
     for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-    return tokenJson(reply, err.status, { error: 'invalid_request', error_description: err.message });
+    return sendJson(reply, err.status, { error: 'invalid_request', error_description: err.message });
   }
   let e = err instanceof OAuthError ? err : undefined;
   if (!e && (err as { statusCode?: number })?.statusCode === 413) e = new InvalidRequestError('Invalid request: the body is too large');
   // The library reports its own failures as 503 server_error; ours are 500 without details.
   if (!e || e.name === 'server_error') {
     log.error({ err: (e as { inner?: unknown } | undefined)?.inner ?? err }, 'token endpoint failed');
-    return tokenJson(reply, 500, { error: 'server_error', error_description: 'internal error' });
+    return sendJson(reply, 500, { error: 'server_error', error_description: 'internal error' });
   }
   let status = e.code;
   // RFC 6749 §5.2: 401 with the scheme for a client that failed to authenticate.
@@ -25,14 +25,5 @@ export function sendTokenError(reply: FastifyReply, err: unknown, log: FastifyBa
     status = 401;
     reply.header('www-authenticate', 'Basic realm="oauth2", charset="UTF-8"');
   }
-  return tokenJson(reply, status, { error: e.name, error_description: e.message });
-}
-
-/**
- * Every token response, success or error, carries no-store/no-cache and the spec §1.7 headers.
- * The library sets Cache-Control only on success, so we set them here for both.
- */
-export function tokenJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
-  setStandardHeaders(reply);
-  return sendJson(reply, status, body);
+  return sendJson(reply, status, { error: e.name, error_description: e.message });
 }

@@ -1,7 +1,8 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { clientCredentials } from './client-auth.js';
-import { sendTokenError, tokenJson } from './errors.js';
+import { sendJson } from '../http/envelope.js';
+import { sendTokenError } from './errors.js';
 import { CodeGrant, RefreshGrant } from './grants.js';
 import { GRANTS, createModel } from './model.js';
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S } from './tokens.js';
@@ -55,7 +56,8 @@ export async function tokenEndpoint(app: FastifyInstance): Promise<void> {
       // The library derives expires_in from the clock at response time (3599); the spec says 3600.
       const out: Record<string, unknown> = { access_token: token.accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_S };
       if (token.refreshToken) out.refresh_token = token.refreshToken;
-      return tokenJson(reply, 200, out);
+      // No-store, no-cache and the spec's headers come from the app-wide hook, as on errors.
+      return sendJson(reply, 200, out);
     } catch (err) {
       return sendTokenError(reply, err, request.log);
     }
