@@ -1,9 +1,11 @@
 import { createAccount } from '../src/accounts/service.js';
-import { ALL_PERMISSIONS } from '../src/auth/permissions.js';
+import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { hashToken, randomToken } from '../src/auth/secrets.js';
-import { collections } from '../src/collections/index.js';
-import type { AuthContext, Item, Row } from '../src/collections/machinery/collection.js';
-import { untyped } from '../src/collections/machinery/read.js';
+import { registry } from '../src/collections/index.js';
+import type { Caller, Item, Row } from '../src/collections/machinery/collection.js';
+import { untyped } from '../src/db/tx.js';
+import { createServices } from '../src/services.js';
+import { loadConfig } from '../src/config.js';
 import { itemToRow, validateItem } from '../src/collections/machinery/validate.js';
 import { withTransaction } from '../src/db/tx.js';
 import type { Database } from '../src/db/index.js';
@@ -47,8 +49,8 @@ const STATES = ['scheduled', 'completed', 'completed', 'travelling', 'onSite', '
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
 const phone = (r: () => number) => `+4477009${String(Math.floor(r() * 100000)).padStart(5, '0')}`;
 
-export function adminContext(a: SeededAccount, clientId: string, now = Date.now()): AuthContext {
-  return { accountId: a.accountId, userId: a.adminId, role: 'administrator', permissions: new Set(ALL_PERMISSIONS), clientId, now };
+export function adminContext(a: SeededAccount, clientId: string, now = Date.now()): Caller {
+  return { accountId: a.accountId, userId: a.adminId, role: 'administrator', permissions: new Set(ALL_PERMISSIONS), clientId, now, publicUrl: '' };
 }
 
 /** A valid new user without login or password (scrypt is deliberately slow; W4 posts the same). */
@@ -94,9 +96,9 @@ function visitItem(r: () => number, jobId: number, userIds: number[]) {
  * collection's validateItem and itemToRow, and `extra` sets the columns its rules fill (defaults
  * from other rows, generated references). One transaction per 1,000 items; returns the new ids.
  */
-async function bulkCreate(database: Database, collection: string, ctx: AuthContext, item: (i: number) => Item, n: number,
+async function bulkCreate(database: Database, collection: string, ctx: Caller, item: (i: number) => Item, n: number,
   extra: (i: number, row: Row) => void, progress: (done: number) => void): Promise<number[]> {
-  const c = collections.get(collection)!;
+  const c = registry.get(collection)!;
   const ids: number[] = [];
   for (let i = 0; i < n; i += 1000) {
     const rows: Row[] = [];
@@ -140,7 +142,7 @@ export async function createBenchClient(database: Database): Promise<{ clientId:
  */
 export async function seedAccount(database: Database, n: number, size: AccountSize, clientId: string, log: (msg: string) => void): Promise<SeededAccount> {
   const r = rng(n * 7919);
-  const { account, user } = await createAccount(database, {
+  const { account, user } = await createAccount(createServices(loadConfig({} as NodeJS.ProcessEnv), database).writer, {
     companyName: `Bench Plumbing ${n}`, firstName: 'Ada', lastName: 'Admin', mobile: '+447700900001',
     login: `bench-admin-${n}-${randomToken(4)}`, password: randomToken(),
   });

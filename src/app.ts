@@ -9,11 +9,14 @@ import { rateLimitPlugin } from './http/rate-limit.js';
 import { securityHeaders } from './http/security.js';
 import { filesPlugin } from './collections/files/download.js';
 import { docsPlugin } from './http/docs.js';
+import { createServices, type Services } from './services.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
     database: Database;
+    /** The registry, the write pipeline and the rest, made once for the process. */
+    services: Services;
     /** Milliseconds since the epoch; tests inject their own clock. */
     clock: () => number;
   }
@@ -43,6 +46,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   app.decorate('config', opts.config);
   app.decorate('database', opts.database);
+  app.decorate('services', createServices(opts.config, opts.database));
   app.decorate('clock', opts.clock ?? Date.now);
 
   const hsts = opts.config.publicUrl.startsWith('https:');

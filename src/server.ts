@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import { buildApp, redactUrl } from './app.js';
 import { ConfigError, loadConfig, sqliteFile, type Config } from './config.js';
 import { connect } from './db/index.js';
+import { COUNTED_TABLES } from './services.js';
 
 async function serve(config: Config): Promise<void> {
-  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config) });
+  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), countedTables: COUNTED_TABLES });
   const app = await buildApp({
     config,
     database,
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   if (config.workers > 1 && cluster.isPrimary) {
     // Migrate once before the workers start, so they never race on the schema.
-    const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config) });
+    const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), countedTables: COUNTED_TABLES });
     await database.close();
     for (let i = 0; i < config.workers; i++) cluster.fork();
     let stopping = false;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../src/app.js';
-import { ALL_PERMISSIONS } from '../src/auth/permissions.js';
+import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { hashToken } from '../src/auth/secrets.js';
 import { issueToken } from '../src/oauth/tokens.js';
 import { authorizeWithInject, call, createTestDb, DIALECTS, injectBrowser, skipUnless, tokenRequest, type TestDb } from './helpers.js';

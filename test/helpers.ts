@@ -7,8 +7,9 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { connect, type Database, type Dialect } from '../src/db/index.js';
+import { COUNTED_TABLES, createServices, type Services } from '../src/services.js';
 import { createAccount } from '../src/accounts/service.js';
-import { ALL_PERMISSIONS } from '../src/auth/permissions.js';
+import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { issueToken } from '../src/oauth/tokens.js';
 import { certifyClient, registerClient } from '../src/oauth/clients.js';
 
@@ -22,6 +23,8 @@ export const skipUnless = (dialect: Dialect): string | false =>
 
 export interface TestDb {
   database: Database;
+  /** The registry and write pipeline on this database, as the server makes them. */
+  services: Services;
   config: Config;
   dataDir: string;
   close(): Promise<void>;
@@ -50,9 +53,10 @@ export async function createTestDb(dialect: Dialect): Promise<TestDb> {
     };
   }
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0' } as NodeJS.ProcessEnv);
-  const database = await connect({ databaseUrl, sqliteFile: path.join(dataDir, 'fsm.sqlite'), poolSize: 5 });
+  const database = await connect({ databaseUrl, sqliteFile: path.join(dataDir, 'fsm.sqlite'), poolSize: 5, countedTables: COUNTED_TABLES });
   return {
     database,
+    services: createServices(config, database),
     config,
     dataDir,
     async close() {
@@ -120,7 +124,7 @@ export async function createTenant(t: TestApp, name = 'Acme'): Promise<Tenant> {
   const n = ++tenantCounter;
   const login = `admin${n}-${crypto.randomBytes(3).toString('hex')}`;
   const password = 'correct horse battery';
-  const { account, user } = await createAccount(t.database, {
+  const { account, user } = await createAccount(t.services.writer, {
     companyName: `${name} ${n}`, firstName: 'Ada', lastName: 'Admin', mobile: '+441234567890', login, password,
   });
   const { clientId } = await createClient(t.database);

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { collections } from '../src/collections/index.js';
+import { registry } from '../src/collections/index.js';
 import type { Collection } from '../src/collections/machinery/collection.js';
 import { SEED, bodyOf, listQueryOf, rarely, runs } from './arbitraries.js';
 import { DIALECTS, call, createTenant, createTestApp, newUser, skipUnless, type Tenant, type TestApp } from './helpers.js';
@@ -13,7 +13,7 @@ import { DIALECTS, call, createTenant, createTestApp, newUser, skipUnless, type 
  * (so collections added later are covered). Never a 5xx; always the envelope and the headers;
  * a write that is not 200 changes nothing, and nothing ever changes in another account.
  */
-const all = [...collections.values()];
+const all = [...registry.list];
 
 function assertEnvelope(res: LightMyRequestResponse, c: Collection, what: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
   assert.ok(res.statusCode < 500, `${what} -> ${res.statusCode} ${res.body.slice(0, 300)}`);
@@ -74,7 +74,7 @@ for (const dialect of DIALECTS) {
           jobs: [{ title: 'Job one' }, { title: 'Job two', priority: 'high' }],
           workgroups: [{ name: 'Crew' }],
         };
-        for (const [name, items] of Object.entries(seed)) if (collections.has(name)) await call(t.app, tenant.token, 'POST', `/${name}`, { [name]: items });
+        for (const [name, items] of Object.entries(seed)) if (!!registry.get(name)) await call(t.app, tenant.token, 'POST', `/${name}`, { [name]: items });
         const job = (await call(t.app, tenant.token, 'GET', '/jobs')).body?.jobs?.[0];
         if (job) {
           await call(t.app, tenant.token, 'POST', '/visits', { visits: [{ job: { id: job.id }, label: 'Visit', startTime: '2024-05-01T09:00:00Z', endTime: '2024-05-01T10:00:00Z' }] });
@@ -99,7 +99,7 @@ for (const dialect of DIALECTS) {
       );
       await fc.assert(
         fc.asyncProperty(arb, async ([name, query, item]) => {
-          const c = collections.get(name)!;
+          const c = registry.get(name)!;
           n++;
           const url = `/${c.name}${item === null ? '' : `/${item}`}?${query}`;
           const res = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${a.token}`, 'x-version': '1.0' } });
@@ -127,7 +127,7 @@ for (const dialect of DIALECTS) {
       );
       await fc.assert(
         fc.asyncProperty(arb, async ([name, method, payload, contentType]) => {
-          const c = collections.get(name)!;
+          const c = registry.get(name)!;
           n++;
           const before = await snapshot(a.accountId);
           const opts: InjectOptions = {

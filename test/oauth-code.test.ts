@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { hashToken } from '../src/auth/secrets.js';
-import { ALL_PERMISSIONS } from '../src/auth/permissions.js';
+import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import {
   authorizeWithInject, codeUrl, createOAuthClient, createTenant, createTestApp, DIALECTS, formAction, injectBrowser, inputValue,
   skipUnless, type Tenant, type TestApp,

@@ -6,7 +6,7 @@ import SQLite from 'better-sqlite3';
 import { hashToken } from '../src/auth/secrets.js';
 import { issueCode } from '../src/oauth/codes.js';
 import { issueToken } from '../src/oauth/tokens.js';
-import { ALL_PERMISSIONS } from '../src/auth/permissions.js';
+import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { DIALECTS, createTestDb, skipUnless } from './helpers.js';
 import { request, startServer } from './reliability/process.js';
 

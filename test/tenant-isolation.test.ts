@@ -19,7 +19,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { collections } from '../src/collections/index.js';
+import { registry } from '../src/collections/index.js';
 import type { Collection } from '../src/collections/machinery/collection.js';
 import {
   DIALECTS, addUser, call, createTenant, createTestApp, errorsOf, newUser, skipUnless, type Tenant, type TestApp,
@@ -179,7 +179,7 @@ for (const dialect of DIALECTS) {
     /** Everything a tenant has, read in full with its own Administrator token (download links aside: they are fresh per read). */
     async function snapshot(side: Side) {
       const out: Obj = {};
-      for (const c of collections.values()) {
+      for (const c of registry.list) {
         const res = await get(side.tenant.token, `/${c.name}?fields=*,[*]&recordsPerPage=1000&sort=id`);
         assert.equal(res.status, 200, res.raw);
         out[c.name] = (res.body[c.name] as Obj[]).map(({ downloadUrl: _, ...rest }) => rest);
@@ -192,7 +192,7 @@ for (const dialect of DIALECTS) {
       const side: Side = {
         tenant, seed: { accounts: tenant.accountId, roles: tenant.roleIds.administrator }, unique: {}, employeeId: 0, employeeToken: '', contractorId: 0, contractorToken: '',
       };
-      for (const c of collections.values()) {
+      for (const c of registry.list) {
         const factory = FACTORIES[c.name];
         if (!factory) continue; // reported by the collection's own test
         const unique = `${name.toLowerCase()}-${c.name}-${crypto.randomBytes(4).toString('hex')}`;
@@ -230,12 +230,12 @@ for (const dialect of DIALECTS) {
     });
 
     test('every registered collection has a factory in the matrix', () => {
-      const missing = [...collections.keys()].filter((n) => !FACTORIES[n]);
+      const missing = registry.list.map((c) => c.name).filter((n) => !FACTORIES[n]);
       assert.deepEqual(missing, [], `add a factory to test/tenant-isolation.test.ts for: ${missing.join(', ')}`);
-      assert.deepEqual(Object.keys(FACTORIES).filter((n) => !collections.has(n)), [], 'a factory for a collection that is not registered');
+      assert.deepEqual(Object.keys(FACTORIES).filter((n) => !!!registry.get(n)), [], 'a factory for a collection that is not registered');
     });
 
-    for (const c of collections.values()) {
+    for (const c of registry.list) {
       test(`${c.name}: A's token never reaches B's items`, async () => {
         const factory = FACTORIES[c.name];
         assert.ok(factory, `no factory for collection '${c.name}': add one to FACTORIES`);
@@ -437,7 +437,7 @@ for (const dialect of DIALECTS) {
       const bAdmin = B.tenant.adminId;
       const roleTokens: [string, string][] = [['administrator', A.tenant.token], ['employee', A.employeeToken], ['contractor', A.contractorToken]];
       for (const [role, token] of roleTokens) {
-        for (const c of collections.values()) {
+        for (const c of registry.list) {
           await check(group, `A ${role}: GET /${c.name}/B-id`, async () => {
             const res = await get(token, `/${c.name}/${B.seed[c.table]}`);
             assert.ok(res.status === 404 || res.status === 403, res.raw);

@@ -1,8 +1,10 @@
-import type { Database } from '../db/index.js';
-import { withTransaction, type Executor } from '../db/tx.js';
+import type { Executor } from '../db/tx.js';
 import { hashPassword } from '../auth/secrets.js';
-import type { RoleKind } from '../collections/machinery/collection.js';
+import type { RoleKind } from '../auth/context.js';
+import type { Caller } from '../collections/machinery/collection.js';
+import type { ChangeRecorder, Writer } from '../collections/machinery/write/index.js';
 import { seedStatuses } from '../collections/statuses/seed.js';
+import { users } from '../collections/users/index.js';
 
 export interface NewAccount {
   companyName: string;
@@ -21,14 +23,21 @@ export const ROLES: { name: string; kind: RoleKind }[] = [
 ];
 
 /** What every account starts with besides its roles; collections add their seeds here. */
-export const accountSeeds: ((db: Executor, accountId: number, now: number) => Promise<void>)[] = [seedStatuses];
+export const accountSeeds: ((db: Executor, changes: ChangeRecorder, accountId: number, now: number) => Promise<void>)[] = [seedStatuses];
+
+/** Who acts when the operator (the CLI) changes items: no user, no client. */
+export function operator(accountId: number, now: number, publicUrl = ''): Caller {
+  return { accountId, userId: 0, role: 'administrator', permissions: new Set(), clientId: '', now, publicUrl };
+}
 
 export class AccountError extends Error {}
 
 /** Creates an account, its roles and its first user, who is the account's Administrator. */
-export async function createAccount(database: Database, input: NewAccount, now = Date.now()) {
+export async function createAccount(writer: Writer, input: NewAccount, now = Date.now()) {
   const passwordHash = await hashPassword(input.password);
-  return withTransaction(database, async (db) => {
+  // The account id is known once its row is in: the caller is completed before anything is recorded.
+  const caller = operator(0, now);
+  return writer.transact(caller, async (db, changes) => {
     const taken = await db.selectFrom('users').select('id').where('login', '=', input.login).executeTakeFirst();
     if (taken) throw new AccountError(`the login '${input.login}' is already in use`);
     const account = await db
@@ -36,12 +45,13 @@ export async function createAccount(database: Database, input: NewAccount, now =
       .values({ company_name: input.companyName, licenses: 1, country_code: 0, company_account_code: null, created: now, modified: now })
       .returning('id')
       .executeTakeFirstOrThrow();
+    caller.accountId = account.id;
     const roles = new Map<RoleKind, number>();
     for (const r of ROLES) {
       const row = await db.insertInto('roles').values({ account_id: account.id, name: r.name, kind: r.kind }).returning('id').executeTakeFirstOrThrow();
       roles.set(r.kind, row.id);
     }
-    for (const seed of accountSeeds) await seed(db, account.id, now);
+    for (const seed of accountSeeds) await seed(db, changes, account.id, now);
     const user = await db
       .insertInto('users')
       .values({
@@ -67,6 +77,7 @@ export async function createAccount(database: Database, input: NewAccount, now =
       })
       .returning(['id', 'login'])
       .executeTakeFirstOrThrow();
+    changes.created(users, [user.id]);
     return { account: { id: account.id }, user: { id: user.id, login: user.login as string } };
   });
 }

@@ -3,7 +3,7 @@ import { prepared, run, slot } from '../db/compiled.js';
 import type { Database } from '../db/index.js';
 import type { DB } from '../db/types.js';
 import { ApiError } from '../http/errors.js';
-import type { AuthContext, RoleKind } from '../collections/machinery/collection.js';
+import type { AuthContext, RoleKind } from './context.js';
 import { hashToken } from './secrets.js';
 
 const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/;

@@ -1,14 +1,14 @@
 import { parseArgs } from 'node:util';
-import type { Database } from '../db/index.js';
+import type { Services } from '../services.js';
 import { createAccount } from '../accounts/service.js';
 import { certifyClient, listClients, registerClient, revokeClient } from '../oauth/clients.js';
 import { checkAccountInput, required, UsageError } from './validate.js';
 
-type Command = (database: Database, args: string[]) => Promise<unknown>;
+type Command = (services: Services, args: string[]) => Promise<unknown>;
 
 const str = { type: 'string' } as const;
 
-async function accountsCreate(database: Database, args: string[]) {
+async function accountsCreate({ writer }: Services, args: string[]) {
   const { values } = parseArgs({
     args,
     options: { 'company-name': str, 'first-name': str, 'last-name': str, mobile: str, login: str, password: str, email: str },
@@ -26,10 +26,10 @@ async function accountsCreate(database: Database, args: string[]) {
     ...(values.email !== undefined ? { email: values.email } : {}),
   };
   checkAccountInput(input);
-  return createAccount(database, input);
+  return createAccount(writer, input);
 }
 
-async function clientsCreate(database: Database, args: string[]) {
+async function clientsCreate({ database }: Services, args: string[]) {
   const { values } = parseArgs({
     args,
     options: { name: str, 'redirect-uri': { type: 'string', multiple: true }, permissions: str, 'allow-permission-choice': { type: 'boolean' } },
@@ -46,8 +46,8 @@ async function clientsCreate(database: Database, args: string[]) {
 }
 
 /** Commands taking exactly one CLIENT_ID. */
-function withClientId(fn: (database: Database, clientId: string) => Promise<unknown>): Command {
-  return async (database, args) => {
+function withClientId(fn: (database: Services['database'], clientId: string) => Promise<unknown>): Command {
+  return async ({ database }, args) => {
     const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
     if (positionals.length !== 1) throw new UsageError('expected exactly one CLIENT_ID');
     return fn(database, positionals[0]);
@@ -55,7 +55,7 @@ function withClientId(fn: (database: Database, clientId: string) => Promise<unkn
 }
 
 /** Only what an operator needs to see: never a secret or its hash. */
-async function clientsList(database: Database, args: string[]) {
+async function clientsList({ database }: Services, args: string[]) {
   parseArgs({ args, options: {}, strict: true, allowPositionals: false });
   return (await listClients(database)).map((c) => ({ ...c, created: new Date(c.created).toISOString() }));
 }

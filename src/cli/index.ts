@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { AccountError } from '../accounts/service.js';
-import { ConfigError, loadConfig, sqliteFile } from '../config.js';
-import { connect } from '../db/index.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { openServices } from '../services.js';
 import { ClientError } from '../oauth/clients.js';
 import { COMMANDS, USAGE } from './commands.js';
 import { UsageError } from './validate.js';
@@ -15,13 +15,13 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
-  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), poolSize: 1 });
+  const services = await openServices(config, { poolSize: 1 });
   try {
-    const out = await command(database, argv.slice(2));
+    const out = await command(services, argv.slice(2));
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return 0;
   } finally {
-    await database.close();
+    await services.database.close();
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Collection } from './machinery/collection.js';
+import { createRegistry } from './machinery/registry.js';
 import { users } from './users/index.js';
 import { statuses } from './statuses/index.js';
 import { clients } from './clients/index.js';
@@ -6,6 +6,12 @@ import { jobs } from './jobs/index.js';
 import { visits } from './visits/index.js';
 import { workgroups } from './workgroups/index.js';
 import { files } from './files/index.js';
+import { notes } from './notes/index.js';
 
-/** Every collection the API serves, by name. */
-export const collections = new Map<string, Collection>([users, statuses, clients, jobs, visits, workgroups, files].map((c) => [c.name, c]));
+/** Every collection the API serves: the one list everything else is derived from. */
+export const registry = createRegistry([users, jobs, visits, clients, statuses, workgroups, files, notes]);
+
+/** The permission names: `<collection>.read` and `<collection>.write` of every collection. */
+export const ALL_PERMISSIONS: readonly string[] = registry.permissions;
+
+export const isPermission = (p: string): boolean => ALL_PERMISSIONS.includes(p);

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type { DB } from './types.js';
 import { migrateToLatest } from './migrate.js';
+import { ensureRowCounters } from './counted.js';
 import { ONE_ROW, preparedTexts, registerDirect } from './compiled.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -108,11 +109,15 @@ function withNamedStatements(client: pg.PoolClient) {
   };
 }
 
-/** Opens the database the configuration names and applies every pending migration. */
-export async function connect(opts: DatabaseOptions): Promise<Database> {
+/**
+ * Opens the database the configuration names, applies every pending migration and makes the row
+ * counters of the tables the collection declarations mark as counted.
+ */
+export async function connect(opts: DatabaseOptions & { countedTables: readonly string[] }): Promise<Database> {
   const database = openDatabase(opts);
   try {
     await migrateToLatest(database);
+    await ensureRowCounters(database, opts.countedTables);
   } catch (err) {
     await database.close();
     throw err;

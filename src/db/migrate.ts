@@ -6,6 +6,7 @@ import { files } from './migrations/003_files.js';
 import { performance } from './migrations/004_performance.js';
 import { rateLimits } from './migrations/005_rate_limits.js';
 import { countVersions } from './migrations/006_count_versions.js';
+import { notes } from './migrations/007_notes.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '004_performance': performance,
   '005_rate_limits': rateLimits,
   '006_count_versions': countVersions,
+  '007_notes': notes,
 };
 
 export async function migrateToLatest(database: Database): Promise<void> {

@@ -139,7 +139,8 @@ export interface StatusesTable {
   account_id: number;
   label: string;
   colour: string | null;
-  status_group: 'new' | 'inProgress' | 'onHold' | 'completed';
+  /** One of STATUS_GROUPS (the declaration in src/collections/statuses/schema.ts). */
+  status_group: string;
   is_default: number;
   deleted: number;
   created: number;
@@ -178,7 +179,8 @@ export interface JobsTable extends AddressColumns {
   description: string | null;
   client_id: number | null;
   status_id: number;
-  priority: 'low' | 'normal' | 'high' | 'urgent';
+  /** One of PRIORITIES (src/collections/jobs/schema.ts). */
+  priority: string;
   order_number: string | null;
   due_date: string | null; // YYYY-MM-DD
   created_by: number | null;
@@ -196,7 +198,8 @@ export interface VisitsTable {
   notes: string | null;
   start_time: number;
   end_time: number;
-  state: 'scheduled' | 'travelling' | 'onSite' | 'completed' | 'cancelled';
+  /** One of VISIT_STATES (src/collections/visits/schema.ts). */
+  state: string;
   deleted: number;
   created: number;
   modified: number;
@@ -212,6 +215,17 @@ export interface FilesTable {
   sha256: string;
   job_id: number | null;
   user_id: number | null;
+  deleted: number;
+  created: number;
+  modified: number;
+}
+
+export interface NotesTable {
+  id: Generated<number>;
+  account_id: number;
+  job_id: number;
+  author_id: number | null;
+  body: string;
   deleted: number;
   created: number;
   modified: number;
@@ -235,4 +249,5 @@ export interface DB {
   jobs: JobsTable;
   visits: VisitsTable;
   files: FilesTable;
+  notes: NotesTable;
 }

@@ -2,12 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import { authenticate } from '../auth/bearer.js';
-import type { Collection } from '../collections/machinery/collection.js';
+import type { ActionRequest, Caller, Collection, MultipartPart } from '../collections/machinery/collection.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { list, readByIds } from '../collections/machinery/read.js';
-import { write } from '../collections/machinery/write.js';
 import { isPlainObject } from '../collections/machinery/validate.js';
-import { collections } from '../collections/index.js';
 import { API_VERSION, sendJson } from './envelope.js';
 import { ApiError } from './errors.js';
 import { enforceRateLimit, tokenBucket } from './rate-limit.js';
@@ -35,6 +33,19 @@ function bodyItems(c: Collection, route: ApiRoute, method: string, body: unknown
   return items.map((it) => (isPlainObject(it) && it.id === undefined ? { ...it, id: route.item } : it));
 }
 
+/** What an action sees of the request: no framework objects. */
+function actionRequest(request: FastifyRequest, caller: Caller, item: number | undefined, services: ActionRequest['services']): ActionRequest {
+  return {
+    caller,
+    item,
+    headers: request.headers,
+    query: request.query as Record<string, unknown>,
+    body: request.body,
+    parts: request.isMultipart() ? (limits) => request.parts({ limits }) as AsyncIterable<MultipartPart> : undefined,
+    services,
+  };
+}
+
 export async function apiPlugin(app: FastifyInstance): Promise<void> {
   // Bodies of every type reach the handler: JSON parsed (with our error), anything else as a stream
   // that only actions such as /files/upload consume.
@@ -60,10 +71,10 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     if (!route) throw new ApiError('notFound');
     checkVersion(request.headers['x-version']);
     const method = effectiveMethod(request.method, request.headers['x-method']);
-    const ctx = await authenticate(app.database, request.headers.authorization, app.clock());
-    await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(ctx.tokenHash));
-    ctx.publicUrl = app.config.publicUrl;
-    const c = collections.get(route.collection);
+    const auth = await authenticate(app.database, request.headers.authorization, app.clock());
+    await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(auth.tokenHash));
+    const ctx: Caller = { accountId: auth.accountId, userId: auth.userId, role: auth.role, permissions: auth.permissions, clientId: auth.clientId, now: auth.now, publicUrl: app.config.publicUrl };
+    const c = app.services.registry.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);
     const allowed = allowedMethods(route);
     if (!(allowed as string[]).includes(method)) {
@@ -76,8 +87,9 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     if (route.action) {
       const action = c.actions?.[route.action];
       if (!action) throw new ApiError('unknownAction', `'${route.action.slice(0, 64)}'`);
-      const result = await action({ ctx, item: route.item, request, reply });
-      return result === undefined ? reply : sendJson(reply, 200, result);
+      const answer = await action(actionRequest(request, ctx, route.item, app.services));
+      if (answer.headers) reply.headers(answer.headers);
+      return sendJson(reply, answer.status, answer.body);
     }
 
     if (method === 'GET') {
@@ -97,7 +109,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     if (op === 'create' && c.createVia) {
       throw new ApiError('methodNotAllowed', `${c.name} are created with POST /${c.name}/${c.createVia}`, { allow: 'GET, PATCH, DELETE' });
     }
-    const out = await write(app.database, c, ctx, op, bodyItems(c, route, method, request.body), route.item);
+    const out = await app.services.writer.write({ collection: c, caller: ctx, op, input: bodyItems(c, route, method, request.body), urlId: route.item });
     if (out.result === 'failure') return sendJson(reply, 422, out);
     return sendJson(reply, 200, { result: 'success', [c.name]: out.items, metadata: out.metadata });
   };

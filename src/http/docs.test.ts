@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { browserSkip, launchBrowser } from '../../test/browser.js';
 import { createTestApp, type TestApp } from '../../test/helpers.js';
-import { collections } from '../collections/index.js';
+import { registry } from '../collections/index.js';
 import { ERRORS, VALIDATION } from './errors.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -35,7 +35,7 @@ describe('OpenAPI document and reference page', () => {
   });
 
   test('covers every registered collection with its operations, schemas and fields', () => {
-    for (const c of collections.values()) {
+    for (const c of registry.list) {
       const N = c.name[0].toUpperCase() + c.name.slice(1);
       assert.ok(doc.paths[`/${c.name}`].get, c.name);
       assert.ok(doc.paths[`/${c.name}`].patch && doc.paths[`/${c.name}`].delete);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import { collections } from '../collections/index.js';
+import { registry } from '../collections/index.js';
 import { JSON_TYPE } from './envelope.js';
 import { ApiError } from './errors.js';
 import { buildOpenApi } from './openapi.js';
@@ -53,7 +53,7 @@ const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-
 export async function docsPlugin(app: FastifyInstance): Promise<void> {
   let doc: string | undefined;
   app.get('/openapi.json', async (_request, reply) => {
-    doc ??= JSON.stringify(buildOpenApi(collections.values(), app.config.publicUrl));
+    doc ??= JSON.stringify(buildOpenApi(registry.list, app.config.publicUrl));
     return reply.header('content-type', JSON_TYPE).header('cache-control', 'no-cache').send(doc);
   });
 

@@ -1,7 +1,7 @@
 import type { Collection } from '../collections/machinery/collection.js';
 import type { Field } from '../collections/machinery/fields.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../collections/machinery/modifiers.js';
-import { MAX_ITEMS } from '../collections/machinery/write.js';
+import { MAX_ITEMS } from '../collections/machinery/write/index.js';
 import { API_VERSION } from './envelope.js';
 import { ERRORS, VALIDATION } from './errors.js';
 import { oauthPaths, OAUTH_SCHEMAS } from './openapi-oauth.js';
@@ -23,12 +23,13 @@ function readSchema(field: Field): Json {
   const doc = field.description ? { description: field.description } : {};
   switch (field.kind) {
     case 'assoc': {
-      const members = Object.fromEntries(Object.entries(field.members).map(([m, d]) => [m, { type: d.type === 'integer' ? 'integer' : 'string', description: 'with fields=[*]' }]));
+      // The members are the target's own declarations: the same schema its own items are served with.
+      const members = Object.fromEntries(Object.entries(field.members).map(([m, d]) => [m, { ...plain(d.schema), description: 'with fields=[*]' }]));
       const obj = { type: 'object', properties: { id: { type: 'integer' }, ...members }, required: ['id'] };
       return { ...(field.nullable ? nullable(obj) : obj), ...doc };
     }
     case 'assocList': {
-      const members = Object.fromEntries(Object.entries(field.memberSchema).map(([m, s]) => [m, plain(s)]));
+      const members = Object.fromEntries(Object.entries(field.members).map(([m, d]) => [m, plain(d.schema)]));
       return { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' }, ...members }, required: ['id'] }, ...doc };
     }
     case 'object':

@@ -3,7 +3,7 @@ import type { Database } from '../db/index.js';
 import type { Executor } from '../db/tx.js';
 import { withTransaction } from '../db/tx.js';
 import { hashToken, randomToken, safeEqual } from '../auth/secrets.js';
-import { ALL_PERMISSIONS, isPermission } from '../auth/permissions.js';
+import { ALL_PERMISSIONS, isPermission } from '../collections/index.js';
 import { isAllowedRedirectUri } from './redirect-uri.js';
 import { revokeTokens } from './tokens.js';
 

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { collections } from '../../src/collections/index.js';
+import { registry } from '../../src/collections/index.js';
 import { DIALECTS, skipUnless } from '../helpers.js';
 import { createSite, request, sleep, startServer, type Site } from './process.js';
 
@@ -26,7 +26,7 @@ const MARK = {
   jobs: { create: ['title', 'title'], update: ['orderNumber', 'order_number'] },
 } as const;
 
-const hasJobs = collections.has('jobs');
+const hasJobs = !!registry.get('jobs');
 const CONCURRENCY = 8;
 
 async function writeLoad(site: Site, origin: string, batches: Batch[], run: number, stop: () => boolean): Promise<void> {

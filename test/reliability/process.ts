@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import pg from 'pg';
 import type { Dialect } from '../../src/db/index.js';
 import { createAccount } from '../../src/accounts/service.js';
-import { ALL_PERMISSIONS } from '../../src/auth/permissions.js';
+import { ALL_PERMISSIONS } from '../../src/collections/index.js';
 import { issueToken } from '../../src/oauth/tokens.js';
 import { PG_URL, createClient, createTestDb, type TestDb } from '../helpers.js';
 
@@ -54,7 +54,7 @@ export interface Site {
 export async function createSite(dialect: Dialect, env: Record<string, string> = {}): Promise<Site> {
   const db = await createTestDb(dialect);
   const now = Date.now();
-  const { account, user } = await createAccount(db.database, {
+  const { account, user } = await createAccount(db.services.writer, {
     companyName: 'Crash Test Ltd', firstName: 'Ada', lastName: 'Admin', mobile: '+441234567890', login: `crash-${now}-${Math.random().toString(36).slice(2, 8)}`, password: 'correct horse battery',
   });
   const { clientId } = await createClient(db.database);

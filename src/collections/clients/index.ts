@@ -6,6 +6,7 @@ export const clients = defineCollection({
   table: 'clients',
   description: 'The customers work is done for.',
   fields: clientFields,
+  counted: true,
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },

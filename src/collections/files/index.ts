@@ -1,20 +1,11 @@
 import { PostgresAdapter, sql } from 'kysely';
 import type { Database } from '../../db/index.js';
 import { withTransaction, type Executor } from '../../db/tx.js';
-import { sendJson } from '../../http/envelope.js';
 import { ApiError } from '../../http/errors.js';
-import { defineCollection, type ActionRequest, type Collection, type Item, type Row } from '../machinery/collection.js';
-import { write } from '../machinery/write.js';
+import { defineCollection, type ActionAnswer, type ActionRequest, type Collection, type Item, type Row } from '../machinery/collection.js';
 import { fileFields } from './schema.js';
 import { storeFor } from './storage.js';
 import { receiveUpload, uploadDoc, type Received } from './upload.js';
-
-/**
- * Uploads that are being written, keyed by the very item object handed to the write path: the
- * server-side members (digest, size, type) travel beside the item, never through it, so a client
- * can never set them and a plain `POST /files` (no upload behind it) is refused.
- */
-const pending = new WeakMap<Item, Received>();
 
 /**
  * Serialises everything that adds or removes the bytes of one digest. SQLite's BEGIN IMMEDIATE
@@ -49,26 +40,23 @@ function toJob(raw: string | undefined): unknown {
 }
 
 /** `POST /files/upload`: stream, stage, then create the item through the shared write path. */
-async function upload({ ctx, item, request, reply }: ActionRequest): Promise<unknown> {
-  if (item !== undefined) throw new ApiError('unknownAction', "'upload' applies to /files, not to one file");
-  const received = await receiveUpload(request, reply);
+async function upload(request: ActionRequest): Promise<ActionAnswer> {
+  if (request.item !== undefined) throw new ApiError('unknownAction', "'upload' applies to /files, not to one file");
+  const received = await receiveUpload(request);
   const newItem: Item = {};
   if (received.name !== undefined) newItem.name = received.name;
   const job = toJob(received.job);
   if (job !== undefined) newItem.job = job;
-  pending.set(newItem, received);
-  let out: Awaited<ReturnType<typeof write>>;
   try {
-    out = await write(request.server.database, files, ctx, 'create', [newItem]);
+    // The staged bytes travel beside the item, never through it, so a client can never set the
+    // digest, size or type, and a plain `POST /files` (no upload behind it) is refused.
+    const out = await request.services.writer.write({ collection: files, caller: request.caller, op: 'create', input: [newItem], attached: [received] });
+    if (out.result === 'failure') return { status: 422, body: out };
+    return { status: 200, body: { result: 'success', files: out.items, metadata: out.metadata } };
   } finally {
     // Before answering: once the client has its answer, nothing of a refused upload is left.
     await received.staged.discard();
   }
-  if (out.result === 'failure') {
-    sendJson(reply, 422, out);
-    return undefined;
-  }
-  return { result: 'success', files: out.items, metadata: out.metadata };
 }
 
 export const files: Collection = defineCollection({
@@ -86,28 +74,29 @@ export const files: Collection = defineCollection({
   actions: { upload },
   actionDocs: { upload: uploadDoc },
   createVia: 'upload',
+  counted: true,
   rules: {
-    // The dispatcher already refuses POST /files (createVia); this guards any other caller of write().
-    validate(item, op) {
-      if (op === 'create' && !pending.has(item)) {
+    // The dispatcher already refuses POST /files (createVia); this guards any other writer.
+    validate({ op, attached }) {
+      if (op === 'create' && !attached) {
         throw new ApiError('methodNotAllowed', 'files are created with POST /files/upload', { allow: 'GET, PATCH, DELETE' });
       }
       return [];
     },
-    async prepare(ctx, op, item, row) {
-      const up = op === 'create' ? pending.get(item) : undefined;
+    async prepare({ caller, op, row, attached }) {
+      const up = op === 'create' ? (attached as Received | undefined) : undefined;
       if (!up) return;
-      Object.assign(row, { mime_type: up.mimeType, size: up.staged.size, sha256: up.staged.sha256, user_id: ctx.userId });
+      Object.assign(row, { mime_type: up.mimeType, size: up.staged.size, sha256: up.staged.sha256, user_id: caller.userId });
     },
     // Publishing the bytes inside the transaction, under the digest lock, means a concurrent delete
     // of the last other copy either runs before (and we put the bytes back) or sees our row.
-    async after({ db }, op, _id, item) {
-      const up = op === 'create' ? pending.get(item) : undefined;
+    async after({ db, op, attached }) {
+      const up = op === 'create' ? (attached as Received | undefined) : undefined;
       if (!up) return;
       await lockDigest(db, up.staged.sha256);
       await up.staged.commit();
     },
-    async committed(database, _ctx, op, _ids, existing) {
+    async committed({ database, op, existing }) {
       if (op !== 'delete') return;
       await collectBytes(database, existing.flatMap((r: Row | undefined) => (r ? [String(r.sha256)] : [])));
     },

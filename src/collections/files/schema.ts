@@ -9,9 +9,9 @@ const downloadUrl: ComputedField = {
   columns: ['account_id'],
   schema: Type.String({ format: 'uri' }),
   description: 'Signed URL serving the bytes without a bearer token; valid 15 minutes from this read.',
-  async compute(db, ctx, rows) {
+  async compute(db, caller, rows) {
     const key = await signingKey(db);
-    return rows.map((r) => downloadLink(key, ctx.publicUrl ?? '', Number(r.account_id), Number(r.id), ctx.now));
+    return rows.map((r) => downloadLink(key, caller.publicUrl, Number(r.account_id), Number(r.id), caller.now));
   },
 };
 
@@ -24,13 +24,13 @@ export const fileFields: Record<string, Field> = {
   job: f.assoc('job_id', 'jobs', {
     nullable: true,
     description: 'The job the file is attached to, or null',
-    members: { title: { column: 'title', type: 'string' }, reference: { column: 'reference', type: 'string' } },
+    members: ['title', 'reference'],
   }),
   user: f.assoc('user_id', 'users', {
     nullable: true,
     readOnly: true,
     description: 'The uploader (null once that user was deleted)',
-    members: { firstName: { column: 'first_name', type: 'string' }, lastName: { column: 'last_name', type: 'string' } },
+    members: ['firstName', 'lastName'],
   }),
   downloadUrl,
   ...standardFields(),

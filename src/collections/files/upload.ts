@@ -1,8 +1,6 @@
 import { Readable } from 'node:stream';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type {} from '@fastify/multipart'; // request.parts() and isMultipart()
 import { ApiError } from '../../http/errors.js';
-import type { ActionDoc } from '../machinery/collection.js';
+import type { ActionDoc, ActionRequest } from '../machinery/collection.js';
 import { storeFor, TooLargeError, type StagedBlob } from './storage.js';
 
 /** What an upload request carried: the staged bytes and the item members it named. */
@@ -26,8 +24,8 @@ export function mediaType(raw: string | undefined): string {
   return charset ? `${essence}; charset=${charset.toLowerCase()}` : essence;
 }
 
-function queryMembers(request: FastifyRequest): { name?: string; job?: string } {
-  const query = request.query as Record<string, unknown>;
+function queryMembers(request: ActionRequest): { name?: string; job?: string } {
+  const query = request.query;
   for (const [k, v] of Object.entries(query)) {
     if (k !== 'name' && k !== 'job') throw new ApiError('badModifier', `unknown query parameter '${k.slice(0, 64)}'`);
     if (typeof v !== 'string') throw new ApiError('badModifier', `${k} is given more than once`);
@@ -38,14 +36,14 @@ function queryMembers(request: FastifyRequest): { name?: string; job?: string } 
 /** Multipart limits are checked by busboy and our own counter; these errors all mean "too big". */
 const TOO_LARGE = new Set(['FST_REQ_FILE_TOO_LARGE']);
 
-async function fromMultipart(request: FastifyRequest, max: number, members: { name?: string; job?: string }) {
-  const store = storeFor(request.server.database);
+async function fromMultipart(request: ActionRequest, max: number, members: { name?: string; job?: string }) {
+  const store = storeFor(request.services.database);
   let staged: StagedBlob | undefined;
   let mimeType = 'application/octet-stream';
   let filename: string | undefined;
   try {
     // One file part; a few small fields. busboy truncates at max+1 so our counter sees the overflow.
-    const parts = request.parts({ limits: { fileSize: max + 1, files: 1, fields: 10, parts: 12, fieldSize: 4096 } });
+    const parts = request.parts!({ fileSize: max + 1, files: 1, fields: 10, parts: 12, fieldSize: 4096 });
     for await (const part of parts) {
       if (part.type === 'field') {
         if (part.fieldname === 'name' || part.fieldname === 'job') members[part.fieldname] = String(part.value);
@@ -76,7 +74,7 @@ async function fromMultipart(request: FastifyRequest, max: number, members: { na
   return { staged, mimeType, name: members.name ?? filename, job: members.job };
 }
 
-async function fromRawBody(request: FastifyRequest, max: number, members: { name?: string; job?: string }) {
+async function fromRawBody(request: ActionRequest, max: number, members: { name?: string; job?: string }) {
   const body = request.body;
   // application/json bodies were already parsed by the API's JSON parser (1 MiB): not a file stream.
   if (body !== undefined && !(body instanceof Readable)) {
@@ -84,23 +82,22 @@ async function fromRawBody(request: FastifyRequest, max: number, members: { name
   }
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > max) throw new TooLargeError(max);
-  const staged = await storeFor(request.server.database).stage(body ?? Readable.from([]), max);
-  return { staged, mimeType: mediaType(request.headers['content-type']), ...members };
+  const staged = await storeFor(request.services.database).stage((body as Readable | undefined) ?? Readable.from([]), max);
+  return { staged, mimeType: mediaType(request.headers['content-type'] as string | undefined), ...members };
 }
 
 /**
  * Streams the upload into staging storage (never whole in memory), hashing and counting as it
  * goes. Over the limit: 413 and nothing kept; the connection is closed rather than drained.
  */
-export async function receiveUpload(request: FastifyRequest, reply: FastifyReply): Promise<Received> {
-  const max = request.server.config.filesMaxBytes;
+export async function receiveUpload(request: ActionRequest): Promise<Received> {
+  const max = request.services.config.filesMaxBytes;
   const members = queryMembers(request);
   try {
-    return request.isMultipart() ? await fromMultipart(request, max, members) : await fromRawBody(request, max, members);
+    return request.parts ? await fromMultipart(request, max, members) : await fromRawBody(request, max, members);
   } catch (err) {
     if (!(err instanceof TooLargeError)) throw err;
-    reply.header('connection', 'close');
-    throw new ApiError('fileTooLarge', `at most ${max} bytes`);
+    throw new ApiError('fileTooLarge', `at most ${max} bytes`, { connection: 'close' });
   }
 }
 

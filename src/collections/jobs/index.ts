@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import { ApiError } from '../../http/errors.js';
 import type { Executor } from '../../db/tx.js';
 import { defineCollection } from '../machinery/collection.js';
-import { untyped } from '../machinery/read.js';
 import { jobFields } from './schema.js';
 
 /**
@@ -12,14 +11,14 @@ import { jobFields } from './schema.js';
  */
 async function nextReference(db: Executor, accountId: number): Promise<string> {
   for (;;) {
-    const { value } = await untyped(db)
+    const { value } = await db
       .insertInto('counters')
       .values({ account_id: accountId, name: 'jobs', value: 1 })
       .onConflict((oc) => oc.columns(['account_id', 'name']).doUpdateSet({ value: sql`counters.value + 1` }))
       .returning('value')
       .executeTakeFirstOrThrow();
     const reference = `J-${String(value).padStart(6, '0')}`;
-    const taken = await untyped(db).selectFrom('jobs').select('id').where('account_id', '=', accountId).where('reference', '=', reference).executeTakeFirst();
+    const taken = await db.selectFrom('jobs').select('id').where('account_id', '=', accountId).where('reference', '=', reference).executeTakeFirst();
     if (!taken) return reference;
   }
 }
@@ -29,31 +28,32 @@ export const jobs = defineCollection({
   table: 'jobs',
   description: 'Work to be done, usually for a client; scheduled through visits.',
   fields: jobFields,
+  counted: true,
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     // A job is a contractor's when one of its visits is assigned to them. No `ownsNew`: they cannot create jobs.
-    own: (ctx, eb, table) =>
+    own: (caller, eb, table) =>
       eb.exists(
         eb.selectFrom('visits').select('visits.id')
           .whereRef('visits.job_id', '=', `${table}.id`)
-          .where('visits.account_id', '=', ctx.accountId)
-          .where('visits.user_id', '=', ctx.userId),
+          .where('visits.account_id', '=', caller.accountId)
+          .where('visits.user_id', '=', caller.userId),
       ),
   },
   rules: {
     // Deleting a job deletes every visit on it, other people's too: not a contractor's call.
-    authorize(ctx, op) {
-      if (op === 'delete' && ctx.role === 'contractor') throw new ApiError('roleForbids', 'contractors cannot delete jobs');
+    authorize({ caller, op }) {
+      if (op === 'delete' && caller.role === 'contractor') throw new ApiError('roleForbids', 'contractors cannot delete jobs');
     },
-    async fill({ ctx, db }, op, _item, row) {
+    async fill({ caller, db, op, row }) {
       if (op !== 'create') return;
-      row.created_by = ctx.userId;
+      row.created_by = caller.userId;
       if (row.status_id === undefined) {
-        const status = await untyped(db).selectFrom('statuses').select('id').where('account_id', '=', ctx.accountId).where('is_default', '=', 1).executeTakeFirstOrThrow();
+        const status = await db.selectFrom('statuses').select('id').where('account_id', '=', caller.accountId).where('is_default', '=', 1).executeTakeFirstOrThrow();
         row.status_id = status.id;
       }
-      if (row.reference === undefined) row.reference = await nextReference(db, ctx.accountId);
+      if (row.reference === undefined) row.reference = await nextReference(db, caller.accountId);
     },
   },
 });

@@ -1,5 +1,4 @@
-import { f, standardFields, type Field } from '../machinery/fields.js';
-import { addressField } from '../clients/schema.js';
+import { f, kinds, standardFields, type Field } from '../machinery/fields.js';
 
 export const PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
 
@@ -12,25 +11,21 @@ export const jobFields: Record<string, Field> = {
     minLength: 1, maxLength: 50, unique: 'account', description: 'Unique in the account; generated as J-000123 when not given.',
   }),
   description: f.text('description', { nullable: true }),
-  client: f.assoc('client_id', 'clients', { nullable: true, referenceFilter: live, members: { name: { column: 'name', type: 'string' } } }),
+  client: f.assoc('client_id', 'clients', { nullable: true, referenceFilter: live, members: ['name'] }),
+  // No ON DELETE action: a status still used by a job cannot be deleted (1051).
   status: f.assoc('status_id', 'statuses', {
     referenceFilter: live,
     description: "Default: the account's default status.",
-    members: {
-      label: { column: 'label', type: 'string' },
-      colour: { column: 'colour', type: 'string' },
-      group: { column: 'status_group', type: 'string' },
-      isDefault: { column: 'is_default', type: 'boolean' },
-    },
+    members: ['label', 'colour', 'group', 'isDefault'],
   }),
   priority: f.enum('priority', PRIORITIES, { default: 'normal' }),
   orderNumber: f.string('order_number', { nullable: true, maxLength: 100 }),
-  address: addressField(),
+  address: kinds.address(),
   dueDate: f.date('due_date', { nullable: true, description: 'A calendar date, YYYY-MM-DD.' }),
   createdBy: f.assoc('created_by', 'users', {
     readOnly: true,
     nullable: true,
-    members: { firstName: { column: 'first_name', type: 'string' }, lastName: { column: 'last_name', type: 'string' } },
+    members: ['firstName', 'lastName'],
   }),
   ...standardFields(),
 };

@@ -1,22 +1,19 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import type { AuthContext, RoleKind } from '../../auth/context.js';
+import type { Database } from '../../db/index.js';
 import type { ApiErrorBody } from '../../http/errors.js';
 import type { Executor } from '../../db/tx.js';
 import type { Field, ScalarField, ValueType } from './fields.js';
+import type { ChangeRecorder } from './write/changes.js';
 
-export type RoleKind = 'administrator' | 'employee' | 'contractor';
+export type { RoleKind };
 export type Op = 'create' | 'update' | 'delete';
 export type Access = 'all' | 'own' | 'none';
 
-/** Who is calling: everything a request knows after its bearer token was checked. */
-export interface AuthContext {
-  accountId: number;
-  userId: number;
-  role: RoleKind;
-  permissions: ReadonlySet<string>;
-  clientId: string;
-  now: number;
+/** The caller as the collection machinery sees it: who (the token) and where they reach us. */
+export interface Caller extends AuthContext {
   /** The origin clients reach the server at (config.publicUrl), for links the API returns. */
-  publicUrl?: string;
+  publicUrl: string;
 }
 
 export type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -28,35 +25,52 @@ export interface Policy {
   read: Record<RoleKind, Access>;
   write: Record<RoleKind, Access>;
   /** The rows a user with 'own' access may see or change. */
-  own?(ctx: AuthContext, eb: EB, table: string): Expression<SqlBool>;
+  own?(caller: Caller, eb: EB, table: string): Expression<SqlBool>;
   /** Whether an 'own' writer may create items (the item is then checked by `ownsNew`). */
-  ownsNew?(ctx: AuthContext, item: Item): boolean;
+  ownsNew?(caller: Caller, item: Item): boolean;
 }
 
-export interface WriteContext {
-  ctx: AuthContext;
+/** What every rule hook receives about one item of a write: one argument, always this shape. */
+export interface ItemContext {
+  caller: Caller;
+  op: Op;
+  item: Item;
+  /** The item's position in the request. */
+  index: number;
+  /** The stored row on update and delete, once loaded (inside the transaction); undefined before. */
+  existing?: Row;
+  /** The columns this write sets (empty on delete); rules may add server-side columns. */
+  row: Row;
+  /** What the caller attached beside the item, never through it (an upload's staged bytes). */
+  attached?: unknown;
+}
+
+/** An item's context inside the write transaction. */
+export interface TxItemContext extends ItemContext {
   db: Executor;
+  /** Rules that change other rows say so here first, so the change is seen (events). */
+  changes: ChangeRecorder;
 }
 
-/** What is truly a collection's own: each hook is optional. */
+/** What a collection adds to the shared write pipeline; each hook is optional. */
 export interface Rules {
-  /** Per-item checks after the schema checks; `existing` is the stored row on update. */
-  validate?(item: Item, op: Op, ctx: AuthContext, existing?: Row): ApiErrorBody[];
-  /** Role rules that depend on the item (throw ApiError('roleForbids')). */
-  authorize?(ctx: AuthContext, op: Op, item: Item, existing?: Row): void;
-  /** Slow preparation outside the transaction (hashing a password); may set extra columns. */
-  prepare?(ctx: AuthContext, op: Op, item: Item, row: Row): Promise<void>;
-  /** Checks inside the transaction, before writing. */
-  check?(w: WriteContext, op: Op, item: Item, existing?: Row): Promise<ApiErrorBody[]>;
+  /** Per-item checks after the schema checks, before the transaction (no stored row yet). */
+  validate?(i: ItemContext): ApiErrorBody[];
+  /** Role rules that depend on the item or its stored row (throw ApiError('roleForbids')). */
+  authorize?(i: ItemContext): void;
+  /** Slow preparation outside the transaction (hashing a password); may set columns on `row`. */
+  prepare?(i: ItemContext): Promise<void>;
+  /** Checks inside the transaction, before anything is written. */
+  check?(i: TxItemContext): Promise<ApiErrorBody[]>;
   /** Sets server-side columns inside the transaction (generated references, defaults from other rows). */
-  fill?(w: WriteContext, op: Op, item: Item, row: Row, existing?: Row): Promise<void>;
-  /** Runs after the row was written, in the same transaction. */
-  after?(w: WriteContext, op: Op, id: number, item: Item, row: Row, existing?: Row): Promise<void>;
+  fill?(i: TxItemContext): Promise<void>;
+  /** Runs after the item's row was written, in the same transaction. */
+  after?(i: TxItemContext & { id: number }): Promise<void>;
   /**
    * Runs once the transaction has committed (never after a rollback): side effects outside the
-   * database, such as removing stored bytes nothing references any more. `existing` per id.
+   * database, such as removing stored bytes nothing references any more.
    */
-  committed?(database: import('../../db/index.js').Database, ctx: AuthContext, op: Op, ids: number[], existing: (Row | undefined)[]): Promise<void>;
+  committed?(c: { database: Database; caller: Caller; op: Op; ids: number[]; existing: (Row | undefined)[] }): Promise<void>;
 }
 
 export interface CollectionDef {
@@ -66,6 +80,12 @@ export interface CollectionDef {
   fields: Record<string, Field>;
   policy: Policy;
   rules?: Rules;
+  /**
+   * Rows per account are counted by triggers into `counters` (`rows:<table>`), so an unfiltered
+   * list answers `recordsCount` without counting. The triggers are made at start from this flag
+   * (src/db/counted.ts), for tables that exist and have none yet.
+   */
+  counted?: boolean;
   /** POST actions: `/:collection/:action` and `/:collection/:item/:action`. */
   actions?: Record<string, ActionHandler>;
   /** What the OpenAPI document says of each action beyond the shared envelopes and errors. */
@@ -74,11 +94,36 @@ export interface CollectionDef {
   createVia?: string;
 }
 
+/** An action call, free of the HTTP framework: what the request carried, and the services to use. */
 export interface ActionRequest {
-  ctx: AuthContext;
+  caller: Caller;
   item?: number;
-  request: import('fastify').FastifyRequest;
-  reply: import('fastify').FastifyReply;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  query: Readonly<Record<string, unknown>>;
+  /** Parsed JSON, or for any other media type the raw bytes as a stream. */
+  body: unknown;
+  /** The parts of a multipart/form-data body, streamed; undefined for other bodies. */
+  parts?(limits: MultipartLimits): AsyncIterable<MultipartPart>;
+  services: import('./services.js').Services;
+}
+
+export interface MultipartLimits {
+  fileSize: number;
+  files: number;
+  fields: number;
+  parts: number;
+  fieldSize: number;
+}
+
+export type MultipartPart =
+  | { type: 'field'; fieldname: string; value: unknown }
+  | { type: 'file'; fieldname: string; filename: string; mimetype: string; file: import('node:stream').Readable };
+
+/** The answer of an action: a status and an envelope (200 unless said otherwise). */
+export interface ActionAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
 }
 
 /** OpenAPI fragments for an action; `on: 'collection'` is POST /:collection/:action (no item). */
@@ -90,8 +135,7 @@ export interface ActionDoc {
   requestBody?: Record<string, unknown>;
 }
 
-/** Returns the envelope to send (status 200), or undefined when it answered the reply itself. */
-export type ActionHandler = (a: ActionRequest) => Promise<unknown>;
+export type ActionHandler = (a: ActionRequest) => Promise<ActionAnswer>;
 
 export interface FilterColumn {
   column: string;

@@ -1,24 +1,24 @@
 import type { Expression, SqlBool } from 'kysely';
 import { prepared, run, slot } from '../../db/compiled.js';
 import { untyped, type Executor } from '../../db/tx.js';
-import { COUNTED_TABLES, rowCounter } from '../../db/migrations/004_performance.js';
-import type { AuthContext, Collection, EB } from './collection.js';
+import { rowCounter } from '../../db/counted.js';
+import type { Caller, Collection, EB } from './collection.js';
 import type { ListQuery } from './modifiers.js';
 
 
 /**
  * recordsCount, always exact.
- * - Unfiltered lists of every row in the account read the count the triggers of migration 004 keep.
+ * - Unfiltered lists of every row in the account read the count the triggers of src/db/counted.ts keep.
  * - Filtered lists count their rows, and remember the count under the table's change counter for
- *   the account (`counters.version`, bumped by the triggers of migration 006 in the same
+ *   the account (`counters.version`, bumped by those triggers in the same
  *   transaction as every insert, update and delete). While the counter has not moved, no row of
  *   the table changed in the account, so the remembered count is still the true one. `~` has to
  *   look at every matching row (8 % of 100,000 jobs in W2): counting grew with the account, reading
  *   the counter does not. Lists under 'own' access are not remembered: their scope reads other
  *   tables (a contractor's jobs are those with their visits), whose changes the counter misses.
  */
-export async function countRows(db: Executor, c: Collection, ctx: AuthContext, q: ListQuery, access: 'all' | 'own', where: (eb: EB) => Expression<SqlBool>): Promise<number> {
-  const kept = access === 'all' && (COUNTED_TABLES as readonly string[]).includes(c.table);
+export async function countRows(db: Executor, c: Collection, ctx: Caller, q: ListQuery, access: 'all' | 'own', where: (eb: EB) => Expression<SqlBool>): Promise<number> {
+  const kept = access === 'all' && !!c.counted;
   if (kept && !q.where) {
     const rows = await run(untyped(db), counterQuery(db, c.table).bind({ account: ctx.accountId }));
     return Number(rows[0]?.value ?? 0);
@@ -78,9 +78,9 @@ function cacheOf(db: Executor) {
  * (inserts lock only rows nobody else holds). Writers of one table and account queue here, as
  * creates already did on the row count.
  */
-export async function lockChangeCounter(db: Executor, table: string, accountId: number): Promise<void> {
-  if (!(COUNTED_TABLES as readonly string[]).includes(table)) return;
-  await db.executeQuery(prepared(untyped(db), `lock counter|${table}`, () =>
-    untyped(db).updateTable('counters').set((eb) => ({ version: eb('version', '+', 1) })).where('account_id', '=', slot('account')).where('name', '=', rowCounter(table)).compile(),
+export async function lockChangeCounter(db: Executor, c: Collection, accountId: number): Promise<void> {
+  if (!c.counted) return;
+  await db.executeQuery(prepared(untyped(db), `lock counter|${c.table}`, () =>
+    untyped(db).updateTable('counters').set((eb) => ({ version: eb('version', '+', 1) })).where('account_id', '=', slot('account')).where('name', '=', rowCounter(c.table)).compile(),
   ).bind({ account: accountId }));
 }

@@ -34,30 +34,52 @@ export interface ObjectField extends BaseField {
   members: Record<string, ScalarField>;
 }
 
+/**
+ * What an association points at: a collection by name (resolved by the registry), or one of the
+ * tables behind every account that the API does not serve as a collection (accounts, roles).
+ */
+export interface Target {
+  table: string;
+  /** Column holding the account id in the target table ('id' for the accounts table itself). */
+  accountColumn: string;
+  fields: Record<string, Field>;
+}
+
 export interface AssocField extends BaseField {
   kind: 'assoc';
   column: string;
   nullable?: boolean;
-  /** Table the id points into; ids are always resolved inside the caller's account. */
+  /** The target's name: a collection of the registry, or a key of REFERENCE_TABLES. */
+  target: string;
+  /** Names of the target's scalar fields shown with [*]; their columns and types are the target's own. */
+  memberNames: readonly string[];
+  /** Resolved by the registry from `target`: its table, account column and the members' declarations. */
   table: string;
-  /** Column holding the account id in the target table ('id' for the accounts table itself). */
   accountColumn: string;
-  /** Members shown with [*]: API name -> column. */
-  members: Record<string, { column: string; type: ValueType }>;
+  members: Record<string, ScalarField>;
   /** Extra condition a referenced row must meet (e.g. not deleted). */
   referenceFilter?: Record<string, unknown>;
+  /**
+   * What the database does to this item when the referenced row is physically deleted (the
+   * foreign key's ON DELETE, checked against the live schema by a test): the write pipeline
+   * reports those rows as changed too.
+   */
+  onDelete: 'cascade' | 'set null' | 'restrict';
 }
 
 export interface AssocListField extends BaseField {
   kind: 'assocList';
-  /** Loads [{id, ...members}] lists for many items at once. */
-  load(db: Executor, accountId: number, itemIds: number[], expand: boolean): Promise<Map<number, Record<string, unknown>[]>>;
-  /** Replaces the list for one item; ids were already checked to exist in the account. */
-  save(db: Executor, accountId: number, itemId: number, ids: number[]): Promise<void>;
-  /** Table the ids point into (for the reference check). */
+  /** The listed items' collection (resolved by the registry into `table` and `members`). */
+  target: string;
+  memberNames: readonly string[];
   table: string;
-  /** Member names shown with [*] (for the OpenAPI document). */
-  memberSchema: Record<string, TSchema>;
+  members: Record<string, ScalarField>;
+  /** The link table, with account_id and the two id columns. */
+  through: string;
+  /** Column of `through` holding the id of the item that owns the list. */
+  own: string;
+  /** Column of `through` holding the ids listed. */
+  other: string;
 }
 
 export interface WriteOnlyField extends BaseField {
@@ -70,7 +92,7 @@ export interface ComputedField extends BaseField {
   /** Columns the value is derived from; selected whenever the field is. */
   columns: string[];
   /** One value per row, in order; async so it may read settings (a signing key) once per batch. */
-  compute(db: Executor, ctx: import('./collection.js').AuthContext, rows: Record<string, unknown>[]): Promise<unknown[]>;
+  compute(db: Executor, caller: import('./collection.js').Caller, rows: Record<string, unknown>[]): Promise<unknown[]>;
 }
 
 export type Field = ScalarField | ObjectField | AssocField | AssocListField | WriteOnlyField | ComputedField;
@@ -92,7 +114,10 @@ export const f = {
     const { maxLength = 255, minLength, pattern, format, ...rest } = opts;
     return scalar('string', Type.String({ maxLength, minLength, pattern, format }))(column, rest);
   },
-  text: (column: string, opts: ScalarOpts = {}) => scalar('string', Type.String({ maxLength: 10_000 }))(column, opts),
+  text: (column: string, opts: ScalarOpts & { minLength?: number } = {}) => {
+    const { minLength, ...rest } = opts;
+    return scalar('string', Type.String({ minLength, maxLength: 10_000 }))(column, rest);
+  },
   integer: (column: string, opts: ScalarOpts & { minimum?: number; maximum?: number } = {}) => {
     const { minimum = -(2 ** 31), maximum = 2 ** 31 - 1, ...rest } = opts;
     return scalar('integer', Type.Integer({ minimum, maximum }))(column, rest);
@@ -129,32 +154,85 @@ export const f = {
       ...rest,
     };
   },
-  assoc: (column: string, table: string, opts: Partial<Omit<AssocField, 'kind' | 'column' | 'table' | 'schema'>> = {}): AssocField => ({
-    kind: 'assoc',
-    column,
-    table,
-    accountColumn: 'account_id',
-    members: {},
-    ...opts,
-    schema: opts.nullable ? Type.Union([AssocRef, Type.Null()]) : AssocRef,
-  }),
+  /** An association `{id}` stored in `column`, pointing at `target` (see AssocField). */
+  assoc: (
+    column: string,
+    target: string,
+    opts: Partial<Pick<AssocField, 'nullable' | 'referenceFilter' | 'onDelete' | 'required' | 'readOnly' | 'extended' | 'description'>> & { members?: readonly string[] } = {},
+  ): AssocField => {
+    const { members = [], ...rest } = opts;
+    return {
+      kind: 'assoc',
+      column,
+      target,
+      memberNames: members,
+      table: '',
+      accountColumn: 'account_id',
+      members: {},
+      onDelete: rest.nullable ? 'set null' : 'restrict',
+      ...rest,
+      schema: rest.nullable ? Type.Union([AssocRef, Type.Null()]) : AssocRef,
+    };
+  },
   writeOnly: (schema: TSchema, opts: Partial<BaseField> = {}): WriteOnlyField => ({ kind: 'writeOnly', schema, ...opts }),
 };
 
+/** Shared field kinds: one declaration of each pattern, used by every collection. */
+export const PHONE = '^\\+[0-9]{7,15}$';
+export const COLOUR = '^#[0-9A-Fa-f]{6}$';
+const EMAIL = '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$';
+
+export const kinds = {
+  /** `+` and 7–15 digits. */
+  phone: (column: string, opts: ScalarOpts = {}) => f.string(column, { pattern: PHONE, ...opts }),
+  /** `#RRGGBB`. */
+  colour: (column: string, opts: ScalarOpts = {}) => f.string(column, { pattern: COLOUR, ...opts }),
+  email: (column: string, opts: ScalarOpts = {}) => f.string(column, { maxLength: 254, pattern: EMAIL, format: 'email', ...opts }),
+  /**
+   * A postal address as one object mapped onto `address_*` columns. Members may be left out; a
+   * written address replaces the stored one as a whole (left-out members become empty).
+   */
+  address: (): ObjectField =>
+    f.object(
+      {
+        line1: f.string('address_line1', { nullable: true, maxLength: 200 }),
+        line2: f.string('address_line2', { nullable: true, maxLength: 200 }),
+        city: f.string('address_city', { nullable: true, maxLength: 100 }),
+        region: f.string('address_region', { nullable: true, maxLength: 100 }),
+        postcode: f.string('address_postcode', { nullable: true, maxLength: 20 }),
+        country: f.string('address_country', { nullable: true, maxLength: 100 }),
+      },
+      { partial: true },
+    ),
+};
+
 export const AssocRef = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+
+/**
+ * The tables behind every account that are not collections of the API, as association targets:
+ * their members are declared here once, like a collection's fields.
+ */
+export const REFERENCE_TABLES: Record<string, Target> = {
+  accounts: {
+    table: 'accounts',
+    accountColumn: 'id',
+    fields: {
+      companyName: f.string('company_name'),
+      licenses: f.integer('licenses'),
+      countryCode: f.integer('country_code'),
+      companyAccountCode: f.string('company_account_code', { nullable: true }),
+    },
+  },
+  roles: { table: 'roles', accountColumn: 'account_id', fields: { name: f.string('name') } },
+};
 
 /** The members every collection item has. */
 export function standardFields(opts: { accountRequired?: boolean; deleted?: boolean } = {}): Record<string, Field> {
   const fields: Record<string, Field> = {
     account: f.assoc('account_id', 'accounts', {
-      accountColumn: 'id',
       required: opts.accountRequired,
-      members: {
-        companyName: { column: 'company_name', type: 'string' },
-        licenses: { column: 'licenses', type: 'integer' },
-        countryCode: { column: 'country_code', type: 'integer' },
-        companyAccountCode: { column: 'company_account_code', type: 'string' },
-      },
+      onDelete: 'cascade',
+      members: ['companyName', 'licenses', 'countryCode', 'companyAccountCode'],
     }),
     created: f.time('created'),
     modified: f.time('modified'),

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { AssocRef, type AssocListField, type ValueType } from './fields.js';
-import { untyped } from './read.js';
+import { untyped, type Executor } from '../../db/tx.js';
+import { AssocRef, type AssocListField } from './fields.js';
+import { toApi } from './values.js';
 
 interface LinkOptions {
   /** The link table, with account_id and the two id columns. */
@@ -9,10 +10,10 @@ interface LinkOptions {
   own: string;
   /** Column holding the ids listed. */
   other: string;
-  /** Table of the listed items. */
-  table: string;
-  /** Members shown with [*]: API name -> column of `table`. */
-  members: Record<string, { column: string; type: ValueType }>;
+  /** The listed items' collection. */
+  target: string;
+  /** Its fields shown with [*]. */
+  members: readonly string[];
   description?: string;
   extended?: boolean;
 }
@@ -24,37 +25,53 @@ interface LinkOptions {
 export function linkList(o: LinkOptions): AssocListField {
   return {
     kind: 'assocList',
-    table: o.table,
+    target: o.target,
+    memberNames: o.members,
+    table: '',
+    members: {},
+    through: o.through,
+    own: o.own,
+    other: o.other,
     description: o.description,
     extended: o.extended,
     schema: Type.Array(AssocRef, { maxItems: 1000 }),
-    memberSchema: Object.fromEntries(Object.keys(o.members).map((m) => [m, o.members[m].type === 'string' ? Type.String() : Type.Number()])),
-    async load(db, accountId, ownIds, expand) {
-      const names = Object.keys(o.members);
-      const rows = await untyped(db)
-        .selectFrom(`${o.through} as l`)
-        .innerJoin(`${o.table} as t`, 't.id', `l.${o.other}`)
-        .select([`l.${o.own} as own`, 't.id', ...names.map((m) => `t.${o.members[m].column} as ${m}`)])
-        .where('l.account_id', '=', accountId)
-        .where('t.account_id', '=', accountId)
-        .where(`l.${o.own}`, 'in', ownIds)
-        .orderBy('t.id')
-        .execute();
-      const out = new Map<number, Record<string, unknown>[]>();
-      for (const r of rows) {
-        if (!out.has(r.own)) out.set(r.own, []);
-        out.get(r.own)!.push(expand ? Object.fromEntries([['id', r.id], ...names.map((m) => [m, r[m]])]) : { id: r.id });
-      }
-      return out;
-    },
-    async save(db, accountId, ownId, ids) {
-      await untyped(db).deleteFrom(o.through).where('account_id', '=', accountId).where(o.own, '=', ownId).execute();
-      if (ids.length) {
-        await untyped(db)
-          .insertInto(o.through)
-          .values([...new Set(ids)].map((id) => ({ account_id: accountId, [o.own]: ownId, [o.other]: id })))
-          .execute();
-      }
-    },
   };
+}
+
+/** Loads [{id, ...members}] lists for many items at once. */
+export async function loadLists(db: Executor, field: AssocListField, accountId: number, ownIds: number[], expand: boolean) {
+  const names = Object.keys(field.members);
+  const rows = await untyped(db)
+    .selectFrom(`${field.through} as l`)
+    .innerJoin(`${field.table} as t`, 't.id', `l.${field.other}`)
+    .select([`l.${field.own} as own`, 't.id', ...names.map((m) => `t.${field.members[m].column} as ${m}`)])
+    .where('l.account_id', '=', accountId)
+    .where('t.account_id', '=', accountId)
+    .where(`l.${field.own}`, 'in', ownIds)
+    .orderBy('t.id')
+    .execute();
+  const out = new Map<number, Record<string, unknown>[]>();
+  for (const r of rows) {
+    if (!out.has(r.own)) out.set(r.own, []);
+    out.get(r.own)!.push(expand ? Object.fromEntries([['id', r.id], ...names.map((m) => [m, toApi(field.members[m], r[m])])]) : { id: r.id });
+  }
+  return out;
+}
+
+/** Replaces the list of one item; ids were already checked to exist in the account. */
+export async function saveList(db: Executor, field: AssocListField, accountId: number, ownId: number, ids: number[]) {
+  await untyped(db).deleteFrom(field.through).where('account_id', '=', accountId).where(field.own, '=', ownId).execute();
+  if (ids.length) {
+    await untyped(db)
+      .insertInto(field.through)
+      .values([...new Set(ids)].map((id) => ({ account_id: accountId, [field.own]: ownId, [field.other]: id })))
+      .execute();
+  }
+}
+
+/** The owners whose list names any of `ids` (the workgroups a deleted user was a member of). */
+export async function ownersListing(db: Executor, field: AssocListField, accountId: number, ids: number[]): Promise<number[]> {
+  const rows = await untyped(db).selectFrom(field.through).select(`${field.own} as own`).distinct()
+    .where('account_id', '=', accountId).where(field.other, 'in', ids).execute();
+  return rows.map((r) => r.own as number);
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import { ApiError } from '../../http/errors.js';
-import { collections } from '../index.js';
+import { registry } from '../index.js';
 import { whereToSql } from './filter.js';
 import { parseFields, parseListQuery, MAX_PAGE_SIZE } from './modifiers.js';
 import { parseWhere, type WhereNode } from './where.js';
@@ -14,9 +14,9 @@ import { SEED, fieldsOf, pageValue, runs, sortOf, whereOf } from '../../../test/
  * input goes through the real app in test/hostile-input.test.ts). A parser either returns a
  * result or throws the one client error (400, code 1002); never anything else.
  */
-const all = [...collections.values()];
+const all = [...registry.list];
 // Drawn by name so a counterexample prints short; mapped back to the collection.
-const collection = fc.constantFrom(...all.map((c) => c.name)).map((n) => collections.get(n)!, (c) => (c as { name: string }).name);
+const collection = fc.constantFrom(...all.map((c) => c.name)).map((n) => registry.get(n)!, (c) => (c as { name: string }).name);
 const params = (numRuns: number) => ({ seed: SEED, numRuns: runs(numRuns) });
 let cases = 0;
 

@@ -1,36 +1,29 @@
-import type { Executor } from '../../db/tx.js';
-import type { AuthContext, Collection, Item, Row } from './collection.js';
-import type { AssocField, ScalarField } from './fields.js';
+import { untyped, type Executor } from '../../db/tx.js';
+import type { Caller, Collection, Item, Row } from './collection.js';
+import type { AssocField } from './fields.js';
+import { loadLists } from './links.js';
 import type { Projection } from './modifiers.js';
-import { fieldsKey, untyped } from './read.js';
+import { toApi } from './values.js';
 
-function toApi(s: Pick<ScalarField, 'type'>, v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  switch (s.type) {
-    case 'boolean':
-      return v === 1 || v === true;
-    case 'time':
-      return new Date(Number(v)).toISOString();
-    case 'flag':
-    case 'integer':
-    case 'number':
-      return Number(v);
-    default:
-      return v;
-  }
-}
-
-async function loadAssoc(db: Executor, ctx: AuthContext, field: AssocField, ids: number[], members: Set<string> | '*') {
+async function loadAssoc(db: Executor, caller: Caller, field: AssocField, ids: number[], members: Set<string> | '*') {
   const names = Object.keys(field.members).filter((m) => members === '*' || members.has(m));
   const rows = await untyped(db)
     .selectFrom(field.table)
     .select(['id', ...names.map((m) => `${field.members[m].column} as ${m}`)])
     .where('id', 'in', ids)
-    .where(field.accountColumn, '=', ctx.accountId)
+    .where(field.accountColumn, '=', caller.accountId)
     .execute();
   return new Map(
     rows.map((r) => [r.id as number, Object.fromEntries([['id', r.id], ...names.map((m) => [m, toApi(field.members[m], r[m])])])]),
   );
+}
+
+// The default projection is one array per collection: its key is made once.
+const fieldsKeys = new WeakMap<string[], string>();
+export function fieldsKey(fields: string[]): string {
+  let key = fieldsKeys.get(fields);
+  if (key === undefined) fieldsKeys.set(fields, (key = fields.join(',')));
+  return key;
 }
 
 /** What a field's value is built from besides its row: associations and lists loaded per batch. */
@@ -102,20 +95,20 @@ function writersFor(c: Collection, fields: string[]): Put[] {
   return puts;
 }
 
-export async function present(db: Executor, c: Collection, ctx: AuthContext, p: Projection, rows: Row[]): Promise<Item[]> {
+export async function present(db: Executor, c: Collection, caller: Caller, p: Projection, rows: Row[]): Promise<Item[]> {
   const loaded: Loaded = { expanded: new Map(), lists: new Map(), computed: new Map() };
   for (const [name, members] of p.expand) {
     const field = c.fields[name];
     if (field.kind !== 'assoc') continue;
     const ids = [...new Set(rows.map((r) => r[field.column]).filter((v) => v !== null))] as number[];
-    loaded.expanded.set(name, ids.length ? await loadAssoc(db, ctx, field, ids, members) : new Map());
+    loaded.expanded.set(name, ids.length ? await loadAssoc(db, caller, field, ids, members) : new Map());
   }
   for (const name of p.fields) {
     const field = c.fields[name];
     if (field.kind === 'assocList' && rows.length) {
-      loaded.lists.set(name, await field.load(db, ctx.accountId, rows.map((r) => r.id), p.expand.has(name)));
+      loaded.lists.set(name, await loadLists(db, field, caller.accountId, rows.map((r) => r.id), p.expand.has(name)));
     }
-    if (field.kind === 'computed' && rows.length) loaded.computed.set(name, await field.compute(db, ctx, rows));
+    if (field.kind === 'computed' && rows.length) loaded.computed.set(name, await field.compute(db, caller, rows));
   }
   const puts = writersFor(c, p.fields);
   const items = new Array<Item>(rows.length);

@@ -1,22 +1,20 @@
 import { PostgresAdapter, type Expression, type SqlBool } from 'kysely';
 import { prepared, run, slot } from '../../db/compiled.js';
 import { untyped, type Executor } from '../../db/tx.js';
-import type { AuthContext, Collection, EB, Item, Row } from './collection.js';
-import { present } from './present.js';
+import type { Caller, Collection, EB, Item, Row } from './collection.js';
+import { fieldsKey, present } from './present.js';
 import { whereToSql } from './filter.js';
 import type { ListQuery, Projection } from './modifiers.js';
 import { countRows } from './count.js';
 
-export { untyped };
-
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
-export function scope(c: Collection, ctx: AuthContext, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
+export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
   const account = eb(`${c.table}.account_id`, '=', ctx.accountId);
   if (access === 'own' && c.policy.own) return eb.and([account, c.policy.own(ctx, eb, c.table)]);
   return account;
 }
 
-export function readAccess(c: Collection, ctx: AuthContext): 'all' | 'own' {
+export function readAccess(c: Collection, ctx: Caller): 'all' | 'own' {
   return c.policy.read[ctx.role] === 'own' ? 'own' : 'all';
 }
 
@@ -44,7 +42,7 @@ function accountCondition(db: Executor, c: Collection, eb: EB, account: number):
   return db.getExecutor().adapter instanceof PostgresAdapter ? eb.and([eb(col, '>=', account), eb(col, '<=', account)]) : eb(col, '=', account);
 }
 
-export async function list(db: Executor, c: Collection, ctx: AuthContext, q: ListQuery): Promise<{ items: Item[]; count: number }> {
+export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuery): Promise<{ items: Item[]; count: number }> {
   const access = readAccess(c, ctx);
   const where = (eb: EB) => (q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb)]) : scope(c, ctx, eb, access));
   const rowsWhere = (eb: EB, account: number) => {
@@ -71,18 +69,10 @@ export async function list(db: Executor, c: Collection, ctx: AuthContext, q: Lis
   return { items: await present(db, c, ctx, q.projection, found), count };
 }
 
-// The default projection is one array per collection: its key is made once.
-const fieldsKeys = new WeakMap<string[], string>();
-export function fieldsKey(fields: string[]): string {
-  let key = fieldsKeys.get(fields);
-  if (key === undefined) fieldsKeys.set(fields, (key = fields.join(',')));
-  return key;
-}
-
 const sortKey = (q: ListQuery) => q.sort.map((s) => `${s.desc ? '-' : ''}${s.column}`).join(',');
 
 /** Items by id, in the order given, within what the caller may read. Missing ids are skipped. */
-export async function readByIds(db: Executor, c: Collection, ctx: AuthContext, ids: number[], p: Projection): Promise<Item[]> {
+export async function readByIds(db: Executor, c: Collection, ctx: Caller, ids: number[], p: Projection): Promise<Item[]> {
   if (ids.length === 0) return [];
   const access = readAccess(c, ctx);
   const build = (accountId: number, idList: number[]) =>
@@ -102,7 +92,7 @@ export async function readByIds(db: Executor, c: Collection, ctx: AuthContext, i
 }
 
 /** Whole stored rows by id within the account (and the 'own' scope when given). */
-export async function rowsByIds(db: Executor, c: Collection, ctx: AuthContext, ids: number[], access: 'all' | 'own'): Promise<Map<number, Row>> {
+export async function rowsByIds(db: Executor, c: Collection, ctx: Caller, ids: number[], access: 'all' | 'own'): Promise<Map<number, Row>> {
   if (ids.length === 0) return new Map();
   const rows = await untyped(db)
     .selectFrom(c.table)

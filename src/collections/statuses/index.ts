@@ -1,13 +1,12 @@
 import { validationError, type ApiErrorBody } from '../../http/errors.js';
-import { defineCollection, type Item, type Op, type Row, type WriteContext } from '../machinery/collection.js';
-import { untyped } from '../machinery/read.js';
+import { defineCollection, type TxItemContext } from '../machinery/collection.js';
 import { statusFields } from './schema.js';
 
 /**
  * "Exactly one default": making a status the default clears the old one, so the default is only
  * ever replaced, never removed. Unsetting, deleting or logically deleting it directly is refused.
  */
-async function check(_w: WriteContext, op: Op, item: Item, existing?: Row): Promise<ApiErrorBody[]> {
+async function check({ op, item, existing }: TxItemContext): Promise<ApiErrorBody[]> {
   const errors: ApiErrorBody[] = [];
   const wasDefault = existing?.is_default === 1;
   const makeAnother = 'make another status the default first';
@@ -27,6 +26,7 @@ export const statuses = defineCollection({
   table: 'statuses',
   description: 'The stages a job goes through; one of them is the default new jobs get.',
   fields: statusFields,
+  counted: true,
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'none', contractor: 'none' },
@@ -34,10 +34,13 @@ export const statuses = defineCollection({
   rules: {
     check,
     // Clear the old default before writing the new one: a partial unique index allows only one.
-    async fill({ ctx, db }, op, item) {
+    // The old default changes too, so the recorder is told before it does.
+    async fill({ caller, db, op, item, changes }) {
       if (op === 'delete' || item.isDefault !== true) return;
-      await untyped(db).updateTable('statuses').set({ is_default: 0, modified: ctx.now })
-        .where('account_id', '=', ctx.accountId).where('is_default', '=', 1).execute();
+      const old = await db.selectFrom('statuses').select('id').where('account_id', '=', caller.accountId).where('is_default', '=', 1).execute();
+      await changes.touch(statuses, old.map((r) => r.id));
+      await db.updateTable('statuses').set({ is_default: 0, modified: caller.now })
+        .where('account_id', '=', caller.accountId).where('is_default', '=', 1).execute();
     },
   },
 });

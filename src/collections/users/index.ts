@@ -1,11 +1,10 @@
 import { hashPassword } from '../../auth/secrets.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../http/errors.js';
 import { revokeTokens } from '../../oauth/tokens.js';
-import { defineCollection, type AuthContext, type Item, type Op, type Row } from '../machinery/collection.js';
-import { untyped } from '../machinery/read.js';
+import { defineCollection, type ItemContext } from '../machinery/collection.js';
 import { userFields } from './schema.js';
 
-function validate(item: Item, op: Op, ctx: AuthContext): ApiErrorBody[] {
+function validate({ op, item, caller }: ItemContext): ApiErrorBody[] {
   const errors: ApiErrorBody[] = [];
   const pw = item.newPassword;
   if ((pw === undefined) !== (item.newPasswordConfirm === undefined)) {
@@ -17,17 +16,17 @@ function validate(item: Item, op: Op, ctx: AuthContext): ApiErrorBody[] {
     if (pw !== undefined && item.login === undefined) errors.push(validationError('required', 'login'));
     if (item.login !== undefined && item.login !== null && pw === undefined) errors.push(validationError('required', 'newPassword'));
     const account = item.account as { id?: number } | undefined;
-    if (account && account.id !== ctx.accountId) errors.push(validationError('reference', 'account'));
-  } else if (item.account !== undefined && (item.account as { id?: number })?.id !== ctx.accountId) {
+    if (account && account.id !== caller.accountId) errors.push(validationError('reference', 'account'));
+  } else if (item.account !== undefined && (item.account as { id?: number })?.id !== caller.accountId) {
     errors.push(validationError('conflict', 'account', 'a user cannot move to another account'));
   }
   return errors;
 }
 
 /** Beyond the role matrix: only Administrators change roles, restore users or touch others. */
-function authorize(ctx: AuthContext, op: Op, item: Item, existing?: Row): void {
-  if (ctx.role === 'administrator') {
-    if (existing && existing.id === ctx.userId && (item.deleted === true || op === 'delete')) {
+function authorize({ caller, op, item, existing }: ItemContext): void {
+  if (caller.role === 'administrator') {
+    if (existing && existing.id === caller.userId && (item.deleted === true || op === 'delete')) {
       throw new ApiError('roleForbids', 'nobody deletes themself');
     }
     return;
@@ -42,20 +41,21 @@ export const users = defineCollection({
   table: 'users',
   description: 'The people of the account: office staff, field workers and contractors.',
   fields: userFields,
+  counted: true,
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'own', contractor: 'none' },
-    own: (ctx, eb, table) => eb(`${table}.id`, '=', ctx.userId),
+    own: (caller, eb, table) => eb(`${table}.id`, '=', caller.userId),
   },
   rules: {
     validate,
     authorize,
-    async prepare(_ctx, _op, item, row) {
+    async prepare({ item, row }) {
       if (typeof item.newPassword === 'string') row.password_hash = await hashPassword(item.newPassword);
     },
-    async fill({ ctx, db }, op, item, row, existing) {
+    async fill({ caller, db, op, item, row, existing }) {
       if (op === 'create' && row.role_id === undefined) {
-        const role = await untyped(db).selectFrom('roles').select('id').where('account_id', '=', ctx.accountId).where('kind', '=', 'employee').executeTakeFirstOrThrow();
+        const role = await db.selectFrom('roles').select('id').where('account_id', '=', caller.accountId).where('kind', '=', 'employee').executeTakeFirstOrThrow();
         row.role_id = role.id;
       }
       if (item.deleted !== undefined) row.active = item.deleted ? 0 : 1;
@@ -63,11 +63,11 @@ export const users = defineCollection({
         row.password_hash = null; // a password without a login cannot be used; do not keep one
       }
     },
-    async after({ db, ctx }, op, id, item) {
+    async after({ db, caller, op, id, item }) {
       if (item.deleted === true || op === 'delete') await revokeTokens(db, { userId: id });
-      if (item.deleted === true) await untyped(db).deleteFrom('auth_sessions').where('user_id', '=', id).execute();
+      if (item.deleted === true) await db.deleteFrom('auth_sessions').where('user_id', '=', id).execute();
       // A code not yet redeemed is spent too, or it would still buy tokens (alive again on restore).
-      if (item.deleted === true) await untyped(db).updateTable('oauth_codes').set({ used_at: ctx.now }).where('user_id', '=', id).where('used_at', 'is', null).execute();
+      if (item.deleted === true) await db.updateTable('oauth_codes').set({ used_at: caller.now }).where('user_id', '=', id).where('used_at', 'is', null).execute();
     },
   },
 });

@@ -1,18 +1,14 @@
 import { Type } from '@sinclair/typebox';
-import { f, standardFields, type Field } from '../machinery/fields.js';
+import { f, kinds, standardFields, type Field } from '../machinery/fields.js';
 import { linkList } from '../machinery/links.js';
-
-export const PHONE = '^\\+[0-9]{7,15}$';
-export const COLOUR = '^#[0-9A-Fa-f]{6}$';
-const EMAIL = "^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$";
 
 /** A user's workgroups: membership rows, shown as [{id}] or, with [*], [{id, name}]. */
 const workgroups = linkList({
   through: 'workgroup_members',
   own: 'user_id',
   other: 'workgroup_id',
-  table: 'workgroups',
-  members: { name: { column: 'name', type: 'string' } },
+  target: 'workgroups',
+  members: ['name'],
   extended: true,
 });
 
@@ -20,14 +16,14 @@ export const userFields: Record<string, Field> = {
   firstName: f.string('first_name', { required: true, minLength: 1, maxLength: 100 }),
   lastName: f.string('last_name', { required: true, minLength: 1, maxLength: 100 }),
   companyName: f.string('company_name', { nullable: true, maxLength: 200 }),
-  email: f.string('email', { nullable: true, maxLength: 254, pattern: EMAIL, format: 'email' }),
-  phone: f.string('phone', { nullable: true, pattern: PHONE }),
-  mobile: f.string('mobile', { required: true, pattern: PHONE }),
+  email: kinds.email('email', { nullable: true }),
+  phone: kinds.phone('phone', { nullable: true }),
+  mobile: kinds.phone('mobile', { required: true }),
   hourlyRate: f.number('hourly_rate', { minimum: 0, default: 0 }),
   active: f.flag('active', { readOnly: true, default: 1 }),
-  colour: f.string('colour', { nullable: true, pattern: COLOUR, default: '#000000' }),
+  colour: kinds.colour('colour', { nullable: true, default: '#000000' }),
   isAssignable: f.boolean('is_assignable', { default: false }),
-  role: f.assoc('role_id', 'roles', { members: { name: { column: 'name', type: 'string' } } }),
+  role: f.assoc('role_id', 'roles', { members: ['name'] }),
   status: f.object({
     message: f.string('status_message', { maxLength: 1000 }),
     timestamp: f.datetime('status_timestamp'),

@@ -3,15 +3,15 @@ import { f, standardFields, type Field } from '../machinery/fields.js';
 export const VISIT_STATES = ['scheduled', 'travelling', 'onSite', 'completed', 'cancelled'] as const;
 
 const live = { deleted: 0 };
-const person = { firstName: { column: 'first_name', type: 'string' }, lastName: { column: 'last_name', type: 'string' } } as const;
 
 export const visitFields: Record<string, Field> = {
   job: f.assoc('job_id', 'jobs', {
     required: true,
     referenceFilter: live,
-    members: { title: { column: 'title', type: 'string' }, reference: { column: 'reference', type: 'string' } },
+    onDelete: 'cascade',
+    members: ['title', 'reference'],
   }),
-  user: f.assoc('user_id', 'users', { nullable: true, referenceFilter: live, members: person, description: 'The assignee, or null.' }),
+  user: f.assoc('user_id', 'users', { nullable: true, referenceFilter: live, members: ['firstName', 'lastName'], description: 'The assignee, or null.' }),
   label: f.string('label', { required: true, minLength: 1, maxLength: 200 }),
   notes: f.text('notes', { nullable: true }),
   startTime: f.instant('start_time', { required: true }),

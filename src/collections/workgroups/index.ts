@@ -6,6 +6,7 @@ export const workgroups = defineCollection({
   table: 'workgroups',
   description: 'Named groups of users (teams, crews); a user lists theirs under `workgroups`.',
   fields: workgroupFields,
+  counted: true,
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'none', contractor: 'none' },

@@ -6,8 +6,8 @@ const members = linkList({
   through: 'workgroup_members',
   own: 'workgroup_id',
   other: 'user_id',
-  table: 'users',
-  members: { firstName: { column: 'first_name', type: 'string' }, lastName: { column: 'last_name', type: 'string' } },
+  target: 'users',
+  members: ['firstName', 'lastName'],
   description: 'The members; writing the list replaces the membership.',
 });
 

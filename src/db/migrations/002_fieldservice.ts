@@ -1,7 +1,8 @@
 import { sql, type Migration } from 'kysely';
 import type { Dialect } from '../index.js';
-import { seedStatuses } from '../../collections/statuses/seed.js';
 import { flag, withId, withTimes, type AnyDb } from './columns.js';
+
+const SEEDS_AT_002 = [['New', '#3B82F6', 'new'], ['In progress', '#F59E0B', 'inProgress'], ['On hold', '#6B7280', 'onHold'], ['Completed', '#10B981', 'completed']] as const;
 
 /** The address members clients and jobs share, as columns. */
 const ADDRESS = ['line1', 'line2', 'city', 'region', 'postcode', 'country'].map((m) => `address_${m}`);
@@ -77,8 +78,14 @@ export const fieldService = (dialect: Dialect): Migration => ({
     await db.schema.createIndex('visits_job_user').on('visits').columns(['job_id', 'user_id']).execute();
     await db.schema.createIndex('visits_user').on('visits').column('user_id').execute();
 
+    // Accounts made before this migration get the statuses every account started with then. A
+    // frozen copy: this migration must do tomorrow what it did the day it was written.
     const now = Date.now();
     const accounts = await db.selectFrom('accounts').select('id').execute();
-    for (const a of accounts) await seedStatuses(db, a.id as number, now);
+    for (const a of accounts) {
+      await db.insertInto('statuses').values(SEEDS_AT_002.map(([label, colour, group], i) => ({
+        account_id: a.id, label, colour, status_group: group, is_default: i === 0 ? 1 : 0, deleted: 0, created: now, modified: now,
+      }))).execute();
+    }
   },
 });

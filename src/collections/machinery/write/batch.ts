@@ -1,0 +1,48 @@
+import type { ApiErrorBody } from '../../../http/errors.js';
+import type { Executor } from '../../../db/tx.js';
+import type { Caller, Collection, Item, ItemContext, Op, Row, TxItemContext } from '../collection.js';
+import type { ChangeRecorder } from './changes.js';
+import type { WriteSuccess } from './outcome.js';
+
+/** What a caller asks of the write pipeline. */
+export interface WriteRequest {
+  collection: Collection;
+  caller: Caller;
+  op: Op;
+  /** The items as the request carried them, not yet validated. */
+  input: unknown[];
+  /** The id of an item endpoint (`PATCH /jobs/5`): every item must name it. */
+  urlId?: number;
+  /** What the caller attaches beside each item, never through it (an upload's staged bytes). */
+  attached?: unknown[];
+  /** Runs inside the transaction once the answer is known, before the commit (an idempotency record). */
+  seal?(tx: Executor, result: WriteSuccess): Promise<void>;
+}
+
+/** The state of one write as it moves through the steps. */
+export class Batch {
+  items: Item[] = [];
+  /** Per item: its id (update, delete), 0 when it has none. */
+  ids: number[] = [];
+  readonly errors: ApiErrorBody[][];
+  /** Per item: the columns it sets. */
+  rows: Row[] = [];
+  /** Per item: the stored row (update, delete), once loaded in the transaction. */
+  existing: (Row | undefined)[] = [];
+  /** The written ids, in request order. */
+  written: number[] = [];
+  access: 'all' | 'own' = 'all';
+
+  constructor(readonly request: WriteRequest) {
+    this.errors = request.input.map(() => []);
+  }
+
+  itemContext(index: number): ItemContext {
+    const r = this.request;
+    return { caller: r.caller, op: r.op, item: this.items[index], index, existing: this.existing[index], row: this.rows[index] ?? {}, attached: r.attached?.[index] };
+  }
+
+  txContext(index: number, db: Executor, changes: ChangeRecorder): TxItemContext {
+    return { ...this.itemContext(index), db, changes };
+  }
+}

@@ -1,0 +1,143 @@
+import { untyped, type Executor } from '../../../db/tx.js';
+import type { Caller, Collection, Item, Row } from '../collection.js';
+import { ownersListing } from '../links.js';
+import type { Projection } from '../modifiers.js';
+import { present } from '../present.js';
+import type { Registry } from '../registry.js';
+
+export type ChangeType = 'created' | 'updated' | 'deleted';
+
+/** One committed change of one item, with the item before and after (default fields). */
+export interface Change {
+  collection: Collection;
+  id: number;
+  type: ChangeType;
+  /** As it was (null when created). */
+  before: Item | null;
+  /** As it is now (null when deleted). */
+  after: Item | null;
+  /** On `updated`: each default field that changed, old and new; otherwise null. */
+  changes: Record<string, { old: unknown; new: unknown }> | null;
+}
+
+/**
+ * The one place a cross-cutting feature sees every change of every item: called inside the write
+ * transaction, after every row was written and before the commit. Whatever it writes commits or
+ * rolls back with the change itself.
+ */
+export type ChangeHook = (tx: Executor, caller: Caller, changes: Change[]) => Promise<void>;
+
+/** `modified` moves on every write: alone it is not a change. */
+const IGNORED = new Set(['modified']);
+
+const snapshotProjection = (c: Collection): Projection => ({ fields: c.defaultFields, expand: new Map() });
+
+/**
+ * Records what a transaction changes. Every row about to change is "touched" first, and its
+ * item as it is then is kept; `settle` reads the same items again and reports each difference
+ * once. Rows the database changes by itself (ON DELETE CASCADE and SET NULL, link rows) are
+ * found from the declarations before a delete, so they are reported too.
+ */
+export class ChangeRecorder {
+  private readonly before = new Map<Collection, Map<number, Item | null>>();
+  private settled?: Change[];
+  private readonly afterItems = new Map<Collection, Map<number, Item>>();
+
+  constructor(
+    private readonly db: Executor,
+    private readonly caller: Caller,
+    private readonly registry: Registry,
+    private readonly hooks: readonly ChangeHook[],
+  ) {}
+
+  private of(c: Collection): Map<number, Item | null> {
+    let m = this.before.get(c);
+    if (!m) this.before.set(c, (m = new Map()));
+    return m;
+  }
+
+  private async load(c: Collection, ids: number[]): Promise<Row[]> {
+    if (!ids.length) return [];
+    return untyped(this.db).selectFrom(c.table).selectAll().where('account_id', '=', this.caller.accountId).where('id', 'in', ids).execute();
+  }
+
+  /** Rows about to change: their items as they are now are kept. */
+  async touch(c: Collection, ids: number[]): Promise<void> {
+    const seen = this.of(c);
+    const fresh = [...new Set(ids)].filter((id) => !seen.has(id));
+    await this.touchRows(c, await this.load(c, fresh));
+    for (const id of fresh) if (!seen.has(id)) seen.set(id, null);
+  }
+
+  /** Like touch, for rows the caller has already loaded whole. */
+  async touchRows(c: Collection, rows: Row[]): Promise<void> {
+    const seen = this.of(c);
+    const fresh = rows.filter((r) => !seen.has(r.id));
+    const items = await present(this.db, c, this.caller, snapshotProjection(c), fresh);
+    items.forEach((item) => seen.set(item.id as number, item));
+  }
+
+  /** Rows just inserted. */
+  created(c: Collection, ids: number[]): void {
+    const seen = this.of(c);
+    for (const id of ids) if (!seen.has(id)) seen.set(id, null);
+  }
+
+  /** Rows about to be deleted, and every row the database will change with them. */
+  async deleting(c: Collection, ids: number[]): Promise<void> {
+    await this.touch(c, ids);
+    if (!ids.length) return;
+    for (const other of this.registry.list) {
+      for (const field of Object.values(other.fields)) {
+        if (field.kind === 'assoc' && field.target === c.name && field.onDelete !== 'restrict') {
+          const rows = await untyped(this.db).selectFrom(other.table).selectAll()
+            .where('account_id', '=', this.caller.accountId).where(field.column, 'in', ids).execute();
+          await this.touchRows(other, rows);
+          if (field.onDelete === 'cascade') await this.deleting(other, rows.map((r) => r.id as number));
+        } else if (field.kind === 'assocList' && field.target === c.name) {
+          await this.touch(other, await ownersListing(this.db, field, this.caller.accountId, ids));
+        }
+      }
+    }
+  }
+
+  /** The item as it is after the write (default fields), once settled. */
+  item(c: Collection, id: number): Item | undefined {
+    return this.afterItems.get(c)?.get(id);
+  }
+
+  /** Reads every touched item again, reports the differences to the hooks, once. */
+  async settle(): Promise<Change[]> {
+    if (this.settled) return this.settled;
+    const out: Change[] = [];
+    for (const [c, seen] of this.before) {
+      const rows = await this.load(c, [...seen.keys()]);
+      const items = await present(this.db, c, this.caller, snapshotProjection(c), rows);
+      const after = new Map(items.map((it) => [it.id as number, it]));
+      this.afterItems.set(c, after);
+      for (const [id, before] of seen) {
+        const now = after.get(id) ?? null;
+        if (!before && now) out.push({ collection: c, id, type: 'created', before: null, after: now, changes: null });
+        else if (before && !now) out.push({ collection: c, id, type: 'deleted', before, after: null, changes: null });
+        else if (before && now) {
+          const changes = diff(c, before, now);
+          if (changes) out.push({ collection: c, id, type: 'updated', before, after: now, changes });
+        }
+      }
+    }
+    this.settled = out;
+    for (const hook of this.hooks) await hook(this.db, this.caller, out);
+    return out;
+  }
+}
+
+function diff(c: Collection, before: Item, after: Item): Change['changes'] {
+  let changes: Change['changes'] = null;
+  for (const name of c.defaultFields) {
+    if (IGNORED.has(name) || c.fields[name].kind === 'computed') continue;
+    const a = JSON.stringify(before[name] ?? null);
+    const b = JSON.stringify(after[name] ?? null);
+    if (a !== b) (changes ??= {})[name] = { old: before[name] ?? null, new: after[name] ?? null };
+  }
+  return changes;
+}

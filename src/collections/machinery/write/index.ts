@@ -1,0 +1,101 @@
+import type { Database } from '../../../db/index.js';
+import { withTransaction, type Executor } from '../../../db/tx.js';
+import { ApiError } from '../../../http/errors.js';
+import type { Caller } from '../collection.js';
+import { lockChangeCounter } from '../count.js';
+import { itemToRow } from '../validate.js';
+import type { Registry } from '../registry.js';
+import { applyAll } from './apply.js';
+import { authorizeRules, loadAndAuthorize, roleAccess } from './authorize.js';
+import { Batch, type WriteRequest } from './batch.js';
+import { ChangeRecorder, type ChangeHook } from './changes.js';
+import { checkItems, validateRules } from './check-items.js';
+import { BatchFailed, failure, stopOnErrors, success, type WriteResult } from './outcome.js';
+import { checkReferences, checkUnique } from './references.js';
+
+export type { WriteRequest } from './batch.js';
+export type { Change, ChangeHook, ChangeType, ChangeRecorder } from './changes.js';
+export type { WriteMetadata, WriteResult, WriteSuccess, WriteFailure } from './outcome.js';
+
+export const MAX_ITEMS = 100;
+
+export interface Writer {
+  /** Every create, update and delete of every collection: all items or none, in one transaction. */
+  write(request: WriteRequest): Promise<WriteResult>;
+  /**
+   * One transaction with a change recorder, for anything else that changes items (an account and
+   * its seeds): the hooks see its changes before the commit, as they see every write's.
+   */
+  transact<T>(caller: Caller, fn: (tx: Executor, changes: ChangeRecorder) => Promise<T>): Promise<T>;
+}
+
+export interface WriterDeps {
+  database: Database;
+  registry: Registry;
+  /** Features that see every change (events); each runs in the transaction of the change. */
+  hooks?: ChangeHook[];
+}
+
+/**
+ * The write pipeline: named steps, each in its own file, over one Batch.
+ *  1. checkItems, validateRules (schema, ids, the collection's validate) — before the transaction
+ *  2. roleAccess; prepare (slow work such as hashing) — before the transaction
+ *  3. in one transaction: loadAndAuthorize, authorizeRules, checkReferences, checkUnique, the
+ *     collection's check; applyAll (fill, write, lists, after); settle the changes (the hooks run
+ *     here); the answer; seal
+ *  4. after the commit: the collection's committed
+ */
+export function createWriter(deps: WriterDeps): Writer {
+  const { database, registry } = deps;
+  const hooks = deps.hooks ?? [];
+
+  async function transact<T>(caller: Caller, fn: (tx: Executor, changes: ChangeRecorder) => Promise<T>): Promise<T> {
+    return withTransaction(database, async (tx) => {
+      const changes = new ChangeRecorder(tx, caller, registry, hooks);
+      const out = await fn(tx, changes);
+      await changes.settle();
+      return out;
+    });
+  }
+
+  async function write(request: WriteRequest): Promise<WriteResult> {
+    const { collection: c, caller, op, input } = request;
+    if (input.length > MAX_ITEMS) throw new ApiError('tooManyItems', `at most ${MAX_ITEMS} items`);
+    const b = new Batch(request);
+    checkItems(b);
+    roleAccess(b);
+    validateRules(b);
+    if (b.errors.some((e) => e.length)) return failure(c, input, b.errors);
+    b.rows = b.items.map((it) => (op === 'delete' ? {} : itemToRow(c, it, op, caller.now)));
+    if (c.rules.prepare && op !== 'delete') await Promise.all(b.items.map((_, i) => c.rules.prepare!(b.itemContext(i))));
+
+    let result: WriteResult;
+    try {
+      result = await transact(caller, async (tx, changes) => {
+        await loadAndAuthorize(b, tx);
+        stopOnErrors(b.errors);
+        authorizeRules(b);
+        if (op !== 'delete') {
+          await checkReferences(b, tx);
+          await checkUnique(b, tx);
+        }
+        if (c.rules.check) for (let i = 0; i < b.items.length; i++) b.errors[i].push(...(await c.rules.check(b.txContext(i, tx, changes))));
+        stopOnErrors(b.errors);
+        if (op !== 'create' && database.dialect === 'postgres') await lockChangeCounter(tx, c, caller.accountId);
+        await applyAll(b, tx, changes);
+        await changes.settle();
+        const items = op === 'delete' ? b.written.map((id) => ({ id })) : b.written.map((id) => changes.item(c, id)!);
+        const out = success(input, items);
+        await request.seal?.(tx, out);
+        return out;
+      });
+    } catch (err) {
+      if (err instanceof BatchFailed) return failure(c, input, err.errors);
+      throw err;
+    }
+    await c.rules.committed?.({ database, caller, op, ids: b.written, existing: b.existing });
+    return result;
+  }
+
+  return { write, transact };
+}

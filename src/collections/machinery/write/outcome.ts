@@ -1,0 +1,49 @@
+import type { ApiErrorBody } from '../../../http/errors.js';
+import type { Collection, Item } from '../collection.js';
+import { rawData } from '../validate.js';
+
+export interface WriteMetadata {
+  receivedItemsCount: number;
+  validItems: number[];
+  invalidItems: number[];
+}
+
+export interface WriteSuccess {
+  result: 'success';
+  items: Item[];
+  metadata: WriteMetadata;
+}
+
+export interface WriteFailure {
+  result: 'failure';
+  failures: { rawData: unknown; errors: ApiErrorBody[] }[];
+  metadata: WriteMetadata;
+}
+
+export type WriteResult = WriteSuccess | WriteFailure;
+
+/** Thrown inside the transaction to roll everything back and answer with the failure envelope. */
+export class BatchFailed extends Error {
+  constructor(readonly errors: ApiErrorBody[][]) {
+    super('batch failed');
+  }
+}
+
+/** Throws BatchFailed when any item has an error. */
+export function stopOnErrors(errors: ApiErrorBody[][]): void {
+  if (errors.some((e) => e.length)) throw new BatchFailed(errors);
+}
+
+/** The failure envelope: each failed item with its errors, both index lists. */
+export function failure(c: Collection, input: unknown[], errors: ApiErrorBody[][]): WriteFailure {
+  const invalid = errors.flatMap((e, i) => (e.length ? [i] : []));
+  return {
+    result: 'failure',
+    failures: invalid.map((i) => ({ rawData: rawData(c, input[i]), errors: errors[i] })),
+    metadata: { receivedItemsCount: input.length, validItems: errors.flatMap((e, i) => (e.length ? [] : [i])), invalidItems: invalid },
+  };
+}
+
+export function success(input: unknown[], items: Item[]): WriteSuccess {
+  return { result: 'success', items, metadata: { receivedItemsCount: input.length, validItems: input.map((_, i) => i), invalidItems: [] } };
+}

@@ -1,0 +1,27 @@
+import type { Config } from './config.js';
+import { connect, type Database } from './db/index.js';
+import { sqliteFile } from './config.js';
+import { registry } from './collections/index.js';
+import type { Services } from './collections/machinery/services.js';
+import { createWriter, type ChangeHook } from './collections/machinery/write/index.js';
+
+export type { Services };
+
+/** The tables whose row counts are kept (the `counted` flag of each declaration). */
+export const COUNTED_TABLES: readonly string[] = registry.list.filter((c) => c.counted).map((c) => c.table);
+
+/** The features that see every committed change, in the transaction of the change. */
+export function changeHooks(): ChangeHook[] {
+  return [];
+}
+
+/** The services of one process on an open database. */
+export function createServices(config: Config, database: Database): Services {
+  return { config, database, registry, writer: createWriter({ database, registry, hooks: changeHooks() }) };
+}
+
+/** Opens the configured database (migrated, counters made) and the services on it. */
+export async function openServices(config: Config, opts: { poolSize?: number } = {}): Promise<Services> {
+  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), poolSize: opts.poolSize, countedTables: COUNTED_TABLES });
+  return createServices(config, database);
+}
