@@ -9,7 +9,7 @@ import { files } from './files/index.js';
 import { notes } from './notes/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
-export const registry = createRegistry([users, jobs, visits, clients, statuses, workgroups, files, notes]);
+export const registry = createRegistry([users, statuses, clients, jobs, visits, workgroups, files, notes]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */
 export const ALL_PERMISSIONS: readonly string[] = registry.permissions;

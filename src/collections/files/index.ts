@@ -4,6 +4,7 @@ import { withTransaction, type Executor } from '../../db/tx.js';
 import { ApiError } from '../../http/errors.js';
 import { defineCollection, type ActionAnswer, type ActionRequest, type Collection, type Item, type Row } from '../machinery/collection.js';
 import { fileFields } from './schema.js';
+import { downloadPaths } from './download-doc.js';
 import { storeFor } from './storage.js';
 import { receiveUpload, uploadDoc, type Received } from './upload.js';
 
@@ -67,6 +68,7 @@ export const files: Collection = defineCollection({
     'PATCH renames or re-attaches; DELETE removes the item and, when nothing else uses them, the bytes. ' +
     'Administrators and Employees read and write files; Contractors have no access.',
   fields: fileFields,
+  example: (ref) => ({ name: 'plan.pdf', job: ref('jobs') }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
@@ -74,6 +76,7 @@ export const files: Collection = defineCollection({
   actions: { upload },
   actionDocs: { upload: uploadDoc },
   createVia: 'upload',
+  extraPaths: downloadPaths,
   counted: true,
   rules: {
     // The dispatcher already refuses POST /files (createVia); this guards any other writer.

@@ -86,12 +86,20 @@ export interface CollectionDef {
    * (src/db/counted.ts), for tables that exist and have none yet.
    */
   counted?: boolean;
+  /**
+   * A valid new item, for the documentation (OpenAPI examples, docs/collections.md) and for the
+   * tests that exercise every collection alike. `ref(target)` is an existing item of the target
+   * (a collection's name, `accounts` or `roles`) in the caller's account.
+   */
+  example: (ref: (target: string) => { id: number }) => Item;
   /** POST actions: `/:collection/:action` and `/:collection/:item/:action`. */
   actions?: Record<string, ActionHandler>;
   /** What the OpenAPI document says of each action beyond the shared envelopes and errors. */
   actionDocs?: Record<string, ActionDoc>;
   /** When set, items are created only by this action: a plain `POST /:collection` gets 405. */
   createVia?: string;
+  /** OpenAPI paths the collection serves beside the dispatcher (the files' signed downloads). */
+  extraPaths?: Record<string, unknown>;
 }
 
 /** An action call, free of the HTTP framework: what the request carried, and the services to use. */
@@ -149,6 +157,8 @@ export interface Collection extends CollectionDef {
   columns: Map<string, FilterColumn>;
   defaultFields: string[];
   allFields: string[];
+  /** The first required text field (no choice of values; one without a pattern first): what lists are searched by. */
+  textField: string;
 }
 
 export function defineCollection(def: CollectionDef): Collection {
@@ -160,11 +170,15 @@ export function defineCollection(def: CollectionDef): Collection {
     else if (field.kind === 'assoc') columns.set(`${name}.id`, { column: field.column, type: 'integer', nullable: !!field.nullable });
   }
   const readable = Object.entries(def.fields).filter(([, fl]) => fl.kind !== 'writeOnly');
+  const texts = Object.entries(def.fields).filter(([, fl]) => fl.kind === 'scalar' && fl.type === 'string' && fl.required && fl.valueSchema.anyOf === undefined);
+  const text = texts.find(([, fl]) => fl.kind === 'scalar' && fl.valueSchema.pattern === undefined) ?? texts[0];
+  if (!text) throw new Error(`${def.name}: no required text field`);
   return {
     ...def,
     rules: def.rules ?? {},
     columns,
     defaultFields: readable.filter(([, fl]) => !fl.extended).map(([n]) => n),
     allFields: readable.map(([n]) => n),
+    textField: text[0],
   };
 }
