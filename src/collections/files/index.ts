@@ -3,9 +3,9 @@ import type { Database } from '../../db/index.js';
 import { withTransaction, type Executor } from '../../db/tx.js';
 import { ApiError } from '../../http/errors.js';
 import { defineCollection, type ActionAnswer, type ActionRequest, type Collection, type Item, type Row } from '../machinery/collection.js';
+import type { BlobStore } from '../../storage/blobs.js';
 import { fileFields } from './schema.js';
 import { downloadPaths } from './download-doc.js';
-import { storeFor } from './storage.js';
 import { receiveUpload, uploadDoc, type Received } from './upload.js';
 
 /**
@@ -19,13 +19,13 @@ async function lockDigest(db: Executor, sha256: string): Promise<void> {
 }
 
 /** After rows were deleted: bytes no row (of any account: storage is shared) references go too. */
-async function collectBytes(database: Database, digests: string[]): Promise<void> {
+async function collectBytes(database: Database, blobs: BlobStore, digests: string[]): Promise<void> {
   for (const sha256 of new Set(digests)) {
     try {
       await withTransaction(database, async (db) => {
         await lockDigest(db, sha256);
         const used = await db.selectFrom('files').select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst();
-        if (!used) await storeFor(database).delete(sha256);
+        if (!used) await blobs.delete(sha256);
       });
     } catch {
       // The rows are gone already; bytes left behind cost only space and are re-used by a new upload of them.
@@ -99,9 +99,9 @@ export const files: Collection = defineCollection({
       await lockDigest(db, up.staged.sha256);
       await up.staged.commit();
     },
-    async committed({ database, op, existing }) {
+    async committed({ services, op, existing }) {
       if (op !== 'delete') return;
-      await collectBytes(database, existing.flatMap((r: Row | undefined) => (r ? [String(r.sha256)] : [])));
+      await collectBytes(services.database, services.blobs, existing.flatMap((r: Row | undefined) => (r ? [String(r.sha256)] : [])));
     },
   },
 });

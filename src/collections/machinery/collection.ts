@@ -1,6 +1,5 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { AuthContext, RoleKind } from '../../auth/context.js';
-import type { Database } from '../../db/index.js';
 import type { ApiErrorBody } from '../../http/errors.js';
 import type { Executor } from '../../db/tx.js';
 import type { Field, ScalarField, ValueType } from './fields.js';
@@ -70,7 +69,7 @@ export interface Rules {
    * Runs once the transaction has committed (never after a rollback): side effects outside the
    * database, such as removing stored bytes nothing references any more.
    */
-  committed?(c: { database: Database; caller: Caller; op: Op; ids: number[]; existing: (Row | undefined)[] }): Promise<void>;
+  committed?(c: { services: Omit<import('./services.js').Services, 'writer'>; caller: Caller; op: Op; ids: number[]; existing: (Row | undefined)[] }): Promise<void>;
 }
 
 export interface CollectionDef {
