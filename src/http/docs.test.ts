@@ -81,6 +81,14 @@ describe('OpenAPI document and reference page', () => {
       assert.equal((await t.app.inject({ method: 'GET', url: `/docs/${asset}` })).statusCode, 200, asset);
     }
     assert.equal((await t.app.inject({ method: 'GET', url: '/docs/package.json' })).statusCode, 404);
+    // The Authorize button's redirect page: HTML whose script (a file beside it) the CSP lets run.
+    const redirect = await t.app.inject({ method: 'GET', url: '/docs/oauth2-redirect.html' });
+    assert.equal(redirect.statusCode, 200);
+    assert.match(String(redirect.headers['content-type']), /^text\/html/);
+    assert.match(String(redirect.headers['content-security-policy']), /default-src 'self'/);
+    assert.match(redirect.body, /<script src="oauth2-redirect.js">/);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/docs/oauth2-redirect.js' })).statusCode, 200);
+    assert.match((await t.app.inject({ method: 'GET', url: '/docs/init.js' })).body, /oauth2RedirectUrl: window.location.origin \+ '\/docs\/oauth2-redirect.html'/);
   });
 
   test('the page renders offline in Chromium with the users and jobs operations', { skip: browserSkip() }, async () => {
