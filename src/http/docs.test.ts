@@ -6,6 +6,7 @@ import { browserSkip, launchBrowser } from '../../test/browser.js';
 import { createTestApp, type TestApp } from '../../test/helpers.js';
 import { collections } from '../collections/index.js';
 import { ERRORS, VALIDATION } from './errors.js';
+import { authorizationServerMetadata } from '../oauth/metadata.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 describe('OpenAPI document and reference page', () => {
@@ -70,6 +71,17 @@ describe('OpenAPI document and reference page', () => {
     assert.ok(upload.responses['413']);
     assert.ok(doc.paths['/oauth2/code'].get && doc.paths['/oauth2/token'].post);
     assert.deepEqual(doc.paths['/oauth2/token'].post.security, [{}, { clientBasic: [] }]);
+    // Every endpoint the RFC 8414 metadata advertises is documented, with its method.
+    const meta = authorizationServerMetadata({ publicUrl: '' });
+    assert.ok(doc.paths[meta.authorization_endpoint].get);
+    for (const url of [meta.token_endpoint, meta.revocation_endpoint, meta.introspection_endpoint]) {
+      assert.ok(doc.paths[url].post, url);
+      assert.deepEqual(doc.paths[url].post.security, [{}, { clientBasic: [] }], url);
+      assert.ok(doc.paths[url].post.responses['401'] && doc.paths[url].post.responses['429'], url);
+    }
+    assert.ok(doc.paths['/.well-known/oauth-authorization-server'].get);
+    assert.ok(doc.paths['/oauth2/authorizations'].get && doc.paths['/oauth2/authorizations'].post);
+    assert.deepEqual(Object.keys(doc.components.schemas.AuthorizationServerMetadata.properties).sort(), Object.keys(meta).sort());
   });
 
   test('/docs and its assets are served from the installed package, without a token', async () => {
