@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { hashToken } from '../src/auth/secrets.js';
+import { createModel } from '../src/oauth/model.js';
 import {
   authorizeWithInject, call, createOAuthClient, createTenant, createTestApp, DIALECTS, injectBrowser, skipUnless, tokenRequest,
   type Tenant, type TestApp,
@@ -119,6 +121,18 @@ for (const dialect of DIALECTS) {
       assert.equal(again.body.error, 'invalid_grant');
       assert.equal(await api(other.access_token), 200, 'another grant of the same client and owner is untouched');
       assert.equal((await refresh(a, other.refresh_token!)).status, 200);
+    });
+
+    test('a refresh grant racing a revocation: the access token it issues is revoked with its refresh token', async () => {
+      const grant = await tokens(a);
+      const row = await t.database.db.selectFrom('oauth_tokens').select(['id', 'user_id', 'account_id']).where('token_hash', '=', hashToken(grant.refresh_token!)).executeTakeFirstOrThrow();
+      // The grant's lookup passed before the revocation landed; then it stores its access token.
+      assert.equal((await revoke(a, { token: grant.refresh_token! })).status, 200);
+      const model = createModel(t.database, () => t.clock.now);
+      const late = await model.saveToken({ scope: ['users.read'], codeId: null, offline: false, refreshId: row.id },
+        { id: a.clientId, grants: [], redirectUris: [] }, { id: row.user_id, accountId: row.account_id });
+      assert.equal(await api(late.accessToken), 401);
+      assert.equal(await active(a, late.accessToken), false);
     });
 
     test('another client’s token is left alone', async () => {
