@@ -6,14 +6,16 @@ import { CLIENT_ENDPOINTS } from './endpoints.js';
 import { sendPage } from './html.js';
 import { tooManyRequestsPage } from './status-pages.js';
 
-/**
+/*
  * RATE_LIMIT_AUTH, counted fairly (PRODUCT §8): the pages per client address (one browser, one
  * person), the client endpoints per client id once the client has authenticated, so a certified
  * client's server refreshing tokens for many owners from one address is not throttled like one
- * browser. What fails before a client is known counts against its address.
+ * browser. What fails before a client is known counts against its address. The counters and
+ * their store are the app's (src/http/rate-limit.ts); only the choice of bucket is made here.
  */
-export const clientBucket = (clientId: string): string => `auth:client:${clientId}`;
 
+/** A client's bucket; client ids (`fsm_…`) never look like an address bucket (`auth:<ip>`). */
+export const clientBucket = (clientId: string): string => `auth:client:${clientId}`;
 
 /** A refusal on a page (a route of ours under /oauth2/) is a page with Retry-After; elsewhere the API envelope. */
 function refuse(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
