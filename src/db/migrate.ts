@@ -17,6 +17,9 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '006_count_versions': countVersions,
 };
 
+/** Every migration this code knows, in order (readiness checks they are all applied). */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);
+
 export async function migrateToLatest(database: Database): Promise<void> {
   const provider: MigrationProvider = {
     async getMigrations() {

@@ -8,6 +8,7 @@ import { consentPage, errorPage, loginPage } from './pages.js';
 import { withParams } from './redirect-uri.js';
 import { cookieOptions, currentSession, SESSION_COOKIE, SESSION_TTL_MS, startSession, type Session } from './session.js';
 import { signIn } from './sign-in.js';
+import { countSignInFailure } from '../http/metrics.js';
 
 /**
  * The authorization request travels in the URL of every form and redirect, and is re-checked each
@@ -74,6 +75,7 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
     }
     const login = single(request.body, 'login') ?? '';
     const result = await signIn(db, login, single(request.body, 'password') ?? '', app.clock());
+    if (!result.ok) countSignInFailure(result.reason);
     if (!result.ok) {
       return result.reason === 'locked'
         ? showLogin(request, reply, ar, 429, 'Too many failed sign-ins for this login. Try again in 15 minutes.', login)
