@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { FastifyServerOptions, RawRequestDefaultExpression } from 'fastify';
+import { LogController, type FastifyServerOptions, type RawRequestDefaultExpression } from 'fastify';
 
 /** Never log a query string: it may carry codes, `where` values or (refused) credentials. */
 export const redactUrl = (url: string) => url.split('?')[0];
@@ -21,8 +21,8 @@ export const requestIdOptions = {
   genReqId: requestId,
   // Our genReqId reads the header itself, after checking it (Fastify's own reading takes any value).
   requestIdHeader: false,
-  requestIdLogLabel: 'requestId',
-} as const satisfies Partial<FastifyServerOptions>;
+  logController: new LogController({ requestIdLogLabel: 'requestId' }),
+} satisfies Partial<FastifyServerOptions>;
 
 /**
  * The server's logger: JSON lines at `level`. Requests are logged without their query string or

@@ -127,8 +127,9 @@ export const metricsPlugin = fp(
       done();
     });
     const token = app.config.metricsToken;
-    if (!token) return;
     app.get('/metrics', { logLevel: 'warn' }, async (request, reply) => {
+      // Off without a token: the same 404 as any unknown path (not the API's answer for a collection).
+      if (!token) return sendError(reply, new ApiError('notFound'));
       if (!authorized(request.headers.authorization, token)) {
         return sendError(reply, new ApiError('tokenInvalid', 'the metrics token is missing or wrong', { 'www-authenticate': 'Bearer realm="metrics"' }));
       }
