@@ -1,5 +1,7 @@
 /** Input rules of the admin CLI, the same as the API's for users (PRODUCT §3). */
 export class UsageError extends Error {}
+/** A command that could not do what it was asked (no such account, invalid input): exit 1. */
+export class CommandError extends Error {}
 
 export const MOBILE = /^\+\d{7,15}$/;
 export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
