@@ -26,6 +26,26 @@ function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
 
 const reason = (err: unknown) => (err as Error).message || String(err);
 
+/** The usual connection failures in words, then the driver's own message. */
+function connectionProblem(err: unknown): string {
+  const code = (err as { code?: string }).code;
+  const words: Record<string, string> = {
+    ECONNREFUSED: 'nothing accepts connections at that host and port (is the server running? are host and port right?)',
+    ENOTFOUND: 'the host name does not resolve',
+    ETIMEDOUT: 'the connection timed out (a firewall, or the wrong host?)',
+    '3D000': 'the database does not exist (create it, or fix the name in DATABASE_URL)',
+    '28P01': 'the password was refused',
+    '28000': 'the server refused this user (pg_hba.conf or the user name)',
+    '55000': 'the database does not accept connections now',
+    '57P03': 'the server is starting up or shutting down',
+    SQLITE_CANTOPEN: 'the SQLite file cannot be opened (permissions?)',
+    SQLITE_CORRUPT: 'the SQLite file is damaged: restore the last backup (docs/operations.md)',
+    SQLITE_NOTADB: 'the file is not a SQLite database',
+  };
+  const said = code ? words[code] : undefined;
+  return said ? `${said} [${reason(err)}]` : reason(err);
+}
+
 /** Opens the database without migrating it, and says how far its schema is. */
 async function checkDatabase(config: Config): Promise<Check> {
   const where = config.databaseUrl ? `PostgreSQL at ${new URL(config.databaseUrl).host}${new URL(config.databaseUrl).pathname}` : `SQLite at ${sqliteFile(config)}`;
@@ -57,7 +77,7 @@ async function checkDatabase(config: Config): Promise<Check> {
     ];
     return { check: 'database', ok: true, message: `${where} answers; ${notes.join('; ')}` };
   } catch (err) {
-    return { check: 'database', ok: false, message: `${where}: ${reason(err)}` };
+    return { check: 'database', ok: false, message: `${where}: ${connectionProblem(err)}` };
   } finally {
     await database.close().catch(() => {});
   }
@@ -73,9 +93,13 @@ async function checkRedis(url: string): Promise<Check> {
     const pong = await within(TIMEOUT_MS, where, client.ping());
     return { check: 'redis', ok: pong === 'PONG', message: `${where} answers ${pong}; the rate-limit counters live there` };
   } catch (err) {
-    return { check: 'redis', ok: false, message: `${where}: ${reason(err)}; the server would refuse rate-limited requests with 503` };
+    return { check: 'redis', ok: false, message: `${where}: ${connectionProblem(err)}; the server would refuse rate-limited requests with 503` };
   } finally {
-    await client.quit().catch(() => client.disconnect().catch(() => {}));
+    try {
+      if (client.isOpen) await client.quit();
+    } catch {
+      // closing a client that never connected: nothing to do
+    }
   }
 }
 
