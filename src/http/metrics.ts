@@ -57,6 +57,11 @@ const queryDuration = new client.Histogram({
   registers: [registry],
 });
 
+// Known series start at 0, so a rate() or an alert on them works before the first event.
+for (const limiter of ['api', 'auth']) rateLimitRefusals.inc({ limiter }, 0);
+for (const reason of ['invalid', 'locked']) signInFailures.inc({ reason }, 0);
+for (const grant_type of ['authorization_code', 'refresh_token']) tokenGrants.inc({ grant_type }, 0);
+
 /** PostgreSQL pools whose connections are reported (SQLite has one connection and no pool). */
 export interface PoolSource {
   totalCount: number;
