@@ -59,6 +59,7 @@ for (const dialect of DIALECTS) {
       const { clientId } = await createOAuthClient(t.database, { name: 'Switcher' });
       const { browser, page, url } = await consent(clientId, { prompt: 'consent' });
       const link = unescape(/<a href="([^"]*)">Not you\?<\/a>/.exec(page)![1]);
+      assert.ok(!link.includes(inputValue(page, 'csrf')), 'the form token stays out of URLs');
 
       // Without the session's token (a link planted on another site), the owner stays signed in.
       const forged = new URL(link, 'http://x');

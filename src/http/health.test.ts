@@ -123,6 +123,11 @@ describe('readiness during a PostgreSQL outage', { skip: skipUnless('postgres') 
       assert.equal(res.statusCode, 503);
       assert.equal(JSON.parse(res.body).reason, 'the database did not answer within 1 s');
       assert.ok(took >= 900 && took < 3000, `took ${took} ms`);
+      // More probes while it hangs: each answers 503 in time, and they all wait on one query.
+      const more = await Promise.all([1, 2, 3].map(() => t.app.inject({ method: 'GET', url: '/readyz' })));
+      assert.deepEqual(more.map((r) => r.statusCode), [503, 503, 503]);
+      const waiting = await locker.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and query like 'select name from kysely_migration%' and state = 'active'`);
+      assert.equal(waiting.rows[0].n, 1, 'one readiness query, not one per probe');
     } finally {
       await locker.query('rollback');
       await locker.end();

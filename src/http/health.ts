@@ -17,16 +17,13 @@ type Check = { ready: true } | { ready: false; reason: string };
  */
 export const healthPlugin = fp(
   async (app: FastifyInstance) => {
-    // One probe at a time reaches the database; concurrent probes share its answer, so a slow
-    // database is never queued a pile of checks.
-    let inFlight: Promise<Check> | undefined;
+    // At most one readiness query is outstanding: probes arriving while it runs (even after their
+    // own timeout gave up on it) wait for that same query, so a database that hangs is never sent
+    // one query per probe, each holding a pool connection the API needs.
+    let pending: Promise<Check> | undefined;
 
-    async function check(): Promise<Check> {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<Check>((resolve) => {
-        timer = setTimeout(() => resolve({ ready: false, reason: 'the database did not answer within 1 s' }), READY_TIMEOUT_MS);
-      });
-      const query = sql<{ name: string }>`select name from kysely_migration`.execute(app.database.db).then(
+    const query = (): Promise<Check> =>
+      sql<{ name: string }>`select name from kysely_migration`.execute(app.database.db).then(
         ({ rows }): Check => {
           const applied = new Set(rows.map((r) => r.name));
           const missing = MIGRATION_NAMES.filter((n) => !applied.has(n));
@@ -34,8 +31,17 @@ export const healthPlugin = fp(
         },
         (): Check => ({ ready: false, reason: 'the database is unavailable' }),
       );
+
+    async function check(): Promise<Check> {
+      pending ??= query().finally(() => {
+        pending = undefined;
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<Check>((resolve) => {
+        timer = setTimeout(() => resolve({ ready: false, reason: 'the database did not answer within 1 s' }), READY_TIMEOUT_MS);
+      });
       try {
-        return await Promise.race([query, timeout]);
+        return await Promise.race([pending, timeout]);
       } finally {
         clearTimeout(timer);
       }
@@ -43,10 +49,7 @@ export const healthPlugin = fp(
 
     app.get('/healthz', { logLevel: 'warn' }, async (_request, reply) => sendJson(reply, 200, { status: 'ok' }));
     app.get('/readyz', { logLevel: 'warn' }, async (_request, reply) => {
-      inFlight ??= check().finally(() => {
-        inFlight = undefined;
-      });
-      const c = await inFlight;
+      const c = await check();
       return c.ready ? sendJson(reply, 200, { status: 'ready' }) : sendJson(reply.header('retry-after', '1'), 503, { status: 'unavailable', reason: c.reason });
     });
   },

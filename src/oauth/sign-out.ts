@@ -7,13 +7,18 @@ export const SIGN_OUT_PATH = '/oauth2/signout';
 const TOKEN_PARAM = 'signout';
 
 /**
- * The consent page's "not you?" link: the authorization request travels along, with the session's
- * CSRF token, so a link planted elsewhere cannot sign the owner out. A link, not a second form:
- * the consent page keeps exactly one form.
+ * The link's token: derived from the session's CSRF token, so a link planted elsewhere cannot sign
+ * the owner out, and the consent form's own token never appears in a URL (history, proxies).
+ */
+const signOutToken = (csrf: string) => hashToken(`signout:${csrf}`);
+
+/**
+ * The consent page's "not you?" link: the authorization request travels along, with the token.
+ * A link, not a second form: the consent page keeps exactly one form.
  */
 export function signOutUrl(query: string, csrf: string): string {
   const params = new URLSearchParams(query);
-  params.set(TOKEN_PARAM, csrf);
+  params.set(TOKEN_PARAM, signOutToken(csrf));
   return `${SIGN_OUT_PATH}?${params}`;
 }
 
@@ -27,7 +32,7 @@ export function signOutRoute(app: FastifyInstance): void {
     params.delete('prompt');
     const cookie = request.cookies[SESSION_COOKIE];
     const session = await currentSession(app.database.db, cookie, app.clock());
-    if (session && csrfMatches(session.csrf, sent)) {
+    if (session && csrfMatches(signOutToken(session.csrf), sent)) {
       await app.database.db.deleteFrom('auth_sessions').where('session_hash', '=', hashToken(cookie!)).execute();
       reply.clearCookie(SESSION_COOKIE, cookieOptions(app.config));
     }
