@@ -100,9 +100,10 @@ const API_FORMS = ['/:collection', '/:collection/:action', '/:collection/:item',
 export function routeLabels(request: FastifyRequest): { route: string; collection: string } {
   const template = request.routeOptions.url;
   if (template === undefined) return { route: 'unmatched', collection: '' };
-  if (template !== '/*') return { route: template, collection: '' };
+  // The API's routes (one wildcard today; templates naming :collection would do as well).
+  if (template !== '/*' && !template.includes(':collection')) return { route: template, collection: '' };
   const r = parsePath(request.url);
-  if (!r) return { route: 'unmatched', collection: '' };
+  if (!r) return { route: template === '/*' ? 'unmatched' : template, collection: '' };
   return {
     route: API_FORMS[(r.item !== undefined ? 2 : 0) + (r.action !== undefined ? 1 : 0)],
     collection: collections.has(r.collection) ? r.collection : 'unknown',
