@@ -11,6 +11,9 @@ import { securityHeaders } from './http/security.js';
 import { filesPlugin } from './collections/files/download.js';
 import { docsPlugin } from './http/docs.js';
 import { createServices, type Services } from './services.js';
+import { healthPlugin } from './http/health.js';
+import { requestIdOptions } from './http/logging.js';
+import { metricsPlugin } from './http/metrics.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -31,13 +34,13 @@ export interface AppOptions {
   https?: { key: Buffer; cert: Buffer };
 }
 
-/** Never log a query string: it may carry codes or (refused) credentials. */
-export const redactUrl = (url: string) => url.split('?')[0];
+export { redactUrl } from './http/logging.js';
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(opts.https ? { https: opts.https } : {}),
     logger: opts.logger ?? false,
+    ...requestIdOptions,
     bodyLimit: 1024 * 1024,
     exposeHeadRoutes: false,
     // Fastify's own 503 while closing is not in the envelope; the onRequest hook below answers instead.
@@ -65,8 +68,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     done(null, payload);
   });
   const headers = { ...STANDARD_HEADERS, ...securityHeaders(hsts) };
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(headers);
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.headers(headers).header('x-request-id', request.id);
     if (!closing) return done();
     sendError(reply.header('connection', 'close'), new ApiError('unavailable', 'the server is shutting down', { 'retry-after': '1' }));
   });
@@ -78,6 +81,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, new ApiError('notFound')));
 
+  await app.register(metricsPlugin);
+  await app.register(healthPlugin);
   await app.register(rateLimitPlugin);
   await app.register(oauthRateLimitPlugin);
   await app.register(oauthPlugin);

@@ -17,6 +17,10 @@ export interface Config {
   rateLimitApi: number;
   /** Requests per minute on /oauth2/*: per address on the pages, per client id on the client endpoints; 0 is off. */
   rateLimitAuth: number;
+  /** Bearer secret for GET /metrics; the endpoint is off (404) without it. */
+  metricsToken?: string;
+  /** Events older than this many days are purged (`fsm events purge`). */
+  eventsRetentionDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -48,6 +52,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch {
     throw new ConfigError('PUBLIC_URL must be an absolute URL');
   }
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
+    throw new ConfigError('METRICS_TOKEN must be 16 to 256 printable characters without spaces');
+  }
   return {
     host,
     port,
@@ -62,6 +70,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.REDIS_URL || undefined,
     rateLimitApi: int(env, 'RATE_LIMIT_API', 600, 0, 1_000_000_000),
     rateLimitAuth: int(env, 'RATE_LIMIT_AUTH', 60, 0, 1_000_000_000),
+    metricsToken,
+    eventsRetentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 36_500),
   };
 }
 

@@ -1,22 +1,20 @@
 import cluster from 'node:cluster';
 import fs from 'node:fs';
-import { buildApp, redactUrl } from './app.js';
+import { buildApp } from './app.js';
 import { ConfigError, loadConfig, sqliteFile, type Config } from './config.js';
 import { connect } from './db/index.js';
 import { COUNTED_TABLES } from './services.js';
+import { loggerOptions } from './http/logging.js';
+import { observeQuery, watchPool } from './http/metrics.js';
 
 async function serve(config: Config): Promise<void> {
-  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), countedTables: COUNTED_TABLES });
+  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), countedTables: COUNTED_TABLES, observe: observeQuery });
+  if (database.pool) watchPool(database.pool);
   const app = await buildApp({
     config,
     database,
     https: config.tlsCertFile ? { cert: fs.readFileSync(config.tlsCertFile), key: fs.readFileSync(config.tlsKeyFile!) } : undefined,
-    logger: {
-      level: config.logLevel,
-      serializers: {
-        req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
-      },
-    },
+    logger: loggerOptions(config.logLevel),
   });
   app.addHook('onClose', async () => database.close());
 

@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
-import { hashToken } from '../src/auth/secrets.js';
+import { hashToken, verifyPassword } from '../src/auth/secrets.js';
+import { signIn } from '../src/oauth/sign-in.js';
+import { MAX_FAILURES, recordFailure } from '../src/oauth/throttle.js';
 import { issueToken } from '../src/oauth/tokens.js';
 import { authorizeWithInject, call, createTestDb, DIALECTS, injectBrowser, skipUnless, tokenRequest, type TestDb } from './helpers.js';
 
@@ -14,9 +20,10 @@ for (const dialect of DIALECTS) {
     let db: TestDb;
 
     /** Runs the CLI as an operator would, on the test's storage. */
-    const fsm = (...args: string[]) =>
+    const fsm = (...args: string[]) => fsmWith({}, ...args);
+    const fsmWith = (extra: Record<string, string>, ...args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string; json: any }>((resolve) => { // eslint-disable-line @typescript-eslint/no-explicit-any
-        const env = { ...process.env, DATA_DIR: db.dataDir, DATABASE_URL: db.config.databaseUrl ?? '' };
+        const env = { ...process.env, DATA_DIR: db.dataDir, DATABASE_URL: db.config.databaseUrl ?? '', ...extra };
         execFile(process.execPath, [CLI, ...args], { env }, (err, stdout, stderr) => {
           let json;
           try { json = JSON.parse(stdout); } catch { json = undefined; }
@@ -114,6 +121,168 @@ for (const dialect of DIALECTS) {
         assert.equal(list.json.find((c: { clientId: string }) => c.clientId === clientId).revoked, true);
       } finally {
         await app.close();
+      }
+    });
+    test('--help for the tool, a group and each command; usage errors exit 2 with the reason on stderr', async () => {
+      const all = await fsm('--help');
+      assert.equal(all.code, 0);
+      assert.equal(all.stderr, '');
+      for (const c of ['accounts create', 'accounts list', 'users create', 'users set-password', 'clients create', 'clients list', 'clients certify', 'clients revoke', 'clients rotate-secret', 'tokens revoke', 'events purge', 'doctor']) {
+        assert.ok(all.stdout.includes(c), `--help lists ${c}`);
+        const one = await fsm(...c.split(' '), '--help');
+        assert.equal(one.code, 0, `${c} --help: ${one.stderr}`);
+        assert.match(one.stdout, new RegExp(`^usage: npm run --silent fsm -- ${c}`));
+      }
+      assert.match((await fsm('users', 'create', '--help')).stdout, /--role ROLE +administrator, employee \(default\) or contractor/);
+      assert.match((await fsm('clients', '--help')).stdout, /clients rotate-secret CLIENT_ID/);
+      const usage = await fsm('users', 'create', '--first-name', 'A');
+      assert.equal(usage.code, 2);
+      fails(usage, /missing --account, --last-name, --mobile/);
+      fails(await fsm('users', 'create', '--account', 'x', '--first-name', 'A', '--last-name', 'B', '--mobile', '+447700900123'), /--account must be a positive integer/);
+      fails(await fsm('clients', 'rotate-secret'), /CLIENT_ID/);
+      fails(await fsm('tokens', 'revoke'), /exactly one of --user and --client/);
+      fails(await fsm('accounts', 'list', 'extra'), /unexpected argument 'extra'/);
+      fails(await fsm('users', 'frobnicate'), /unknown command 'users frobnicate'\nusage:/);
+    });
+
+    test('accounts list; users create through the API rules; users set-password lifts a lock', async () => {
+      const acct = await fsm(...account, '--login', 'lister', '--password', 'correct horse');
+      const accountId = acct.json.account.id as number;
+      const list = await fsm('accounts', 'list');
+      assert.equal(list.code, 0, list.stderr);
+      assert.deepEqual(list.json.find((a: { id: number }) => a.id === accountId), { id: accountId, companyName: 'Acme Ltd', users: 1, created: list.json.find((a: { id: number }) => a.id === accountId).created });
+
+      const made = await fsm('users', 'create', '--account', String(accountId), '--first-name', 'Carl', '--last-name', 'Crew', '--mobile', '+447700900555', '--login', 'carl', '--password', 'ten chars!', '--role', 'contractor', '--email', 'carl@example.com');
+      assert.equal(made.code, 0, made.stderr);
+      assert.deepEqual(made.json, { user: { id: made.json.user.id, login: 'carl', role: 'contractor' } });
+      const row = await db.database.db.selectFrom('users as u').innerJoin('roles as r', 'r.id', 'u.role_id')
+        .select(['r.kind', 'u.account_id', 'u.email', 'u.password_hash', 'u.first_name']).where('u.id', '=', made.json.user.id).executeTakeFirstOrThrow();
+      assert.deepEqual({ ...row, password_hash: undefined }, { kind: 'contractor', account_id: accountId, email: 'carl@example.com', password_hash: undefined, first_name: 'Carl' });
+      assert.ok(await verifyPassword('ten chars!', row.password_hash));
+      const plain = await fsm('users', 'create', '--account', String(accountId), '--first-name', 'Dee', '--last-name', 'Desk', '--mobile', '+447700900556');
+      assert.deepEqual(plain.json, { user: { id: plain.json.user.id, login: null, role: 'employee' } });
+      assert.equal((await fsm('accounts', 'list')).json.find((a: { id: number }) => a.id === accountId).users, 3);
+
+      // The API's own checks and messages, with the operator's flag names.
+      const base = ['users', 'create', '--account', String(accountId), '--first-name', 'E', '--last-name', 'F'];
+      fails(await fsm(...base, '--mobile', '07700'), /--mobile: The field 'mobile' is invalid/);
+      fails(await fsm(...base, '--mobile', '+447700900557', '--login', 'carl', '--password', 'long enough'), /--login: The value of 'login' is already in use/);
+      fails(await fsm(...base, '--mobile', '+447700900557', '--login', 'eve', '--password', 'short'), /--password: The field 'newPassword' is invalid/);
+      fails(await fsm(...base, '--mobile', '+447700900557', '--email', 'nope'), /--email: The field 'email' is invalid/);
+      fails(await fsm(...base, '--mobile', '+447700900557', '--login', 'eve'), /--login and --password go together/);
+      fails(await fsm(...base, '--mobile', '+447700900557', '--role', 'boss'), /--role must be one of administrator, employee, contractor/);
+      fails(await fsm('users', 'create', '--account', '999999', '--first-name', 'E', '--last-name', 'F', '--mobile', '+447700900557'), /no account 999999/);
+      const count = await db.database.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      assert.equal(Number(count.n), 3);
+
+      // A locked-out user gets a new password from the operator and can sign in at once.
+      for (let i = 0; i < MAX_FAILURES; i++) await recordFailure(db.database.db, 'carl', Date.now() - 1000);
+      assert.deepEqual(await signIn(db.database.db, 'carl', 'ten chars!', Date.now()), { ok: false, reason: 'locked' });
+      const set = await fsm('users', 'set-password', '--login', 'carl', '--password', 'a brand new one');
+      assert.equal(set.code, 0, set.stderr);
+      assert.deepEqual(set.json, { user: { id: made.json.user.id, login: 'carl' }, passwordSet: true });
+      assert.equal((await signIn(db.database.db, 'carl', 'a brand new one', Date.now())).ok, true);
+      assert.equal((await fsm('users', 'set-password', '--user', String(made.json.user.id), '--password', 'and another one')).code, 0);
+      assert.equal((await signIn(db.database.db, 'carl', 'and another one', Date.now())).ok, true);
+      fails(await fsm('users', 'set-password', '--login', 'carl', '--password', 'short'), /--password: The field 'newPassword' is invalid/);
+      fails(await fsm('users', 'set-password', '--login', 'nobody-here', '--password', 'long enough pw'), /no user with the login 'nobody-here'/);
+      fails(await fsm('users', 'set-password', '--user', String(plain.json.user.id), '--password', 'long enough pw'), /has no login/);
+      fails(await fsm('users', 'set-password', '--login', 'carl', '--user', '1', '--password', 'long enough pw'), /exactly one of --login and --user/);
+    });
+
+    test('clients create --publisher, rotate-secret (shown once, the old one stops working), tokens revoke', async () => {
+      const acct = await fsm(...account, '--login', 'rotor', '--password', 'correct horse');
+      const made = await fsm('clients', 'create', '--name', 'Rota', '--redirect-uri', 'http://127.0.0.1:9/cb', '--publisher', 'Rota Software Ltd');
+      assert.deepEqual(Object.keys(made.json), ['clientId', 'clientSecret', 'certified']);
+      const { clientId, clientSecret } = made.json;
+      assert.equal((await fsm('clients', 'list')).json.find((c: { clientId: string }) => c.clientId === clientId).publisher, 'Rota Software Ltd');
+      fails(await fsm('clients', 'create', '--name', 'X', '--redirect-uri', 'http://127.0.0.1:9/cb', '--publisher', ' '), /--publisher/);
+      await fsm('clients', 'certify', clientId);
+
+      const rotated = await fsm('clients', 'rotate-secret', clientId);
+      assert.equal(rotated.code, 0, rotated.stderr);
+      assert.deepEqual(Object.keys(rotated.json), ['clientId', 'clientSecret']);
+      assert.notEqual(rotated.json.clientSecret, clientSecret);
+      const row = await db.database.db.selectFrom('oauth_clients').select('secret_hash').where('client_id', '=', clientId).executeTakeFirstOrThrow();
+      assert.equal(row.secret_hash, hashToken(rotated.json.clientSecret));
+      assert.ok(!(await fsm('clients', 'list')).stdout.includes(rotated.json.clientSecret));
+      const app = await buildApp({ config: { ...db.config, rateLimitAuth: 0 }, database: db.database });
+      try {
+        const form = (secret: string) => ({ grant_type: 'refresh_token', refresh_token: 'x', client_id: clientId, client_secret: secret });
+        assert.equal((await tokenRequest(app, form(clientSecret))).body.error, 'invalid_client');
+        assert.equal((await tokenRequest(app, form(rotated.json.clientSecret))).body.error, 'invalid_grant');
+      } finally {
+        await app.close();
+      }
+      fails(await fsm('clients', 'rotate-secret', 'no-such-client'), /no client 'no-such-client'/);
+
+      const user = acct.json.user.id as number;
+      const grant = { clientId, userId: user, accountId: acct.json.account.id, permissions: ['users.read'] };
+      const t1 = await issueToken(db.database.db, 'access', grant, Date.now());
+      const t2 = await issueToken(db.database.db, 'refresh', grant, Date.now());
+      const byUser = await fsm('tokens', 'revoke', '--user', String(user));
+      assert.deepEqual(byUser.json, { revoked: 2 });
+      const states = await db.database.db.selectFrom('oauth_tokens').select('revoked').where('id', 'in', [t1.id, t2.id]).execute();
+      assert.deepEqual(states.map((s) => s.revoked), [1, 1]);
+      await issueToken(db.database.db, 'access', grant, Date.now());
+      assert.deepEqual((await fsm('tokens', 'revoke', '--client', clientId)).json, { revoked: 1 });
+      assert.deepEqual((await fsm('tokens', 'revoke', '--client', clientId)).json, { revoked: 0 });
+      fails(await fsm('tokens', 'revoke', '--user', '99999999'), /no user 99999999/);
+      fails(await fsm('tokens', 'revoke', '--client', 'nope'), /no client 'nope'/);
+    });
+
+    test('events purge: {"purged":0} without an events table; with one, rows older than EVENTS_RETENTION_DAYS go', async () => {
+      assert.deepEqual((await fsm('events', 'purge')).json, { purged: 0 });
+      const dbx = db.database.db;
+      await sql`create table events (id integer primary key, account_id integer not null, created bigint not null)`.execute(dbx);
+      try {
+        const day = 24 * 3600 * 1000;
+        const now = Date.now();
+        await sql`insert into events (id, account_id, created) values (1, 1, ${now - 40 * day}), (2, 1, ${now - 10 * day}), (3, 1, ${now})`.execute(dbx);
+        assert.deepEqual((await fsm('events', 'purge')).json, { purged: 1 });
+        assert.deepEqual((await fsmWith({ EVENTS_RETENTION_DAYS: '5' }, 'events', 'purge')).json, { purged: 1 });
+        const left = await sql<{ id: number }>`select id from events order by id`.execute(dbx);
+        assert.deepEqual(left.rows.map((r) => Number(r.id)), [3]);
+        fails(await fsmWith({ EVENTS_RETENTION_DAYS: 'soon' }, 'events', 'purge'), /EVENTS_RETENTION_DAYS must be an integer/);
+      } finally {
+        await sql`drop table events`.execute(dbx);
+      }
+    });
+
+    test('doctor: all well on this storage; a bad setting, an unreachable Redis, wrong TLS files are said in words', async () => {
+      const ok = await fsm('doctor');
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.equal(ok.json.ok, true);
+      assert.deepEqual(ok.json.checks.map((c: { check: string }) => c.check), ['configuration', 'database']);
+      assert.match(ok.json.checks[1].message, /answers; schema up to date/);
+
+      const badPort = await fsmWith({ PORT: 'eighty' }, 'doctor');
+      assert.equal(badPort.code, 1);
+      assert.deepEqual(badPort.json.checks, [{ check: 'configuration', ok: false, message: 'PORT must be an integer between 0 and 65535' }]);
+      assert.match(badPort.stderr, /doctor: configuration: PORT must be an integer/);
+
+      const redis = await fsmWith({ REDIS_URL: 'redis://127.0.0.1:1' }, 'doctor');
+      assert.equal(redis.code, 1);
+      assert.match(redis.stderr, /doctor: redis: Redis at 127.0.0.1:1: nothing accepts connections/);
+      const redisUp = await fsmWith({ REDIS_URL: 'redis://127.0.0.1:6379' }, 'doctor');
+      assert.equal(redisUp.json.checks.find((c: { check: string }) => c.check === 'redis')?.ok, true, redisUp.stdout);
+
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsm-tls-'));
+      try {
+        const make = (name: string, days: string) => execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, `${name}.key`), '-out', path.join(dir, `${name}.crt`), '-days', days, '-subj', `/CN=${name}.example`], { stdio: 'ignore' });
+        make('a', '90');
+        make('b', '90');
+        const tls = (cert: string, key: string) => fsmWith({ TLS_CERT_FILE: path.join(dir, cert), TLS_KEY_FILE: path.join(dir, key) }, 'doctor');
+        const good = await tls('a.crt', 'a.key');
+        assert.equal(good.code, 0, good.stderr);
+        assert.match(good.json.checks.find((c: { check: string }) => c.check === 'tls').message, /CN=a\.example valid until .* \((89|90) days\)/);
+        const mismatch = await tls('a.crt', 'b.key');
+        assert.equal(mismatch.code, 1);
+        assert.match(mismatch.stderr, /doctor: tls: TLS_KEY_FILE is not the key of the certificate in TLS_CERT_FILE/);
+        assert.match((await tls('missing.crt', 'a.key')).stderr, /cannot read the certificate \(TLS_CERT_FILE\) .*missing\.crt: ENOENT/);
+        assert.match((await tls('a.key', 'a.key')).stderr, /TLS_CERT_FILE is not a PEM certificate/);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
       }
     });
   });

@@ -315,7 +315,7 @@ for (const dialect of DIALECTS) {
       const unknownId = `fsm_${crypto.randomBytes(12).toString('hex')}`;
       const wrong = crypto.randomBytes(32).toString('base64url');
       const shape = (r: { status: number; headers: Record<string, unknown>; body: unknown }) => {
-        const { date: _date, ...headers } = r.headers;
+        const { date: _date, 'x-request-id': _requestId, ...headers } = r.headers;
         return { status: r.status, body: r.body, headers };
       };
       for (const form of ['body', 'basic'] as const) {

@@ -1,14 +1,11 @@
 /** Input rules of the admin CLI, the same as the API's for users (PRODUCT §3). */
 export class UsageError extends Error {}
+/** A command that could not do what it was asked (no such account, invalid input): exit 1. */
+export class CommandError extends Error {}
 
 export const MOBILE = /^\+\d{7,15}$/;
 export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD = 10;
-
-export function required(values: Record<string, unknown>, names: string[]): void {
-  const missing = names.filter((n) => typeof values[n] !== 'string' || (values[n] as string).trim() === '');
-  if (missing.length) throw new UsageError(`missing ${missing.map((n) => `--${n}`).join(', ')}`);
-}
 
 export function checkAccountInput(v: { mobile: string; password: string; email?: string; login: string }): void {
   if (!MOBILE.test(v.mobile)) throw new UsageError('--mobile must be + followed by 7 to 15 digits');

@@ -14,4 +14,7 @@ export const registry = createRegistry([users, statuses, clients, jobs, visits, 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */
 export const ALL_PERMISSIONS: readonly string[] = registry.permissions;
 
+/** The collection names, in registry order (the order permissions are listed in). */
+export const COLLECTION_NAMES: readonly string[] = registry.list.map((c) => c.name);
+
 export const isPermission = (p: string): boolean => ALL_PERMISSIONS.includes(p);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import type SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type KyselyConfig } from 'kysely';
 import type { DB } from './types.js';
 import { migrateToLatest } from './migrate.js';
 import { ensureRowCounters } from './counted.js';
@@ -15,7 +15,12 @@ export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
   close(): Promise<void>;
+  /** PostgreSQL's connection pool, for its gauges (src/http/metrics.ts); none on SQLite. */
+  pool?: pg.Pool;
 }
+
+/** Told of every statement's duration; the server passes the metrics' observer. */
+export type QueryObserver = (dialect: Dialect, seconds: number, failed: boolean) => void;
 
 // int8 (counts, bigint columns) and numeric come back as strings from pg by default.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -26,7 +31,12 @@ export interface DatabaseOptions {
   /** SQLite file; ':memory:' is accepted for throw-away use. */
   sqliteFile?: string;
   poolSize?: number;
+  observe?: QueryObserver;
 }
+
+/** Kysely's `log` hook, timing every statement that goes through Kysely's executor. */
+const kyselyLog = (dialect: Dialect, observe: QueryObserver | undefined): KyselyConfig['log'] =>
+  observe && ((event) => observe(dialect, event.queryDurationMillis / 1000, event.level === 'error'));
 
 export function openDatabase(opts: DatabaseOptions): Database {
   if (opts.databaseUrl) {
@@ -39,8 +49,8 @@ export function openDatabase(opts: DatabaseOptions): Database {
       client.on('error', () => {});
       withNamedStatements(client);
     });
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: kyselyLog('postgres', opts.observe) });
+    return { db, dialect: 'postgres', close: () => db.destroy(), pool };
   }
   const file = opts.sqliteFile ?? ':memory:';
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -52,8 +62,8 @@ export function openDatabase(opts: DatabaseOptions): Database {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
   const statements = withStatementCache(sqlite);
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }) });
-  registerDirect(db, (q) => {
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }), log: kyselyLog('sqlite', opts.observe) });
+  const direct = (q: Parameters<Parameters<typeof registerDirect>[1]>[0]) => {
     if (sqlite.inTransaction) return undefined;
     const stmt = statements.prepare(q.sql);
     if (stmt.reader && stmt.readonly && q[ONE_ROW]) {
@@ -63,8 +73,27 @@ export function openDatabase(opts: DatabaseOptions): Database {
     if (stmt.reader) return stmt.all(q.parameters as unknown[]);
     stmt.run(q.parameters as unknown[]);
     return [];
-  });
+  };
+  // The direct runner bypasses Kysely's executor and so its `log`: it is timed here instead.
+  const observe = opts.observe;
+  registerDirect(db, observe ? timed(direct, (seconds, failed) => observe('sqlite', seconds, failed)) : direct);
   return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/** Times a direct run; `undefined` means "not run here" (a transaction is open): Kysely runs and times it. */
+function timed<A, R>(fn: (a: A) => R | undefined, observe: (seconds: number, failed: boolean) => void): (a: A) => R | undefined {
+  return (a) => {
+    const start = performance.now();
+    let r: R | undefined;
+    try {
+      r = fn(a);
+    } catch (err) {
+      observe((performance.now() - start) / 1000, true);
+      throw err;
+    }
+    if (r !== undefined) observe((performance.now() - start) / 1000, false);
+    return r;
+  };
 }
 
 /**

@@ -7,6 +7,7 @@ import { performance } from './migrations/004_performance.js';
 import { rateLimits } from './migrations/005_rate_limits.js';
 import { countVersions } from './migrations/006_count_versions.js';
 import { notes } from './migrations/007_notes.js';
+import { clientPublisher } from './migrations/009_client_publisher.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -17,7 +18,11 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '005_rate_limits': rateLimits,
   '006_count_versions': countVersions,
   '007_notes': notes,
+  '009_client_publisher': clientPublisher,
 };
+
+/** Every migration this code knows, in order (readiness checks they are all applied). */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);
 
 export async function migrateToLatest(database: Database): Promise<void> {
   const provider: MigrationProvider = {
@@ -25,7 +30,9 @@ export async function migrateToLatest(database: Database): Promise<void> {
       return Object.fromEntries(Object.entries(MIGRATIONS).map(([k, m]) => [k, m(database.dialect)]));
     },
   };
-  const migrator = new Migrator({ db: database.db, provider });
+  // Branches number their migrations apart (007 and 008 may land after 009 was applied somewhere):
+  // a migration missing from the applied ones runs even when a later-numbered one already ran.
+  const migrator = new Migrator({ db: database.db, provider, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');

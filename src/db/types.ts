@@ -70,6 +70,8 @@ export interface OauthClientsTable {
   certified: number;
   revoked: number;
   created: number;
+  /** Who runs the client, for the consent page (migration 009); null when not stated. */
+  publisher: string | null;
 }
 
 export interface OauthCodesTable {

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { prepared, run, slot } from '../db/compiled.js';
 import type { Database } from '../db/index.js';
 import { ApiError } from './errors.js';
+import { countRateLimitRefusal } from './metrics.js';
 
 /**
  * Fixed-window rate limits (PRODUCT §3, 429 with Retry-After): per access token on the API; on
@@ -99,6 +100,7 @@ export async function enforceRateLimit(reply: FastifyReply, limiter: RateLimiter
   if (!limiter.enabled) return;
   const d = await limiter.take(bucket);
   const headers = rateLimitHeaders(d);
+  if (!d.allowed) countRateLimitRefusal(bucket);
   if (!d.allowed) throw new ApiError('rateLimited', `retry in ${d.resetS} s`, headers);
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
 }

@@ -8,6 +8,9 @@ import { consentPage, errorPage, loginPage } from './pages.js';
 import { authorizationResponse } from './redirect-uri.js';
 import { cookieOptions, currentSession, SESSION_COOKIE, SESSION_TTL_MS, startSession, type Session } from './session.js';
 import { signIn } from './sign-in.js';
+import { countSignInFailure } from '../http/metrics.js';
+import { consentContext } from './consent-context.js';
+import { signOutRoute, signOutUrl } from './sign-out.js';
 
 /**
  * The authorization request travels in the URL of every form and redirect, and is re-checked each
@@ -27,6 +30,7 @@ function withoutPrompt(query: string): string {
 
 export async function codeEndpoint(app: FastifyInstance): Promise<void> {
   const db = app.database.db;
+  signOutRoute(app);
 
   /** Validates the request in the URL; on failure answers (page or redirect) and returns undefined. */
   async function authorizationRequest(request: FastifyRequest, reply: FastifyReply): Promise<AuthorizationRequest | undefined> {
@@ -42,11 +46,15 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
     return sendPage(reply, status, loginPage({ action: `/oauth2/login?${rawQuery(request)}`, csrf, clientName: ar.client.name, error, login }));
   }
 
-  function showConsent(request: FastifyRequest, reply: FastifyReply, ar: AuthorizationRequest, session: Session, status = 200, error?: string) {
+  async function showConsent(request: FastifyRequest, reply: FastifyReply, ar: AuthorizationRequest, session: Session, status = 200, error?: string) {
+    const { owner, publisher } = await consentContext(db, session.userId, ar.client.clientId);
     return sendPage(reply, status, consentPage({
       action: `/oauth2/consent?${rawQuery(request)}`,
       csrf: session.csrf,
       clientName: ar.client.name,
+      publisher,
+      owner,
+      signOutUrl: signOutUrl(rawQuery(request), session.csrf),
       permissions: ar.client.permissions,
       choice: ar.client.allowPermissionChoice,
       error,
@@ -74,6 +82,7 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
     }
     const login = single(request.body, 'login') ?? '';
     const result = await signIn(db, login, single(request.body, 'password') ?? '', app.clock());
+    if (!result.ok) countSignInFailure(result.reason);
     if (!result.ok) {
       return result.reason === 'locked'
         ? showLogin(request, reply, ar, 429, 'Too many failed sign-ins for this login. Try again in 15 minutes.', login)

@@ -10,7 +10,10 @@ h1{font-size:1.3rem;margin-top:0}label{display:block;margin:.8rem 0 .3rem}
 input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #99a;border-radius:4px}
 .check{display:flex;gap:.5rem;align-items:baseline;margin:.4rem 0}.check label{margin:0}
 button{padding:.7rem 1.2rem;font-size:1rem;border-radius:4px;border:1px solid #246;background:#246;color:#fff;margin:1rem .5rem 0 0}
-button.secondary{background:#fff;color:#246}.error{color:#a00;font-weight:600}ul{padding-left:1.2rem}code{font-size:.85em;color:#556}`;
+button.secondary{background:#fff;color:#246}.error{color:#a00;font-weight:600}ul{padding-left:1.2rem}code{font-size:.85em;color:#556}
+.who{font-size:.9rem;color:#445;margin:0 0 1rem;overflow-wrap:anywhere}.who a{white-space:nowrap}.publisher{color:#334}a{color:#246}
+fieldset{border:1px solid #dde;border-radius:6px;margin:.6rem 0;padding:.3rem .8rem .5rem}legend{font-weight:600;padding:0 .3rem}
+fieldset ul{margin:.3rem 0}.detail{display:block;font-size:.85rem;color:#667}`;
 
 /** A whole page: viewport meta for phones, inline style only (see the CSP in sendPage). */
 export function layout(title: string, body: string): string {

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { clientCredentials } from './client-auth.js';
 import { sendJson } from '../http/envelope.js';
 import { sendTokenError } from './errors.js';
+import { countTokenGrant } from '../http/metrics.js';
 import { CodeGrant, RefreshGrant } from './grants.js';
 import { GRANTS, createModel } from './model.js';
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S } from './tokens.js';
@@ -45,6 +46,7 @@ export async function tokenEndpoint(app: FastifyInstance): Promise<void> {
       const headers = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '0' };
       const req = new Request({ method: 'POST', headers, query: {}, body });
       const token = await server.token(req, new Response());
+      countTokenGrant(body.grant_type);
       // The library derives expires_in from the clock at response time (3599); the spec says 3600.
       const out: Record<string, unknown> = { access_token: token.accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_S };
       if (token.refreshToken) out.refresh_token = token.refreshToken;

@@ -54,6 +54,11 @@ describe('PostgreSQL outage while the server runs', { skip: skipUnless('postgres
       const burst = await Promise.all(Array.from({ length: 20 }, () => request(server.origin, site.token, 'GET', '/jobs')));
       for (const r of burst) assertUnavailable(r, 'concurrent GET during the outage');
       assert.equal(server.child.exitCode, null, 'the server must survive the outage');
+      // Readiness says so (load balancers stop sending traffic); liveness does not (no restart).
+      const ready = await fetch(`${server.origin}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.equal(((await ready.json()) as { reason: string }).reason, 'the database is unavailable');
+      assert.equal((await fetch(`${server.origin}/healthz`)).status, 200);
 
       // 3. The database is back: the server recovers without a restart.
       await pgAdmin(`alter database ${name} allow_connections true`);
@@ -69,6 +74,7 @@ describe('PostgreSQL outage while the server runs', { skip: skipUnless('postgres
         await sleep(100);
       }
       assert.ok(recovered >= 0 && (await request(server.origin, site.token, 'GET', '/users')).status === 200, 'did not recover');
+      assert.equal((await fetch(`${server.origin}/readyz`)).status, 200, 'ready again');
       const write = await request(server.origin, site.token, 'POST', '/users', user('after'));
       assert.equal(write.status, 200, JSON.stringify(write.body));
       // Nothing refused during the outage was stored.

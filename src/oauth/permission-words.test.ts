@@ -1,0 +1,28 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ALL_PERMISSIONS, COLLECTION_NAMES } from '../collections/index.js';
+import { groupPermissions, permissionWords } from './permission-words.js';
+
+describe('permissions in words', () => {
+  test('derived from the names: every permission has words naming its collection', () => {
+    assert.deepEqual(permissionWords('jobs.read'), { permission: 'jobs.read', collection: 'jobs', access: 'read', words: 'Read jobs', detail: "see the account's jobs" });
+    assert.equal(permissionWords('users.write').words, 'Change users');
+    assert.equal(permissionWords('users.write').detail, 'create, change and delete users');
+    // A collection nobody wrote words for is worded all the same.
+    assert.equal(permissionWords('timeSheets.write').words, 'Change time sheets');
+    for (const p of ALL_PERMISSIONS) {
+      const w = permissionWords(p);
+      assert.match(w.words, new RegExp(`^(Read|Change) ${w.collection}$`));
+    }
+  });
+
+  test('grouped by collection in the service order, read before write', () => {
+    const groups = groupPermissions(['files.write', 'jobs.write', 'users.read', 'jobs.read']);
+    assert.deepEqual(groups.map((g) => [g.title, g.permissions.map((p) => p.permission)]), [
+      ['Users', ['users.read']],
+      ['Jobs', ['jobs.read', 'jobs.write']],
+      ['Files', ['files.write']],
+    ]);
+    assert.equal(groupPermissions(ALL_PERMISSIONS).length, COLLECTION_NAMES.length);
+  });
+});

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setClientPublisher } from '../src/oauth/client-publisher.js';
+import { codeUrl, createOAuthClient, createTenant, createTestApp, DIALECTS, formAction, injectBrowser, inputValue, skipUnless, type Tenant, type TestApp } from './helpers.js';
+
+const unescape = (s: string) => s.replace(/&amp;/g, '&');
+
+for (const dialect of DIALECTS) {
+  describe(`consent page: who, for whom, what (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let tenant: Tenant;
+    before(async () => {
+      t = await createTestApp(dialect);
+      tenant = await createTenant(t);
+    });
+    after(() => t?.close());
+
+    /** Signs in with a fresh browser and returns the consent page. */
+    async function consent(clientId: string, extra: Record<string, string> = {}) {
+      const browser = injectBrowser(t.app);
+      const url = codeUrl({ response_type: 'code', scope: 'default', client_id: clientId, state: 's1', ...extra });
+      const login = await browser.request('GET', url);
+      const signedIn = await browser.request('POST', formAction(login.body), { csrf: inputValue(login.body, 'csrf'), login: tenant.login, password: tenant.password });
+      assert.equal(signedIn.statusCode, 303);
+      const page = await browser.request('GET', signedIn.headers.location as string);
+      assert.equal(page.statusCode, 200);
+      return { browser, page: page.body, url };
+    }
+
+    test('shows the owner, the client and its publisher, and each permission in words beside its name, by collection', async () => {
+      const { clientId } = await createOAuthClient(t.database, { name: 'Dispatch <Pro>', permissions: ['users.read', 'jobs.read', 'jobs.write'], allowPermissionChoice: true });
+      await setClientPublisher(t.database.db, clientId, 'Acme & Sons Ltd');
+      const { page } = await consent(clientId);
+      assert.match(page, /Signed in as <strong>Ada Admin<\/strong> \(admin[^)]*\)\. <a href="\/oauth2\/signout\?[^"]*">Not you\?<\/a>/);
+      assert.ok(page.includes('<strong>Dispatch &lt;Pro&gt;</strong> is run by <strong>Acme &amp; Sons Ltd</strong>'));
+      assert.ok(page.includes('<fieldset><legend>Users</legend>'));
+      assert.ok(page.includes('<fieldset><legend>Jobs</legend>'));
+      assert.ok(page.indexOf('<legend>Users</legend>') < page.indexOf('<legend>Jobs</legend>'));
+      for (const [words, name] of [['Read users', 'users.read'], ['Read jobs', 'jobs.read'], ['Change jobs', 'jobs.write']]) {
+        assert.ok(page.includes(`<span class="words">${words}</span> <code>${name}</code>`), `${words} ${name}`);
+        assert.ok(page.includes(`name="permissions" value="${name}" checked`));
+      }
+      // The black-box form: one form, its fields as PRODUCT §1 names them.
+      assert.equal(page.match(/<form/g)?.length, 1);
+      assert.match(page, /<input type="checkbox" id="reauthenticate" name="reauthenticate"/);
+      assert.match(page, /<button type="submit" name="decision" value="allow">/);
+      assert.match(page, /<button type="submit" name="decision" value="deny"/);
+    });
+
+    test('a client without a publisher says so; without choice the permissions are a list', async () => {
+      const { clientId } = await createOAuthClient(t.database, { name: 'Plain', permissions: ['visits.read'] });
+      const { page } = await consent(clientId);
+      assert.ok(page.includes('Who runs <strong>Plain</strong> is not stated'));
+      assert.ok(page.includes('<fieldset><legend>Visits</legend><ul><li><span class="words">Read visits</span> <code>visits.read</code>'));
+      assert.ok(!page.includes('name="permissions"'));
+    });
+
+    test('"Not you?" signs out and goes back to the login form with the same request; a forged link does nothing', async () => {
+      const { clientId } = await createOAuthClient(t.database, { name: 'Switcher' });
+      const { browser, page, url } = await consent(clientId, { prompt: 'consent' });
+      const link = unescape(/<a href="([^"]*)">Not you\?<\/a>/.exec(page)![1]);
+      assert.ok(!link.includes(inputValue(page, 'csrf')), 'the form token stays out of URLs');
+
+      // Without the session's token (a link planted on another site), the owner stays signed in.
+      const forged = new URL(link, 'http://x');
+      forged.searchParams.set('signout', 'not-the-token');
+      const kept = await browser.request('GET', `${forged.pathname}${forged.search}`);
+      assert.equal(kept.statusCode, 303);
+      assert.ok((await browser.request('GET', url)).body.includes('Not you?'));
+
+      const sessions = async () => (await t.database.db.selectFrom('auth_sessions').select('id').where('user_id', '=', tenant.adminId).execute()).length;
+      const before = await sessions();
+      const out = await browser.request('GET', link);
+      assert.equal(out.statusCode, 303);
+      const back = new URL(out.headers.location as string, 'http://x');
+      assert.equal(back.pathname, '/oauth2/code');
+      assert.equal(back.searchParams.get('client_id'), clientId);
+      assert.equal(back.searchParams.get('state'), 's1');
+      assert.equal(back.searchParams.get('signout'), null);
+      assert.equal(back.searchParams.get('prompt'), null);
+      assert.match(String(out.headers['set-cookie']), /fsm_session=;/);
+      const login = await browser.request('GET', out.headers.location as string);
+      assert.ok(login.body.includes('name="password"'), 'the login form again');
+      // The session itself is gone, not only the cookie.
+      assert.equal(await sessions(), before - 1);
+    });
+  });
+}
