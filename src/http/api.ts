@@ -7,6 +7,7 @@ import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { list, readByIds } from '../collections/machinery/read.js';
 import { write } from '../collections/machinery/write.js';
 import { isPlainObject } from '../collections/machinery/validate.js';
+import { isItemId } from '../collections/machinery/fields.js';
 import { collections } from '../collections/index.js';
 import { API_VERSION, sendJson } from './envelope.js';
 import { ApiError } from './errors.js';
@@ -72,6 +73,8 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     const need = method === 'GET' ? 'read' : 'write';
     if (!ctx.permissions.has(`${c.name}.${need}`)) throw new ApiError('permissionMissing', `${c.name}.${need}`);
     if (c.policy[need][ctx.role] === 'none') throw new ApiError('roleForbids');
+    // Such an id cannot exist, and must not reach SQL (ids are int4 in PostgreSQL).
+    if (route.item !== undefined && !isItemId(route.item)) throw new ApiError('itemNotFound');
 
     if (route.action) {
       const action = c.actions?.[route.action];

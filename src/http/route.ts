@@ -15,8 +15,9 @@ export function parsePath(url: string): ApiRoute | undefined {
   const q = url.indexOf('?');
   const m = PATH.exec(q === -1 ? url : url.slice(0, q));
   if (!m) return undefined;
+  // Any digits are an item id by the URL form; one no item can have (0, past the id range) is
+  // answered 404 by the dispatcher, after authentication, like any missing item.
   const item = m[2] === undefined ? undefined : Number(m[2]);
-  if (item !== undefined && !Number.isSafeInteger(item)) return undefined;
   return { collection: m[1], item, action: m[3] };
 }
 

@@ -1,7 +1,7 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { ApiErrorBody } from '../../http/errors.js';
 import type { Executor } from '../../db/tx.js';
-import type { Field, ScalarField, ValueType } from './fields.js';
+import { INT32_MAX, type Field, type ScalarField, type ValueType } from './fields.js';
 
 export type RoleKind = 'administrator' | 'employee' | 'contractor';
 export type Op = 'create' | 'update' | 'delete';
@@ -97,6 +97,8 @@ export interface FilterColumn {
   column: string;
   type: ValueType;
   nullable: boolean;
+  /** A bigint column (an integer field declared past int4, such as a file's size). */
+  wide?: boolean;
 }
 
 export interface Collection extends CollectionDef {
@@ -109,7 +111,8 @@ export interface Collection extends CollectionDef {
 
 export function defineCollection(def: CollectionDef): Collection {
   const columns = new Map<string, FilterColumn>([['id', { column: 'id', type: 'integer', nullable: false }]]);
-  const addScalar = (name: string, s: ScalarField) => columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable });
+  const wide = (s: ScalarField) => s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;
+  const addScalar = (name: string, s: ScalarField) => columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s) });
   for (const [name, field] of Object.entries(def.fields)) {
     if (field.kind === 'scalar') addScalar(name, field);
     else if (field.kind === 'object') for (const [m, s] of Object.entries(field.members)) addScalar(`${name}.${m}`, s);

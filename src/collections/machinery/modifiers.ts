@@ -62,7 +62,8 @@ export function parseFields(c: Collection, raw: unknown): Projection {
 
 function positiveInt(raw: unknown, name: string, fallback: number, max: number): number {
   if (raw === undefined) return fallback;
-  const n = typeof raw === 'string' && /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  // Up to 10 digits: `max` (1,000,000,000 for page) is accepted; longer text is refused unparsed.
+  const n = typeof raw === 'string' && /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(n) || n < 1 || n > max) {
     throw new ApiError('badModifier', `${name} must be an integer from 1 to ${max}`);
   }
