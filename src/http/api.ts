@@ -10,12 +10,40 @@ import { isPlainObject } from '../collections/machinery/validate.js';
 import { isItemId } from '../collections/machinery/fields.js';
 import { collections } from '../collections/index.js';
 import { API_VERSION, sendJson } from './envelope.js';
-import { ApiError } from './errors.js';
+import { ApiError, badPercentEncoding } from './errors.js';
 import { enforceRateLimit, tokenBucket } from './rate-limit.js';
 import { MAX_JSON_DEPTH, jsonHasNul, jsonTooDeep } from './json-depth.js';
+import { at, firstInvalidUtf8, jsonSyntaxError } from './json-syntax.js';
 import { allowedMethods, effectiveMethod, parsePath, type ApiRoute } from './route.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
+
+// Fatal: malformed UTF-8 is malformed JSON (RFC 8259 §8.1), decided here, never replaced by U+FFFD.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A JSON request body: UTF-8, at most MAX_JSON_DEPTH deep, no U+0000; errors say where it broke. */
+export function parseJsonBody(buf: Buffer): unknown {
+  if (buf.length === 0) return undefined;
+  let text: string;
+  try {
+    text = utf8.decode(buf);
+  } catch {
+    const bad = firstInvalidUtf8(buf);
+    const pos = at(buf.subarray(0, bad).toString('utf8'), bad, '');
+    const byte = buf[bad] === undefined ? 'a truncated sequence' : `byte 0x${buf[bad].toString(16).toUpperCase().padStart(2, '0')}`;
+    throw new ApiError('malformedJson', `it is not valid UTF-8 (${byte} at byte offset ${bad}, line ${pos.line}, column ${pos.column})`);
+  }
+  if (jsonTooDeep(text)) throw new ApiError('malformedJson', `nested deeper than ${MAX_JSON_DEPTH} levels`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    const e = jsonSyntaxError(text);
+    throw new ApiError('malformedJson', e ? `expected ${e.expected} at line ${e.line}, column ${e.column} (offset ${e.offset})` : undefined);
+  }
+  if (jsonHasNul(text, parsed)) throw new ApiError('malformedJson', 'text must not contain U+0000');
+  return parsed;
+}
 
 function checkVersion(v: string | string[] | undefined): void {
   if (v === undefined || v === '') throw new ApiError('versionMissing');
@@ -40,15 +68,11 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
   // Bodies of every type reach the handler: JSON parsed (with our error), anything else as a stream
   // that only actions such as /files/upload consume.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (_req, body, done) => {
-    if (body === '') return done(null, undefined);
-    if (jsonTooDeep(body as string)) return done(new ApiError('malformedJson', `nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (_req, buf, done) => {
     try {
-      const parsed = JSON.parse(body as string);
-      if (jsonHasNul(body as string, parsed)) return done(new ApiError('malformedJson', 'text must not contain U+0000'), undefined);
-      done(null, parsed);
-    } catch {
-      done(new ApiError('malformedJson'), undefined);
+      done(null, parseJsonBody(buf as Buffer));
+    } catch (err) {
+      done(err as Error, undefined);
     }
   });
   app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
@@ -60,6 +84,9 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     const route = parsePath(request.url);
     if (!route) throw new ApiError('notFound');
     checkVersion(request.headers['x-version']);
+    const q = request.url.indexOf('?');
+    const badQuery = q === -1 ? undefined : badPercentEncoding(request.url.slice(q + 1));
+    if (badQuery) throw new ApiError('badEncoding', `the query string: ${badQuery}`);
     const method = effectiveMethod(request.method, request.headers['x-method']);
     const ctx = await authenticate(app.database, request.headers.authorization, app.clock());
     await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(ctx.tokenHash));
