@@ -9,6 +9,8 @@ import { rateLimitPlugin } from './http/rate-limit.js';
 import { securityHeaders } from './http/security.js';
 import { filesPlugin } from './collections/files/download.js';
 import { docsPlugin } from './http/docs.js';
+import { routeTable } from './http/route-table.js';
+import { notFoundOr405 } from './http/route.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -71,7 +73,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     if (apiError.status >= 500) request.log.error({ err }, 'request failed');
     return sendError(reply, apiError);
   });
-  app.setNotFoundHandler((_request, reply) => sendError(reply, new ApiError('notFound')));
+  routeTable(app);
+  // Reached for methods no route takes (TRACE, PROPFIND, …): 405 with Allow where the path exists.
+  app.setNotFoundHandler((request, reply) => sendError(reply, notFoundOr405(app, request.method, request.url)));
 
   await app.register(rateLimitPlugin);
   await app.register(oauthPlugin);

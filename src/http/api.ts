@@ -14,7 +14,7 @@ import { ApiError, badPercentEncoding } from './errors.js';
 import { enforceRateLimit, tokenBucket } from './rate-limit.js';
 import { MAX_JSON_DEPTH, jsonHasNul, jsonTooDeep } from './json-depth.js';
 import { at, firstInvalidUtf8, jsonSyntaxError } from './json-syntax.js';
-import { allowedMethods, effectiveMethod, parsePath, type ApiRoute } from './route.js';
+import { allowedMethods, effectiveMethod, notFoundOr405, parsePath, type ApiRoute } from './route.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -81,8 +81,10 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
   await app.register(multipart);
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    // Another method of one of the app's own routes (GET /oauth2/token, PUT /openapi.json).
+    if (app.routeMethods(request.url.split('?')[0]).length) throw notFoundOr405(app, request.method, request.url);
     const route = parsePath(request.url);
-    if (!route) throw new ApiError('notFound');
+    if (!route) throw notFoundOr405(app, request.method, request.url);
     checkVersion(request.headers['x-version']);
     const q = request.url.indexOf('?');
     const badQuery = q === -1 ? undefined : badPercentEncoding(request.url.slice(q + 1));
@@ -93,9 +95,13 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     ctx.publicUrl = app.config.publicUrl;
     const c = collections.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);
+    // An unknown action is missing whatever the method (GET /users/abc is not a 405).
+    if (route.action && !c.actions?.[route.action]) {
+      throw new ApiError('unknownAction', `'${route.action.slice(0, 64)}' on /${c.name}${c.actions ? ` (actions: ${Object.keys(c.actions).join(', ')})` : ''}; an item is named by its numeric id, as in /${c.name}/123`);
+    }
     const allowed = allowedMethods(route);
     if (!(allowed as string[]).includes(method)) {
-      throw new ApiError('methodNotAllowed', `${method} ${request.url.split('?')[0].slice(0, 100)}`, { allow: allowed.join(', ') });
+      throw new ApiError('methodNotAllowed', `${method} ${request.url.split('?')[0].slice(0, 100)}; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') });
     }
     const need = method === 'GET' ? 'read' : 'write';
     if (!ctx.permissions.has(`${c.name}.${need}`)) throw new ApiError('permissionMissing', `${c.name}.${need}`);
@@ -104,8 +110,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     if (route.item !== undefined && !isItemId(route.item)) throw new ApiError('itemNotFound');
 
     if (route.action) {
-      const action = c.actions?.[route.action];
-      if (!action) throw new ApiError('unknownAction', `'${route.action.slice(0, 64)}'`);
+      const action = c.actions![route.action];
       const result = await action({ ctx, item: route.item, request, reply });
       return result === undefined ? reply : sendJson(reply, 200, result);
     }
@@ -125,7 +130,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
 
     const op = method === 'POST' ? 'create' : method === 'PATCH' ? 'update' : 'delete';
     if (op === 'create' && c.createVia) {
-      throw new ApiError('methodNotAllowed', `${c.name} are created with POST /${c.name}/${c.createVia}`, { allow: 'GET, PATCH, DELETE' });
+      throw new ApiError('methodNotAllowed', `${c.name} are created with POST /${c.name}/${c.createVia}; allowed here: GET, PATCH, DELETE`, { allow: 'GET, PATCH, DELETE' });
     }
     const out = await write(app.database, c, ctx, op, bodyItems(c, route, method, request.body), route.item);
     if (out.result === 'failure') return sendJson(reply, 422, out);

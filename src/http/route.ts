@@ -36,3 +36,16 @@ export function allowedMethods(r: ApiRoute): Method[] {
   if (r.item !== undefined) return ['GET', 'PATCH', 'DELETE'];
   return ['GET', 'POST', 'PATCH', 'DELETE'];
 }
+
+/**
+ * The answer for a method nothing takes at a URL: 405 with `Allow` when the path is one of the
+ * app's own routes or of the API's URL form, else 404 (1033).
+ */
+export function notFoundOr405(app: { routeMethods(path: string): string[] }, method: string, url: string): ApiError {
+  const path = url.split('?')[0];
+  const other = app.routeMethods(path);
+  const route = parsePath(url);
+  const allow = other.length ? other : route ? allowedMethods(route) : [];
+  if (!allow.length) return new ApiError('notFound', 'the URL form is /:collection[/:item][/:action] (letters, digits, letters)');
+  return new ApiError('methodNotAllowed', `${method.slice(0, 20)} ${path.slice(0, 100)}; allowed: ${allow.join(', ')}`, { allow: allow.join(', ') });
+}
