@@ -7,7 +7,7 @@ import { DOWNLOAD_PREFIX, LINK_TTL_SECONDS } from '../collections/files/links.js
  */
 type Json = Record<string, unknown>;
 
-const TOKEN_ERRORS = ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope'];
+const TOKEN_ERRORS = ['invalid_request', 'server_error', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope'];
 
 export const OAUTH_SCHEMAS: Record<string, Json> = {
   TokenResponse: {
@@ -54,6 +54,7 @@ export function oauthPaths(): Record<string, Json> {
           200: { description: 'The login form, or the consent form for an owner already signed in', content: { 'text/html': { schema: { type: 'string' } } } },
           302: { description: 'Back to the redirect URI with `code` (and `state`), or with `error`' },
           400: { description: 'An error page: unknown client or bad `redirect_uri` (never a redirect)', content: { 'text/html': { schema: { type: 'string' } } } },
+          429: { $ref: '#/components/responses/E429' },
         },
       },
     },
@@ -80,7 +81,13 @@ export function oauthPaths(): Record<string, Json> {
         responses: {
           200: { description: 'Tokens (with `Cache-Control: no-store`)', content: json({ $ref: '#/components/schemas/TokenResponse' }) },
           400: { description: 'RFC 6749 error', content: json({ $ref: '#/components/schemas/OAuthError' }) },
-          401: { description: 'Failed `Authorization: Basic` (with `WWW-Authenticate: Basic`)', content: json({ $ref: '#/components/schemas/OAuthError' }) },
+          401: {
+            description: 'Failed `Authorization: Basic` (with `WWW-Authenticate: Basic`)',
+            headers: { 'WWW-Authenticate': { required: true, schema: { type: 'string' }, description: '`Basic realm="oauth2", charset="UTF-8"`' } },
+            content: json({ $ref: '#/components/schemas/OAuthError' }),
+          },
+          429: { $ref: '#/components/responses/E429' },
+          500: { description: '`server_error`', content: json({ $ref: '#/components/schemas/OAuthError' }) },
         },
       },
     },

@@ -1,5 +1,5 @@
 import type { Collection } from '../collections/machinery/collection.js';
-import type { Field } from '../collections/machinery/fields.js';
+import type { Field, ValueType } from '../collections/machinery/fields.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../collections/machinery/modifiers.js';
 import { MAX_ITEMS } from '../collections/machinery/write.js';
 import { API_VERSION } from './envelope.js';
@@ -18,12 +18,23 @@ const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const plain = (schema: unknown): Json => JSON.parse(JSON.stringify(schema));
 const nullable = (s: Json): Json => ({ anyOf: [s, { type: 'null' }] });
 
+/** The JSON type each stored value type is answered as (present.ts `toApi`). */
+const MEMBER_TYPES: Record<ValueType, Json> = {
+  string: { type: 'string' },
+  integer: { type: 'integer' },
+  number: { type: 'number' },
+  boolean: { type: 'boolean' },
+  flag: { enum: [0, 1] },
+  time: { type: 'string', format: 'date-time' },
+  datetime: { type: 'string', format: 'date-time' },
+};
+
 /** What a field looks like in responses: associations with their `[*]` members. */
 function readSchema(field: Field): Json {
   const doc = field.description ? { description: field.description } : {};
   switch (field.kind) {
     case 'assoc': {
-      const members = Object.fromEntries(Object.entries(field.members).map(([m, d]) => [m, { type: d.type === 'integer' ? 'integer' : 'string', description: 'with fields=[*]' }]));
+      const members = Object.fromEntries(Object.entries(field.members).map(([m, d]) => [m, { ...(d.nullable ? nullable(MEMBER_TYPES[d.type]) : MEMBER_TYPES[d.type]), description: 'with fields=[*]' }]));
       const obj = { type: 'object', properties: { id: { type: 'integer' }, ...members }, required: ['id'] };
       return { ...(field.nullable ? nullable(obj) : obj), ...doc };
     }
@@ -110,6 +121,15 @@ const SHARED_SCHEMAS: Record<string, Json> = {
   },
 };
 
+const header = (description: string, required = true) => ({ description, required, schema: { type: 'string' } });
+/** The headers an error status always carries (PRODUCT §3). */
+export const ERROR_HEADERS: Record<number, Record<string, Json>> = {
+  401: { 'WWW-Authenticate': header('`Bearer realm="api"`, with `error="invalid_token"` when a token was sent') },
+  405: { Allow: header('The methods this URL takes') },
+  429: { 'Retry-After': header('Seconds until a request is counted again') },
+  503: { 'Retry-After': header('Seconds to wait before retrying') },
+};
+
 /** One shared response per HTTP status, listing every code that status can carry. */
 function errorResponses(): Record<string, Json> {
   const byStatus = new Map<number, string[]>();
@@ -123,7 +143,8 @@ function errorResponses(): Record<string, Json> {
     const validation = status === 422
       ? `\n\nThe failure envelope's errors carry validation codes:\n${Object.entries(VALIDATION).map(([n, v]) => `- \`${v.code}\` (${n})`).join('\n')}`
       : '';
-    out[`E${status}`] = { description: `Error codes:\n${lines.join('\n')}${validation}`, content: { 'application/json': { schema } } };
+    const headers = ERROR_HEADERS[status];
+    out[`E${status}`] = { description: `Error codes:\n${lines.join('\n')}${validation}`, ...(headers ? { headers } : {}), content: { 'application/json': { schema } } };
   }
   return out;
 }

@@ -18,7 +18,7 @@ export const jobFields: Record<string, Field> = {
     description: "Default: the account's default status.",
     members: {
       label: { column: 'label', type: 'string' },
-      colour: { column: 'colour', type: 'string' },
+      colour: { column: 'colour', type: 'string', nullable: true },
       group: { column: 'status_group', type: 'string' },
       isDefault: { column: 'is_default', type: 'boolean' },
     },

@@ -42,8 +42,8 @@ export interface AssocField extends BaseField {
   table: string;
   /** Column holding the account id in the target table ('id' for the accounts table itself). */
   accountColumn: string;
-  /** Members shown with [*]: API name -> column. */
-  members: Record<string, { column: string; type: ValueType }>;
+  /** Members shown with [*]: API name -> column (`nullable` when the column may hold null). */
+  members: Record<string, { column: string; type: ValueType; nullable?: boolean }>;
   /** Extra condition a referenced row must meet (e.g. not deleted). */
   referenceFilter?: Record<string, unknown>;
 }
@@ -163,7 +163,7 @@ export function standardFields(opts: { accountRequired?: boolean; deleted?: bool
         companyName: { column: 'company_name', type: 'string' },
         licenses: { column: 'licenses', type: 'integer' },
         countryCode: { column: 'country_code', type: 'integer' },
-        companyAccountCode: { column: 'company_account_code', type: 'string' },
+        companyAccountCode: { column: 'company_account_code', type: 'string', nullable: true },
       },
     }),
     created: f.time('created'),
