@@ -54,11 +54,16 @@ function checkVersion(v: string | string[] | undefined): void {
 function bodyItems(c: Collection, route: ApiRoute, method: string, body: unknown): unknown[] {
   if (body instanceof Readable) throw new ApiError('unsupportedMediaType');
   if (body === undefined && method === 'DELETE' && route.item !== undefined) return [{ id: route.item }];
-  if (!isPlainObject(body)) throw new ApiError('badCollectionBody');
+  const shape = `expected {"${c.name}":[{...}, ...]}`;
+  if (!isPlainObject(body)) throw new ApiError('badCollectionBody', shape);
   const other = Object.keys(body).find((k) => k !== c.name);
-  if (other !== undefined) throw new ApiError('wrongCollection', `'${other.slice(0, 64)}' sent to /${c.name}`);
+  if (other !== undefined) {
+    // A bare item ({"title": ...}) is the usual mistake: say so, and what the wrapper looks like.
+    const hint = Object.hasOwn(c.fields, other) || other === 'id' ? `; '${other.slice(0, 64)}' is a field of ${c.name}: items go inside the collection, as {"${c.name}":[{"${other.slice(0, 64)}":...}]}` : `; ${shape}`;
+    throw new ApiError('wrongCollection', `'${other.slice(0, 64)}' sent to /${c.name}${hint}`);
+  }
   const items = body[c.name];
-  if (!Array.isArray(items)) throw new ApiError('badCollectionBody');
+  if (!Array.isArray(items)) throw new ApiError('badCollectionBody', `'${c.name}' is not an array; ${shape}`);
   if (route.item === undefined) return items;
   // Item endpoints take a collection too; its items name that item, or no id at all.
   return items.map((it) => (isPlainObject(it) && it.id === undefined ? { ...it, id: route.item } : it));

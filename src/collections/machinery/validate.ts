@@ -27,6 +27,11 @@ function describe(field: Field, value: unknown): string {
   const first = checker(schema).Errors(value).First();
   if (!first) return 'invalid value';
   const where = first.path ? ` at '${first.path.slice(1).replace(/\//g, '.')}'` : '';
+  // An enum (a union of literals) lists what it takes instead of TypeBox's "expected union value".
+  const options = (first.schema as { anyOf?: { const?: unknown }[] }).anyOf;
+  if (options?.length && options.every((o) => o.const !== undefined)) {
+    return `must be one of ${options.map((o) => JSON.stringify(o.const)).join(', ')}${where}`;
+  }
   return `${first.message.toLowerCase()}${where}`;
 }
 
