@@ -18,6 +18,7 @@ export interface ListQuery {
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
+export const MAX_PAGE = 1_000_000_000;
 const NAME = /^[A-Za-z][A-Za-z0-9]*$/;
 
 export function parseFields(c: Collection, raw: unknown): Projection {
@@ -92,7 +93,7 @@ export function parseListQuery(c: Collection, query: Record<string, unknown>): L
     projection: parseFields(c, query.fields),
     where: query.where === undefined ? undefined : parseWhere(String(query.where)),
     sort,
-    page: positiveInt(query.page, 'page', 1, 1_000_000_000),
+    page: positiveInt(query.page, 'page', 1, MAX_PAGE),
     recordsPerPage: positiveInt(query.recordsPerPage, 'recordsPerPage', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
   };
 }
