@@ -37,6 +37,13 @@ for (const dialect of DIALECTS) {
       assert.match(await where('firstName "a"'), /expected an operator after 'firstName' \(~ !~ = != < <= > >=\) at position 11/);
     });
 
+    it('an unknown query parameter names the ones a list takes', async () => {
+      const res = await call(t.app, a.token, 'GET', '/users?limit=5');
+      assert.equal(res.status, 400);
+      assert.equal(res.body.error.code, 1002);
+      assert.match(res.body.error.message, /unknown query parameter 'limit' \(lists take fields, where, sort, page and recordsPerPage\)/);
+    });
+
     it('a bad enum value lists the allowed values', async () => {
       const res = await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'x', priority: 'asap' }] });
       assert.equal(res.status, 422);

@@ -74,7 +74,7 @@ function positiveInt(raw: unknown, name: string, fallback: number, max: number):
 export function parseListQuery(c: Collection, query: Record<string, unknown>): ListQuery {
   for (const [k, v] of Object.entries(query)) {
     if (!['fields', 'where', 'sort', 'page', 'recordsPerPage'].includes(k)) {
-      throw new ApiError('badModifier', `unknown query parameter '${k}'`);
+      throw new ApiError('badModifier', `unknown query parameter '${k.slice(0, 64)}' (lists take fields, where, sort, page and recordsPerPage)`);
     }
     if (typeof v !== 'string') throw new ApiError('badModifier', `${k} is given more than once`);
   }
