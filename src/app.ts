@@ -14,6 +14,8 @@ import { createServices, type Services } from './services.js';
 import { healthPlugin } from './http/health.js';
 import { requestIdOptions } from './http/logging.js';
 import { metricsPlugin } from './http/metrics.js';
+import { routeTable } from './http/route-table.js';
+import { notFoundOr405 } from './http/route.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -79,7 +81,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     if (apiError.status >= 500) request.log.error({ err }, 'request failed');
     return sendError(reply, apiError);
   });
-  app.setNotFoundHandler((_request, reply) => sendError(reply, new ApiError('notFound')));
+  routeTable(app);
+  // Reached for methods no route takes (TRACE, PROPFIND, …): 405 with Allow where the path exists.
+  app.setNotFoundHandler((request, reply) => sendError(reply, notFoundOr405(app, request.method, request.url)));
 
   await app.register(metricsPlugin);
   await app.register(healthPlugin);

@@ -34,10 +34,27 @@ const isObj = (v: J): v is { entries: [string, J][] } => v !== null && typeof v 
 
 export const POLLUTING_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'];
 
+/**
+ * Integers at and past the storage edges, as JSON text: int4 (ids are PostgreSQL `serial`),
+ * 2^53 (past which a double is no longer exact), int8 (2^63), and their negatives.
+ */
+export const INTEGER_EDGES = [
+  '0', '1', '-1', '2147483647', '2147483648', '-2147483648', '-2147483649', '4294967296', '9007199254740991', '9007199254740992',
+  '9007199254740993', '-9007199254740993', '9223372036854775807', '9223372036854775808', '-9223372036854775808', '-9223372036854775809',
+  '18446744073709551616', '2147483647999', '123456789012345678901234567890',
+];
+/** An integer at or past an edge, as JSON text (exactly as a client may send it). */
+export const edgeInteger: fc.Arbitrary<Raw> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...INTEGER_EDGES) },
+  // Around each power of two that matters, a few steps either side.
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(31n, 32n, 53n, 63n, 64n), fc.integer({ min: -2, max: 2 }), fc.boolean()).map(([p, d, neg]) => String((neg ? -1n : 1n) * (2n ** p + BigInt(d)))) },
+).map((t) => new Raw(t));
+
 /** Numbers at the edges, some only expressible as raw JSON text. */
 export const edgeNumber: fc.Arbitrary<J> = fc.oneof(
   fc.constantFrom<J>(0, 1, -1, 1e308, -1e308, 5e-324, 2 ** 31, 2 ** 31 - 1, -(2 ** 31) - 1, 2 ** 53 - 1, 0.1, 1.5, 10, 100),
   fc.constantFrom<J>(new Raw('-0'), new Raw('9007199254740993'), new Raw('-9007199254740993'), new Raw('1e309'), new Raw('-1e400'), new Raw('1E2'), new Raw('123456789012345678901234567890')),
+  edgeInteger,
   fc.integer().map((n): J => n),
   fc.double({ noNaN: true, noDefaultInfinity: true }).map((n): J => n),
 );
@@ -75,7 +92,7 @@ export const hostileValue: fc.Arbitrary<J> = fc.letrec<{ v: J }>((tie) => ({
 /** A value that may pass a field's schema (so writes reach the database), or may not. */
 function plausible(c: Collection, name: string, ids: number[]): fc.Arbitrary<J> {
   const field = c.fields[name];
-  const id = fc.oneof(fc.constantFrom(...(ids.length ? ids : [1])), fc.constantFrom(0, -1, 2 ** 31, 2 ** 53 - 1));
+  const id = fc.oneof(fc.constantFrom<J>(...(ids.length ? ids : [1])), fc.constantFrom<J>(0, -1, 2 ** 31, 2 ** 53 - 1), edgeInteger);
   switch (field.kind) {
     case 'assoc':
       return fc.oneof(id.map((i) => obj([['id', i]])), fc.constant<J>(null));
@@ -144,7 +161,7 @@ export function whereOf(c: Collection): fc.Arbitrary<string> {
   // A value of the column's own type, so the expression reaches the database with hostile values.
   const typed = (name: string): fc.Arbitrary<string> => {
     const type = c.columns.get(name)!.type;
-    if (type === 'integer' || type === 'flag') return fc.oneof(fc.integer(), fc.constantFrom(2 ** 53 - 1, -(2 ** 53) + 1, 0)).map(String);
+    if (type === 'integer' || type === 'flag') return fc.oneof(fc.integer().map(String), fc.constantFrom(2 ** 53 - 1, -(2 ** 53) + 1, 0).map(String), edgeInteger.map((r) => r.text));
     if (type === 'number') return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1e308, -1e308, 5e-324)).map((n) => JSON.stringify(n));
     if (type === 'boolean') return fc.constantFrom('true', 'false', 'null');
     if (type === 'time') return fc.oneof(fc.date({ noInvalidDate: true }).map((d) => quoted(d.toISOString())), fc.constantFrom('"0000-01-01T00:00:00Z"', '"+275760-09-13T00:00:00Z"', '"2024-02-30T25:61:00+99:99"'));

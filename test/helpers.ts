@@ -78,6 +78,7 @@ export async function createTestApp(dialect: Dialect): Promise<TestApp> {
   const clock = { now: Date.now() };
   const app = await buildApp({ config: db.config, database: db.database, clock: () => clock.now });
   await app.ready();
+  await checkResponsesAgainstOpenApi(app);
   return {
     ...db,
     app,
@@ -286,3 +287,33 @@ export async function appWithTenants(dialect: Dialect): Promise<{ t: TestApp; a:
   const t = await createTestApp(dialect);
   return { t, a: await createTenant(t, 'Alpha'), b: await createTenant(t, 'Beta') };
 }
+
+/**
+ * Wraps `app.inject` so every response a test receives is checked against the served
+ * /openapi.json (status, headers, body schema): a drift between the two fails that test.
+ * FSM_OPENAPI_CHECK=0 turns it off (to see a test's own failure first).
+ */
+export async function checkResponsesAgainstOpenApi(app: FastifyInstance): Promise<void> {
+  if (process.env.FSM_OPENAPI_CHECK === '0') return;
+  const { conformanceFor } = await import('./openapi-conformance.js');
+  const inject = app.inject.bind(app) as (opts: InjectOptions | string) => Promise<import('fastify').LightMyRequestResponse>;
+  const conformance = conformanceFor((await inject({ method: 'GET', url: '/openapi.json' })).body);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  (app as any).inject = (opts?: InjectOptions | string, cb?: unknown) => {
+    if (opts === undefined || cb !== undefined) return (inject as any)(opts, cb); // eslint-disable-line @typescript-eslint/no-explicit-any
+    return inject(opts).then((res) => {
+      const o: InjectOptions = typeof opts === 'string' ? { url: opts } : opts;
+      const url = typeof o.url === 'string' ? o.url : String(o.path ?? '/');
+      try {
+        conformance.check({ method: (o.method ?? 'GET').toUpperCase(), url, requestHeaders: lower(o.headers ?? {}), status: res.statusCode, headers: res.headers, body: res.body });
+      } catch (err) {
+        // FSM_OPENAPI_LOG=file lists every drift of a whole run instead of failing at the first.
+        if (!process.env.FSM_OPENAPI_LOG) throw err;
+        fs.appendFileSync(process.env.FSM_OPENAPI_LOG, `${(err as Error).message.split('\n')[0]}\n`);
+      }
+      return res;
+    });
+  };
+}
+
+const lower = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { registry } from '../src/collections/index.js';
 import type { Collection } from '../src/collections/machinery/collection.js';
-import { SEED, bodyOf, listQueryOf, rarely, runs } from './arbitraries.js';
+import { Raw, SEED, bodyOf, edgeInteger, listQueryOf, obj, rarely, runs, toJson, type J } from './arbitraries.js';
 import { DIALECTS, call, createTenant, createTestApp, newUser, skipUnless, type Tenant, type TestApp } from './helpers.js';
 
 /**
@@ -95,7 +95,7 @@ for (const dialect of DIALECTS) {
       let n = 0;
       const statuses = new Map<number, number>();
       const arb = fc.constantFrom(...all).chain((c) =>
-        fc.tuple(fc.constant(c.name), listQueryOf(c), rarely(fc.constantFrom(...(ids.get(c.name)!.length ? ids.get(c.name)! : [1]), 0, 2 ** 53))),
+        fc.tuple(fc.constant(c.name), listQueryOf(c), rarely(fc.oneof(fc.constantFrom(...(ids.get(c.name)!.length ? ids.get(c.name)! : [1]), 0, 2 ** 53).map(String), edgeInteger.map((r) => r.text)))),
       );
       await fc.assert(
         fc.asyncProperty(arb, async ([name, query, item]) => {
@@ -112,10 +112,49 @@ for (const dialect of DIALECTS) {
           } else {
             assert.ok([400, 404].includes(res.statusCode), `${url} -> ${res.statusCode}`);
           }
+          if (item !== null && /^\d+$/.test(item) && (BigInt(item) < 1n || BigInt(item) > 2n ** 31n - 1n) && res.statusCode !== 400) {
+            assert.equal(body.error?.code, 1031, `an id no item can have is 404 1031: ${url}`);
+          }
         }),
         { seed: SEED, numRuns: runs(700) },
       );
       tc.diagnostic(`GET cases: ${n}; statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+    });
+
+    test(`integers at the storage edges in otherwise valid writes: 422 naming the field, never a 5xx (seed ${SEED})`, async (tc) => {
+      let n = 0;
+      // Every writable association (and association list) of every collection, and the item id itself.
+      const targets = all.flatMap((c) => [
+        ...Object.entries(c.fields).filter(([, f]) => !f.readOnly && (f.kind === 'assoc' || f.kind === 'assocList')).map(([name, f]) => ({ c, name, list: f.kind === 'assocList' })),
+        { c, name: 'id', list: false },
+      ]).filter(({ c }) => ids.get(c.name)!.length > 0);
+      const arb = fc.tuple(fc.constantFrom(...targets.map((_, i) => i)), edgeInteger, fc.constantFrom('PATCH', 'DELETE'));
+      await fc.assert(
+        fc.asyncProperty(arb, async ([ti, edge, method]) => {
+          const { c, name, list } = targets[ti];
+          const value = BigInt(edge.text);
+          const storable = value >= 1n && value <= 2n ** 31n - 1n;
+          // In-range small ids may name real items: only the largest storable id is tried (it does not exist).
+          if ((name !== 'id' && method === 'DELETE') || (storable && value !== 2n ** 31n - 1n)) return;
+          n++;
+          const own = ids.get(c.name)![0];
+          const ref: J = obj([['id', edge]]);
+          const item = name === 'id' ? obj([['id', edge]]) : obj([['id', own], [name, list ? [obj([['id', new Raw(String(own))]]), ref] : ref]]);
+          const payload = toJson(obj([[c.name, [item]]]));
+          const before = await snapshot(a.accountId);
+          const res = await t.app.inject({ method, url: `/${c.name}`, headers: { authorization: `Bearer ${a.token}`, 'x-version': '1.0', 'content-type': 'application/json' }, payload });
+          const body = assertEnvelope(res, c, `${method} /${c.name} ${payload}`);
+          if (!storable) {
+            assert.equal(res.statusCode, 422, `${payload} -> ${res.body}`);
+            assert.ok(body.failures[0].errors.some((e: { field?: string }) => e.field === name), `${payload} -> ${res.body}`);
+          } else {
+            assert.ok(res.statusCode === 200 || res.statusCode === 422 || res.statusCode === 403, `${payload} -> ${res.statusCode} ${res.body}`);
+          }
+          if (res.statusCode !== 200) assert.equal(await snapshot(a.accountId), before);
+        }),
+        { seed: SEED, numRuns: runs(300) },
+      );
+      tc.diagnostic(`edge-integer writes: ${n}`);
     });
 
     test(`writes with hostile bodies to every collection: no 5xx, all or nothing, never another account (seed ${SEED})`, async (tc) => {

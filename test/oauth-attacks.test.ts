@@ -345,9 +345,10 @@ for (const dialect of DIALECTS) {
       assertTokenError(await tokenRequest(t.app, form, {}, q({ code })), 400, 'invalid_request', 'code in the query');
       assertTokenError(await tokenRequest(t.app, { ...form, code }, {}, q({ client_secret: client.clientSecret })), 400, 'invalid_request', 'secret in the query');
       assertTokenError(await tokenRequest(t.app, { grant_type: 'authorization_code', code }, { authorization: basic(client.clientId, client.clientSecret) }, q({ x: '1' })), 400, 'invalid_request', 'any query');
-      // GET with everything in the URL is no token endpoint at all.
+      // GET with everything in the URL is no token endpoint at all: the endpoint takes POST only.
       const get = await t.app.inject({ method: 'GET', url: q({ ...form, code }) });
-      assert.equal(get.statusCode, 404);
+      assert.equal(get.statusCode, 405);
+      assert.equal(get.headers.allow, 'POST');
       // The refused requests did not spend the code.
       const tokens = await redeem(code);
       assert.equal(tokens.status, 200);

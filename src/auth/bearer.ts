@@ -6,7 +6,16 @@ import { ApiError } from '../http/errors.js';
 import type { AuthContext, RoleKind } from './context.js';
 import { hashToken } from './secrets.js';
 
-const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/;
+// The scheme is case-insensitive (RFC 7235 §2.1), followed by one or more spaces.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+/** What is wrong with an Authorization header that is not `Bearer <token>`, in words a client can act on. */
+function malformed(header: string): string {
+  const scheme = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: |$)/.exec(header)?.[1];
+  if (scheme && /^bearer$/i.test(scheme)) return 'the token after "Bearer " is empty or has characters an access token never has';
+  if (scheme && /^(basic|digest|token|jwt|negotiate)$/i.test(scheme)) return `the ${scheme} scheme is not accepted; send 'Authorization: Bearer <access token>'`;
+  return "the Bearer scheme is missing; send 'Authorization: Bearer <access token>'";
+}
 
 function challenge(error?: string): Record<string, string> {
   return { 'www-authenticate': error ? `Bearer realm="api", error="${error}"` : 'Bearer realm="api"' };
@@ -56,7 +65,7 @@ function permissionSet(json: string): ReadonlySet<string> {
 export async function authenticate(database: Database, header: string | undefined, now: number): Promise<AuthContext & { tokenHash: string }> {
   if (!header) throw new ApiError('tokenMissing', undefined, challenge());
   const m = BEARER.exec(header);
-  if (!m) throw new ApiError('tokenInvalid', undefined, challenge('invalid_token'));
+  if (!m) throw new ApiError('tokenInvalid', malformed(header), challenge('invalid_token'));
   const tokenHash = hashToken(m[1]);
   const rows = await run(database.db, tokenQuery(database.db).bind({ hash: tokenHash }));
   const row = rows[0];

@@ -76,10 +76,14 @@ for (const dialect of DIALECTS) {
       const postItem = await call(t.app, a.token, 'POST', `/users/${a.adminId}`, { users: [] });
       assert.equal(postItem.status, 405);
       assert.equal(postItem.headers.allow, 'GET, PATCH, DELETE');
+      // An action that exists takes POST only; one that does not is missing whatever the method.
       for (const m of ['GET', 'PATCH', 'DELETE']) {
-        const r = await call(t.app, a.token, m, '/users/1/someaction');
+        const r = await call(t.app, a.token, m, '/files/upload');
         assert.equal(r.status, 405, m);
         assert.equal(r.headers.allow, 'POST');
+        const unknownAction = await call(t.app, a.token, m, '/users/1/someaction');
+        assert.equal(unknownAction.status, 404, m);
+        assert.equal(unknownAction.body.error.code, 1032);
       }
       const unknownAction = await call(t.app, a.token, 'POST', '/users/frobnicate', { users: [] });
       assert.equal(unknownAction.status, 404);

@@ -6,13 +6,42 @@ import type { ActionRequest, Caller, Collection, MultipartPart } from '../collec
 import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { list, readByIds } from '../collections/machinery/read.js';
 import { isPlainObject } from '../collections/machinery/validate.js';
+import { isItemId } from '../collections/machinery/fields.js';
 import { API_VERSION, sendJson } from './envelope.js';
-import { ApiError } from './errors.js';
+import { ApiError, badPercentEncoding } from './errors.js';
 import { enforceRateLimit, tokenBucket } from './rate-limit.js';
 import { MAX_JSON_DEPTH, jsonHasNul, jsonTooDeep } from './json-depth.js';
-import { allowedMethods, effectiveMethod, parsePath, type ApiRoute } from './route.js';
+import { at, firstInvalidUtf8, jsonSyntaxError } from './json-syntax.js';
+import { allowedMethods, effectiveMethod, notFoundOr405, parsePath, type ApiRoute } from './route.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
+
+// Fatal: malformed UTF-8 is malformed JSON (RFC 8259 §8.1), decided here, never replaced by U+FFFD.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A JSON request body: UTF-8, at most MAX_JSON_DEPTH deep, no U+0000; errors say where it broke. */
+export function parseJsonBody(buf: Buffer): unknown {
+  if (buf.length === 0) return undefined;
+  let text: string;
+  try {
+    text = utf8.decode(buf);
+  } catch {
+    const bad = firstInvalidUtf8(buf);
+    const pos = at(buf.subarray(0, bad).toString('utf8'), bad, '');
+    const byte = buf[bad] === undefined ? 'a truncated sequence' : `byte 0x${buf[bad].toString(16).toUpperCase().padStart(2, '0')}`;
+    throw new ApiError('malformedJson', `it is not valid UTF-8 (${byte} at byte offset ${bad}, line ${pos.line}, column ${pos.column})`);
+  }
+  if (jsonTooDeep(text)) throw new ApiError('malformedJson', `nested deeper than ${MAX_JSON_DEPTH} levels`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    const e = jsonSyntaxError(text);
+    throw new ApiError('malformedJson', e ? `expected ${e.expected} at line ${e.line}, column ${e.column} (offset ${e.offset})` : undefined);
+  }
+  if (jsonHasNul(text, parsed)) throw new ApiError('malformedJson', 'text must not contain U+0000');
+  return parsed;
+}
 
 function checkVersion(v: string | string[] | undefined): void {
   if (v === undefined || v === '') throw new ApiError('versionMissing');
@@ -23,11 +52,16 @@ function checkVersion(v: string | string[] | undefined): void {
 function bodyItems(c: Collection, route: ApiRoute, method: string, body: unknown): unknown[] {
   if (body instanceof Readable) throw new ApiError('unsupportedMediaType');
   if (body === undefined && method === 'DELETE' && route.item !== undefined) return [{ id: route.item }];
-  if (!isPlainObject(body)) throw new ApiError('badCollectionBody');
+  const shape = `expected {"${c.name}":[{...}, ...]}`;
+  if (!isPlainObject(body)) throw new ApiError('badCollectionBody', shape);
   const other = Object.keys(body).find((k) => k !== c.name);
-  if (other !== undefined) throw new ApiError('wrongCollection', `'${other.slice(0, 64)}' sent to /${c.name}`);
+  if (other !== undefined) {
+    // A bare item ({"title": ...}) is the usual mistake: say so, and what the wrapper looks like.
+    const hint = Object.hasOwn(c.fields, other) || other === 'id' ? `; '${other.slice(0, 64)}' is a field of ${c.name}: items go inside the collection, as {"${c.name}":[{"${other.slice(0, 64)}":...}]}` : `; ${shape}`;
+    throw new ApiError('wrongCollection', `'${other.slice(0, 64)}' sent to /${c.name}${hint}`);
+  }
   const items = body[c.name];
-  if (!Array.isArray(items)) throw new ApiError('badCollectionBody');
+  if (!Array.isArray(items)) throw new ApiError('badCollectionBody', `'${c.name}' is not an array; ${shape}`);
   if (route.item === undefined) return items;
   // Item endpoints take a collection too; its items name that item, or no id at all.
   return items.map((it) => (isPlainObject(it) && it.id === undefined ? { ...it, id: route.item } : it));
@@ -50,15 +84,11 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
   // Bodies of every type reach the handler: JSON parsed (with our error), anything else as a stream
   // that only actions such as /files/upload consume.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (_req, body, done) => {
-    if (body === '') return done(null, undefined);
-    if (jsonTooDeep(body as string)) return done(new ApiError('malformedJson', `nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (_req, buf, done) => {
     try {
-      const parsed = JSON.parse(body as string);
-      if (jsonHasNul(body as string, parsed)) return done(new ApiError('malformedJson', 'text must not contain U+0000'), undefined);
-      done(null, parsed);
-    } catch {
-      done(new ApiError('malformedJson'), undefined);
+      done(null, parseJsonBody(buf as Buffer));
+    } catch (err) {
+      done(err as Error, undefined);
     }
   });
   app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
@@ -67,26 +97,36 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
   await app.register(multipart);
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    // Another method of one of the app's own routes (GET /oauth2/token, PUT /openapi.json).
+    if (app.routeMethods(request.url.split('?')[0]).length) throw notFoundOr405(app, request.method, request.url);
     const route = parsePath(request.url);
-    if (!route) throw new ApiError('notFound');
+    if (!route) throw notFoundOr405(app, request.method, request.url);
     checkVersion(request.headers['x-version']);
+    const q = request.url.indexOf('?');
+    const badQuery = q === -1 ? undefined : badPercentEncoding(request.url.slice(q + 1));
+    if (badQuery) throw new ApiError('badEncoding', `the query string: ${badQuery}`);
     const method = effectiveMethod(request.method, request.headers['x-method']);
     const auth = await authenticate(app.database, request.headers.authorization, app.clock());
     await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(auth.tokenHash));
     const ctx: Caller = { accountId: auth.accountId, userId: auth.userId, role: auth.role, permissions: auth.permissions, clientId: auth.clientId, now: auth.now, publicUrl: app.config.publicUrl };
     const c = app.services.registry.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);
+    // An unknown action is missing whatever the method (GET /users/abc is not a 405).
+    if (route.action && !c.actions?.[route.action]) {
+      throw new ApiError('unknownAction', `'${route.action.slice(0, 64)}' on /${c.name}${c.actions ? ` (actions: ${Object.keys(c.actions).join(', ')})` : ''}; an item is named by its numeric id, as in /${c.name}/123`);
+    }
     const allowed = allowedMethods(route);
     if (!(allowed as string[]).includes(method)) {
-      throw new ApiError('methodNotAllowed', `${method} ${request.url.split('?')[0].slice(0, 100)}`, { allow: allowed.join(', ') });
+      throw new ApiError('methodNotAllowed', `${method} ${request.url.split('?')[0].slice(0, 100)}; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') });
     }
     const need = method === 'GET' ? 'read' : 'write';
     if (!ctx.permissions.has(`${c.name}.${need}`)) throw new ApiError('permissionMissing', `${c.name}.${need}`);
     if (c.policy[need][ctx.role] === 'none') throw new ApiError('roleForbids');
+    // Such an id cannot exist, and must not reach SQL (ids are int4 in PostgreSQL).
+    if (route.item !== undefined && !isItemId(route.item)) throw new ApiError('itemNotFound');
 
     if (route.action) {
-      const action = c.actions?.[route.action];
-      if (!action) throw new ApiError('unknownAction', `'${route.action.slice(0, 64)}'`);
+      const action = c.actions![route.action];
       const answer = await action(actionRequest(request, ctx, route.item, app.services));
       if (answer.headers) reply.headers(answer.headers);
       return sendJson(reply, answer.status, answer.body);
@@ -107,7 +147,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
 
     const op = method === 'POST' ? 'create' : method === 'PATCH' ? 'update' : 'delete';
     if (op === 'create' && c.createVia) {
-      throw new ApiError('methodNotAllowed', `${c.name} are created with POST /${c.name}/${c.createVia}`, { allow: 'GET, PATCH, DELETE' });
+      throw new ApiError('methodNotAllowed', `${c.name} are created with POST /${c.name}/${c.createVia}; allowed here: GET, PATCH, DELETE`, { allow: 'GET, PATCH, DELETE' });
     }
     const out = await app.services.writer.write({ collection: c, caller: ctx, op, input: bodyItems(c, route, method, request.body), urlId: route.item });
     if (out.result === 'failure') return sendJson(reply, 422, out);

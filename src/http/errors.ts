@@ -1,4 +1,20 @@
 /**
+ * Where `a=b&c=d` text (a query string, a form body) is not valid percent-encoded UTF-8: the first
+ * bad parameter, shortened, or undefined when every part decodes. URLSearchParams and the query
+ * parser would silently keep bad escapes as text or turn them into U+FFFD.
+ */
+export function badPercentEncoding(text: string): string | undefined {
+  for (const part of text.split('&')) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, ' '));
+    } catch {
+      return `in '${part.length > 40 ? `${part.slice(0, 40)}…` : part}' (write '%' as %25; escapes must spell UTF-8)`;
+    }
+  }
+  return undefined;
+}
+
+/**
  * The one set of API errors. Each has a stable numeric code, an HTTP status and an error type;
  * docs/errors.md lists them all and a test keeps that page and this table in step.
  */
@@ -10,6 +26,7 @@ export const ERRORS = {
   versionMissing: { code: 1003, status: 400, type: 'client', message: 'The X-Version header is required' },
   versionUnsupported: { code: 1004, status: 400, type: 'client', message: 'Unsupported X-Version; supported: 1.0' },
   badMethodOverride: { code: 1005, status: 400, type: 'client', message: 'X-Method must be GET, POST, PATCH or DELETE' },
+  badEncoding: { code: 1009, status: 400, type: 'client', message: 'The request is not valid percent-encoded UTF-8' },
   tokenMissing: { code: 1010, status: 401, type: 'client', message: 'An access token is required' },
   tokenInvalid: { code: 1011, status: 401, type: 'client', message: 'The access token is invalid, expired or revoked' },
   permissionMissing: { code: 1020, status: 403, type: 'client', message: 'The access token lacks the permission' },
@@ -41,7 +58,7 @@ export const VALIDATION = {
   invalid: { code: 1041, message: (f: string, why: string) => `The field '${f}' is invalid: ${why}` },
   readOnly: { code: 1042, message: (f: string) => `The field '${f}' is read-only` },
   unknown: { code: 1043, message: (f: string) => `The field '${f}' does not exist` },
-  association: { code: 1044, message: (f: string) => `The association '${f}' must be an object with only an integer 'id'` },
+  association: { code: 1044, message: (f: string) => `The association '${f}' must be an object with only an integer 'id' from 1 to 2147483647` },
   reference: { code: 1045, message: (f: string) => `The item referenced by '${f}' does not exist` },
   unique: { code: 1046, message: (f: string) => `The value of '${f}' is already in use` },
   notFound: { code: 1047, message: (f: string) => `No item with this '${f}' exists` },

@@ -7,7 +7,7 @@ import { CLIENT_AUTH_METHODS, PATHS } from '../oauth/endpoints.js';
  */
 type Json = Record<string, unknown>;
 
-const TOKEN_ERRORS = ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope'];
+const TOKEN_ERRORS = ['invalid_request', 'server_error', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope'];
 
 export const OAUTH_SCHEMAS: Record<string, Json> = {
   TokenResponse: {
@@ -132,8 +132,13 @@ export function oauthPaths(): Record<string, Json> {
         responses: {
           200: { description: 'Tokens (with `Cache-Control: no-store`)', content: json({ $ref: '#/components/schemas/TokenResponse' }) },
           400: { description: 'RFC 6749 error', content: json({ $ref: '#/components/schemas/OAuthError' }) },
-          401: { description: 'Failed `Authorization: Basic` (with `WWW-Authenticate: Basic`)', content: json({ $ref: '#/components/schemas/OAuthError' }) },
+          401: {
+            description: 'Failed `Authorization: Basic` (with `WWW-Authenticate: Basic`)',
+            headers: { 'WWW-Authenticate': { required: true, schema: { type: 'string' }, description: '`Basic realm="oauth2", charset="UTF-8"`' } },
+            content: json({ $ref: '#/components/schemas/OAuthError' }),
+          },
           429: clientErrors[429],
+          500: { description: '`server_error`', content: json({ $ref: '#/components/schemas/OAuthError' }) },
         },
       },
     },

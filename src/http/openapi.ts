@@ -1,6 +1,6 @@
 import type { Collection } from '../collections/machinery/collection.js';
-import type { Field } from '../collections/machinery/fields.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../collections/machinery/modifiers.js';
+import { MAX_ID, type Field } from '../collections/machinery/fields.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../collections/machinery/modifiers.js';
 import { MAX_ITEMS } from '../collections/machinery/write/index.js';
 import { API_VERSION } from './envelope.js';
 import { ERRORS, VALIDATION } from './errors.js';
@@ -60,7 +60,7 @@ function schemasFor(c: Collection): Record<string, Json> {
       required: writable.filter(([, f]) => f.required).map(([n]) => n),
       additionalProperties: false,
     },
-    [`${N}Update`]: { type: 'object', properties: { id: { type: 'integer', minimum: 1 }, ...writeProps }, required: ['id'], additionalProperties: false },
+    [`${N}Update`]: { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID }, ...writeProps }, required: ['id'], additionalProperties: false },
     [`${N}List`]: envelope(c.name, N, 'ListMetadata'),
     [`${N}Write`]: envelope(c.name, N, 'WriteMetadata'),
   };
@@ -111,6 +111,15 @@ const SHARED_SCHEMAS: Record<string, Json> = {
   },
 };
 
+const header = (description: string, required = true) => ({ description, required, schema: { type: 'string' } });
+/** The headers an error status always carries (PRODUCT §3). */
+export const ERROR_HEADERS: Record<number, Record<string, Json>> = {
+  401: { 'WWW-Authenticate': header('`Bearer realm="api"`, with `error="invalid_token"` when a token was sent') },
+  405: { Allow: header('The methods this URL takes') },
+  429: { 'Retry-After': header('Seconds until a request is counted again') },
+  503: { 'Retry-After': header('Seconds to wait before retrying') },
+};
+
 /** One shared response per HTTP status, listing every code that status can carry. */
 function errorResponses(): Record<string, Json> {
   const byStatus = new Map<number, string[]>();
@@ -124,7 +133,8 @@ function errorResponses(): Record<string, Json> {
     const validation = status === 422
       ? `\n\nThe failure envelope's errors carry validation codes:\n${Object.entries(VALIDATION).map(([n, v]) => `- \`${v.code}\` (${n})`).join('\n')}`
       : '';
-    out[`E${status}`] = { description: `Error codes:\n${lines.join('\n')}${validation}`, content: { 'application/json': { schema } } };
+    const headers = ERROR_HEADERS[status];
+    out[`E${status}`] = { description: `Error codes:\n${lines.join('\n')}${validation}`, ...(headers ? { headers } : {}), content: { 'application/json': { schema } } };
   }
   return out;
 }
@@ -136,11 +146,11 @@ const PARAMETERS: Record<string, Json> = {
     name: 'X-Method', in: 'header', required: false, schema: { type: 'string', enum: ['GET', 'POST', 'PATCH', 'DELETE'] },
     description: 'Replaces the HTTP method (spec §4.2): e.g. POST with `X-Method: PATCH` for clients that cannot send PATCH',
   },
-  id: { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 }, description: 'Item id' },
+  id: { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: MAX_ID }, description: 'Item id; one no item can have (0, past the maximum) is 404' },
   fields: { name: 'fields', in: 'query', schema: { type: 'string' }, description: 'Comma-separated field names; `*` = all fields, `[*]` = associations in full; `id` is always returned' },
   where: { name: 'where', in: 'query', schema: { type: 'string' }, description: "Filter: `term (and|or term)*` with parentheses; `field op value`, op one of `~ !~ = != < <= > >=`; values quoted strings, numbers, true, false, null; e.g. `lastName ~ 'smi' and role.id = 2`" },
   sort: { name: 'sort', in: 'query', schema: { type: 'string' }, description: 'Comma-separated fields, `-` for descending (default `id`)' },
-  page: { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, default: 1 } },
+  page: { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } },
   recordsPerPage: { name: 'recordsPerPage', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } },
 };
 
@@ -196,7 +206,7 @@ export function buildOpenApi(collections: Iterable<Collection>, publicUrl: strin
     Object.assign(schemas, schemasFor(c));
     const N = pascal(c.name);
     schemas[`${N}ItemUpdate`] = { ...schemas[`${N}Update`], required: [] };
-    schemas[`${N}Delete`] = { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'], additionalProperties: false };
+    schemas[`${N}Delete`] = { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID } }, required: ['id'], additionalProperties: false };
   }
   const scopes = { default: "The client's registered permission set (`<collection>.read` / `<collection>.write`), or the part the owner kept" };
   return {

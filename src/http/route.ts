@@ -15,8 +15,9 @@ export function parsePath(url: string): ApiRoute | undefined {
   const q = url.indexOf('?');
   const m = PATH.exec(q === -1 ? url : url.slice(0, q));
   if (!m) return undefined;
+  // Any digits are an item id by the URL form; one no item can have (0, past the id range) is
+  // answered 404 by the dispatcher, after authentication, like any missing item.
   const item = m[2] === undefined ? undefined : Number(m[2]);
-  if (item !== undefined && !Number.isSafeInteger(item)) return undefined;
   return { collection: m[1], item, action: m[3] };
 }
 
@@ -34,4 +35,17 @@ export function allowedMethods(r: ApiRoute): Method[] {
   if (r.action) return ['POST'];
   if (r.item !== undefined) return ['GET', 'PATCH', 'DELETE'];
   return ['GET', 'POST', 'PATCH', 'DELETE'];
+}
+
+/**
+ * The answer for a method nothing takes at a URL: 405 with `Allow` when the path is one of the
+ * app's own routes or of the API's URL form, else 404 (1033).
+ */
+export function notFoundOr405(app: { routeMethods(path: string): string[] }, method: string, url: string): ApiError {
+  const path = url.split('?')[0];
+  const other = app.routeMethods(path);
+  const route = parsePath(url);
+  const allow = other.length ? other : route ? allowedMethods(route) : [];
+  if (!allow.length) return new ApiError('notFound', 'the URL form is /:collection[/:item][/:action] (letters, digits, letters)');
+  return new ApiError('methodNotAllowed', `${method.slice(0, 20)} ${path.slice(0, 100)}; allowed: ${allow.join(', ')}`, { allow: allow.join(', ') });
 }

@@ -27,7 +27,7 @@ export function mediaType(raw: string | undefined): string {
 function queryMembers(request: ActionRequest): { name?: string; job?: string } {
   const query = request.query;
   for (const [k, v] of Object.entries(query)) {
-    if (k !== 'name' && k !== 'job') throw new ApiError('badModifier', `unknown query parameter '${k.slice(0, 64)}'`);
+    if (k !== 'name' && k !== 'job') throw new ApiError('badModifier', `unknown query parameter '${k.slice(0, 64)}' (the upload takes name and job)`);
     if (typeof v !== 'string') throw new ApiError('badModifier', `${k} is given more than once`);
   }
   return { name: query.name as string | undefined, job: query.job as string | undefined };

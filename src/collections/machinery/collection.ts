@@ -3,6 +3,7 @@ import type { AuthContext, RoleKind } from '../../auth/context.js';
 import type { ApiErrorBody } from '../../http/errors.js';
 import type { Executor } from '../../db/tx.js';
 import type { Field, ScalarField, ValueType } from './fields.js';
+import { INT32_MAX } from './fields.js';
 import type { ChangeRecorder } from './write/changes.js';
 
 export type { RoleKind };
@@ -148,6 +149,8 @@ export interface FilterColumn {
   column: string;
   type: ValueType;
   nullable: boolean;
+  /** A bigint column (an integer field declared past int4, such as a file's size). */
+  wide?: boolean;
 }
 
 export interface Collection extends CollectionDef {
@@ -162,7 +165,8 @@ export interface Collection extends CollectionDef {
 
 export function defineCollection(def: CollectionDef): Collection {
   const columns = new Map<string, FilterColumn>([['id', { column: 'id', type: 'integer', nullable: false }]]);
-  const addScalar = (name: string, s: ScalarField) => columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable });
+  const wide = (s: ScalarField) => s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;
+  const addScalar = (name: string, s: ScalarField) => columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s) });
   for (const [name, field] of Object.entries(def.fields)) {
     if (field.kind === 'scalar') addScalar(name, field);
     else if (field.kind === 'object') for (const [m, s] of Object.entries(field.members)) addScalar(`${name}.${m}`, s);

@@ -119,7 +119,7 @@ export const f = {
     return scalar('string', Type.String({ minLength, maxLength: 10_000 }))(column, rest);
   },
   integer: (column: string, opts: ScalarOpts & { minimum?: number; maximum?: number } = {}) => {
-    const { minimum = -(2 ** 31), maximum = 2 ** 31 - 1, ...rest } = opts;
+    const { minimum = INT32_MIN, maximum = INT32_MAX, ...rest } = opts;
     return scalar('integer', Type.Integer({ minimum, maximum }))(column, rest);
   },
   number: (column: string, opts: ScalarOpts & { minimum?: number; maximum?: number } = {}) => {
@@ -206,7 +206,17 @@ export const kinds = {
     ),
 };
 
-export const AssocRef = Type.Object({ id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+/**
+ * Integer columns are PostgreSQL `integer` (int4) and ids `serial`: a value past this range would
+ * fail the query there, so it is refused before any SQL, on SQLite too (one answer on both dialects).
+ */
+export const INT32_MIN = -(2 ** 31);
+export const INT32_MAX = 2 ** 31 - 1;
+/** The largest id any item can have. */
+export const MAX_ID = INT32_MAX;
+export const isItemId = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= MAX_ID;
+
+export const AssocRef = Type.Object({ id: Type.Integer({ minimum: 1, maximum: MAX_ID }) }, { additionalProperties: false });
 
 /**
  * The tables behind every account that are not collections of the API, as association targets:

@@ -1,6 +1,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { ApiError } from '../../http/errors.js';
-import type { Collection, EB } from './collection.js';
+import type { Collection, EB, FilterColumn } from './collection.js';
+import { INT32_MAX, INT32_MIN } from './fields.js';
 import type { Value, WhereNode } from './where.js';
 
 const bad = (why: string) => new ApiError('badModifier', `where: ${why}`);
@@ -29,16 +30,22 @@ export function whereToSql(c: Collection, node: WhereNode, eb: EB): Expression<S
     const notLike = sql<SqlBool>`not (${like})`;
     return col.nullable ? eb.or([eb(ref, 'is', null), notLike]) : notLike;
   }
-  const raw = bindValue(node.field, col.type, value);
-  // An integer past the column's range (int4 in PostgreSQL) is bound as bigint, so it compares
-  // (and matches nothing) instead of failing the query; both dialects know cast(... as bigint).
+  const raw = bindValue(node.field, col, value);
+  // Bound as bigint so the comparison never depends on how a driver types the parameter;
+  // bindValue has already refused values the column cannot hold. Both dialects know the cast.
   const bound = col.type === 'integer' || col.type === 'flag' ? sql<number>`cast(${raw} as bigint)` : raw;
   if (op === '!=' && col.nullable) return eb.or([eb(ref, 'is', null), eb(ref, '<>', bound)]);
   if (col.type === 'boolean' && op !== '=' && op !== '!=') throw bad(`'${node.field}' is a boolean; use = or !=`);
   return eb(ref, op === '!=' ? '<>' : op, bound);
 }
 
-function bindValue(field: string, type: string, value: Exclude<Value, null>): string | number {
+/** What an integer column stores (int4, or bigint for wide columns, read back as safe integers). */
+function integerRange(col: FilterColumn): [number, number] {
+  return col.wide ? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [INT32_MIN, INT32_MAX];
+}
+
+function bindValue(field: string, col: FilterColumn, value: Exclude<Value, null>): string | number {
+  const type = col.type;
   switch (type) {
     case 'string':
     case 'datetime':
@@ -48,7 +55,10 @@ function bindValue(field: string, type: string, value: Exclude<Value, null>): st
     case 'flag':
     case 'number':
       if (typeof value !== 'number') throw bad(`'${field}' needs a number`);
-      if (type !== 'number' && !Number.isSafeInteger(value)) throw bad(`'${field}' needs an integer`);
+      if (type !== 'number') {
+        const [min, max] = integerRange(col);
+        if (!Number.isInteger(value) || value < min || value > max) throw bad(`'${field}' needs an integer from ${min} to ${max}`);
+      }
       return value;
     case 'boolean':
       if (typeof value !== 'boolean') throw bad(`'${field}' needs true or false`);

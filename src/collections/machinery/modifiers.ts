@@ -18,6 +18,7 @@ export interface ListQuery {
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
+export const MAX_PAGE = 1_000_000_000;
 const NAME = /^[A-Za-z][A-Za-z0-9]*$/;
 
 export function parseFields(c: Collection, raw: unknown): Projection {
@@ -62,7 +63,8 @@ export function parseFields(c: Collection, raw: unknown): Projection {
 
 function positiveInt(raw: unknown, name: string, fallback: number, max: number): number {
   if (raw === undefined) return fallback;
-  const n = typeof raw === 'string' && /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  // Up to 10 digits: `max` (1,000,000,000 for page) is accepted; longer text is refused unparsed.
+  const n = typeof raw === 'string' && /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(n) || n < 1 || n > max) {
     throw new ApiError('badModifier', `${name} must be an integer from 1 to ${max}`);
   }
@@ -72,7 +74,7 @@ function positiveInt(raw: unknown, name: string, fallback: number, max: number):
 export function parseListQuery(c: Collection, query: Record<string, unknown>): ListQuery {
   for (const [k, v] of Object.entries(query)) {
     if (!['fields', 'where', 'sort', 'page', 'recordsPerPage'].includes(k)) {
-      throw new ApiError('badModifier', `unknown query parameter '${k}'`);
+      throw new ApiError('badModifier', `unknown query parameter '${k.slice(0, 64)}' (lists take fields, where, sort, page and recordsPerPage)`);
     }
     if (typeof v !== 'string') throw new ApiError('badModifier', `${k} is given more than once`);
   }
@@ -91,7 +93,7 @@ export function parseListQuery(c: Collection, query: Record<string, unknown>): L
     projection: parseFields(c, query.fields),
     where: query.where === undefined ? undefined : parseWhere(String(query.where)),
     sort,
-    page: positiveInt(query.page, 'page', 1, 1_000_000_000),
+    page: positiveInt(query.page, 'page', 1, MAX_PAGE),
     recordsPerPage: positiveInt(query.recordsPerPage, 'recordsPerPage', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
   };
 }

@@ -13,7 +13,7 @@ if (!FormatRegistry.Has('date')) {
 if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
 import { validationError, type ApiErrorBody } from '../../http/errors.js';
 import type { Collection, Item, Op, Row } from './collection.js';
-import type { Field, ScalarField } from './fields.js';
+import { MAX_ID, isItemId, type Field, type ScalarField } from './fields.js';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 function checker(schema: TSchema): TypeCheck<TSchema> {
@@ -27,6 +27,11 @@ function describe(field: Field, value: unknown): string {
   const first = checker(schema).Errors(value).First();
   if (!first) return 'invalid value';
   const where = first.path ? ` at '${first.path.slice(1).replace(/\//g, '.')}'` : '';
+  // An enum (a union of literals) lists what it takes instead of TypeBox's "expected union value".
+  const options = (first.schema as { anyOf?: { const?: unknown }[] }).anyOf;
+  if (options?.length && options.every((o) => o.const !== undefined)) {
+    return `must be one of ${options.map((o) => JSON.stringify(o.const)).join(', ')}${where}`;
+  }
   return `${first.message.toLowerCase()}${where}`;
 }
 
@@ -63,7 +68,7 @@ export function validateItem(c: Collection, item: unknown, op: Op): ApiErrorBody
   }
   if (op !== 'create') {
     if (!('id' in item)) errors.unshift(validationError('required', 'id'));
-    else if (!Number.isSafeInteger(item.id) || (item.id as number) < 1) errors.unshift(validationError('invalid', 'id', 'must be a positive integer'));
+    else if (!isItemId(item.id)) errors.unshift(validationError('invalid', 'id', `must be an integer from 1 to ${MAX_ID}`));
   }
   if (op === 'create') {
     for (const [name, field] of Object.entries(c.fields)) {
@@ -75,7 +80,7 @@ export function validateItem(c: Collection, item: unknown, op: Op): ApiErrorBody
 
 function isAssocShape(v: unknown, nullable: boolean): boolean {
   if (v === null) return nullable;
-  return isPlainObject(v) && Object.keys(v).length === 1 && Number.isSafeInteger(v.id) && (v.id as number) >= 1;
+  return isPlainObject(v) && Object.keys(v).length === 1 && isItemId(v.id);
 }
 
 function toColumn(s: ScalarField, v: unknown): unknown {

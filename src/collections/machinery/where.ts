@@ -14,13 +14,19 @@ const MAX_LENGTH = 4000;
 const MAX_DEPTH = 32;
 const MAX_TERMS = 64;
 
-type Token =
+/** Each token knows where it starts (`at`, from 0), so errors can show where parsing stopped. */
+type Token = (
   | { t: 'field'; v: string }
   | { t: 'op'; v: CmpOp }
   | { t: 'value'; v: Value }
-  | { t: 'and' | 'or' | '(' | ')' };
+  | { t: 'and' | 'or' | '(' | ')' }
+) & { at?: number };
 
 const bad = (why: string) => new ApiError('badModifier', `where: ${why}`);
+const VALUES = "values are quoted strings (\"…\" or '…'), numbers, true, false or null";
+/** `at position N: 'rest of the text…'`: where the parser stopped, as the client wrote it. */
+const stoppedAt = (src: string, at: number) =>
+  at >= src.length ? 'at the end' : `at position ${at + 1}: '${src.slice(at, at + 20)}${src.length > at + 20 ? '…' : ''}'`;
 
 function tokenize(src: string): Token[] {
   const out: Token[] = [];
@@ -28,9 +34,9 @@ function tokenize(src: string): Token[] {
   while (i < src.length) {
     const c = src[i];
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r') { i++; continue; }
-    if (c === '(' || c === ')') { out.push({ t: c }); i++; continue; }
+    if (c === '(' || c === ')') { out.push({ t: c, at: i }); i++; continue; }
     const op = /^(!~|<=|>=|!=|~|=|<|>)/.exec(src.slice(i, i + 2));
-    if (op) { out.push({ t: 'op', v: op[1] as CmpOp }); i += op[1].length; continue; }
+    if (op) { out.push({ t: 'op', v: op[1] as CmpOp, at: i }); i += op[1].length; continue; }
     if (c === '"' || c === "'") {
       let j = i + 1;
       let s = '';
@@ -39,18 +45,18 @@ function tokenize(src: string): Token[] {
         s += src[j];
         j++;
       }
-      if (j >= src.length) throw bad('unterminated string');
+      if (j >= src.length) throw bad(`unterminated string starting at position ${i + 1}; close it with ${c}`);
       // PostgreSQL text cannot hold U+0000: refused here, the same on both dialects.
       if (s.includes('\0')) throw bad('strings must not contain U+0000');
-      out.push({ t: 'value', v: s });
+      out.push({ t: 'value', v: s, at: i });
       i = j + 1;
       continue;
     }
     const num = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(src.slice(i));
     if (num) {
       const n = Number(num[0]);
-      if (!Number.isFinite(n)) throw bad('number out of range');
-      out.push({ t: 'value', v: n });
+      if (!Number.isFinite(n)) throw bad(`number out of range ${stoppedAt(src, i)}`);
+      out.push({ t: 'value', v: n, at: i });
       i += num[0].length;
       continue;
     }
@@ -58,14 +64,14 @@ function tokenize(src: string): Token[] {
     if (word) {
       const w = word[0];
       const lw = w.toLowerCase();
-      if (lw === 'and' || lw === 'or') out.push({ t: lw });
-      else if (w === 'true' || w === 'false') out.push({ t: 'value', v: w === 'true' });
-      else if (w === 'null') out.push({ t: 'value', v: null });
-      else out.push({ t: 'field', v: w });
+      if (lw === 'and' || lw === 'or') out.push({ t: lw, at: i });
+      else if (w === 'true' || w === 'false') out.push({ t: 'value', v: w === 'true', at: i });
+      else if (w === 'null') out.push({ t: 'value', v: null, at: i });
+      else out.push({ t: 'field', v: w, at: i });
       i += w.length;
       continue;
     }
-    throw bad(`unexpected character at position ${i + 1}`);
+    throw bad(`unexpected character ${stoppedAt(src, i)}; a term is field op value, ops ~ !~ = != < <= > >=, ${VALUES}`);
   }
   return out;
 }
@@ -76,6 +82,7 @@ export function parseWhere(src: string): WhereNode {
   let pos = 0;
   let terms = 0;
   const peek = () => tokens[pos];
+  const here = (k: number) => stoppedAt(src, tokens[k]?.at ?? src.length);
 
   function expr(depth: number): WhereNode {
     if (depth > MAX_DEPTH) throw bad('too deeply nested');
@@ -96,23 +103,26 @@ export function parseWhere(src: string): WhereNode {
   }
   function primary(depth: number): WhereNode {
     const tok = tokens[pos++];
-    if (!tok) throw bad('unexpected end of expression');
+    if (!tok) throw bad('unexpected end of expression; expected a term: field op value');
     if (tok.t === '(') {
       const inner = expr(depth + 1);
-      if (tokens[pos++]?.t !== ')') throw bad("missing ')'");
+      if (tokens[pos++]?.t !== ')') throw bad(`missing ')' ${here(pos - 1)}`);
       return inner;
     }
-    if (tok.t !== 'field') throw bad('expected a field name');
+    if (tok.t !== 'field') throw bad(`expected a field name ${here(pos - 1)}`);
     const op = tokens[pos++];
-    if (op?.t !== 'op') throw bad(`expected an operator after '${tok.v}'`);
+    if (op?.t !== 'op') throw bad(`expected an operator after '${tok.v}' (~ !~ = != < <= > >=) ${here(pos - 1)}`);
     const value = tokens[pos++];
-    if (value?.t !== 'value') throw bad(`expected a value after '${tok.v} ${op.v}'`);
+    if (value?.t !== 'value') {
+      const hint = value?.t === 'op' && op.v === '=' && value.v === '=' ? " ('=' compares; there is no '==')" : value?.t === 'field' ? ` (text must be quoted: "${value.v}")` : '';
+      throw bad(`expected a value after '${tok.v} ${op.v}' ${here(pos - 1)}${hint}; ${VALUES}`);
+    }
     if (++terms > MAX_TERMS) throw bad('too many terms');
     return { type: 'cmp', field: tok.v, op: op.v, value: value.v };
   }
 
   if (tokens.length === 0) throw bad('empty expression');
   const tree = expr(0);
-  if (pos !== tokens.length) throw bad('unexpected token after the end of an expression');
+  if (pos !== tokens.length) throw bad(`unexpected text after a complete expression ${here(pos)}; join terms with and / or`);
   return tree;
 }
