@@ -7,6 +7,8 @@ import { performance } from './migrations/004_performance.js';
 import { rateLimits } from './migrations/005_rate_limits.js';
 import { countVersions } from './migrations/006_count_versions.js';
 import { notes } from './migrations/007_notes.js';
+import { idempotencyKeys } from './migrations/011_idempotency_keys.js';
+import { rowVersions } from './migrations/011_row_versions.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -17,6 +19,8 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '005_rate_limits': rateLimits,
   '006_count_versions': countVersions,
   '007_notes': notes,
+  '011_idempotency_keys': idempotencyKeys,
+  '011_row_versions': rowVersions,
 };
 
 export async function migrateToLatest(database: Database): Promise<void> {

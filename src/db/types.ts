@@ -42,6 +42,8 @@ export interface UsersTable {
   status_timestamp: string | null;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface WorkgroupsTable {
@@ -51,6 +53,8 @@ export interface WorkgroupsTable {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface WorkgroupMembersTable {
@@ -145,6 +149,8 @@ export interface StatusesTable {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 /** The address columns clients and jobs share. */
@@ -169,6 +175,8 @@ export interface ClientsTable extends AddressColumns {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface JobsTable extends AddressColumns {
@@ -187,6 +195,8 @@ export interface JobsTable extends AddressColumns {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface VisitsTable {
@@ -203,6 +213,8 @@ export interface VisitsTable {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface FilesTable {
@@ -218,6 +230,8 @@ export interface FilesTable {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface NotesTable {
@@ -229,6 +243,29 @@ export interface NotesTable {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
+}
+
+/** The kept answers of Idempotency-Key requests (migration 011). */
+export interface IdempotencyKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  client_id: string;
+  user_id: number;
+  key: string;
+  /** SHA-256 (hex) of method, path and body. */
+  fingerprint: string;
+  state: 'pending' | 'done';
+  /** Names the claim that owns a pending row; a takeover after the lease replaces it. */
+  lease: string;
+  status: number | null;
+  /** JSON object of the headers replayed with the answer. */
+  headers: string | null;
+  body: string | null;
+  created: number;
+  /** Pending: the end of the lease; done: the end of the 24 h retention. */
+  expires_at: number;
 }
 
 export interface DB {
@@ -250,4 +287,5 @@ export interface DB {
   visits: VisitsTable;
   files: FilesTable;
   notes: NotesTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

@@ -4,15 +4,24 @@ import multipart from '@fastify/multipart';
 import { authenticate } from '../auth/bearer.js';
 import type { ActionRequest, Caller, Collection, MultipartPart } from '../collections/machinery/collection.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
-import { list, readByIds } from '../collections/machinery/read.js';
+import { list } from '../collections/machinery/read.js';
 import { isPlainObject } from '../collections/machinery/validate.js';
 import { API_VERSION, sendJson } from './envelope.js';
+import { readItem, sendAnswer, writeItems } from './conditional.js';
 import { ApiError } from './errors.js';
+import { openRetry } from './idempotency/index.js';
+import { purgeInBackground } from './idempotency/purge.js';
 import { enforceRateLimit, tokenBucket } from './rate-limit.js';
 import { MAX_JSON_DEPTH, jsonHasNul, jsonTooDeep } from './json-depth.js';
 import { allowedMethods, effectiveMethod, parsePath, type ApiRoute } from './route.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
+
+/** A header as one value; sent more than once, its values joined as one list (RFC 9110 §5.3). */
+const header = (request: FastifyRequest, name: string): string | undefined => {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+};
 
 function checkVersion(v: string | string[] | undefined): void {
   if (v === undefined || v === '') throw new ApiError('versionMissing');
@@ -84,35 +93,31 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     if (!ctx.permissions.has(`${c.name}.${need}`)) throw new ApiError('permissionMissing', `${c.name}.${need}`);
     if (c.policy[need][ctx.role] === 'none') throw new ApiError('roleForbids');
 
-    if (route.action) {
-      const action = c.actions?.[route.action];
-      if (!action) throw new ApiError('unknownAction', `'${route.action.slice(0, 64)}'`);
-      const answer = await action(actionRequest(request, ctx, route.item, app.services));
-      if (answer.headers) reply.headers(answer.headers);
-      return sendJson(reply, answer.status, answer.body);
-    }
-
     if (method === 'GET') {
       const q = parseListQuery(c, request.query as Record<string, unknown>);
-      if (route.item !== undefined) {
-        const items = await readByIds(app.database.db, c, ctx, [route.item], q.projection);
-        if (!items.length) throw new ApiError('itemNotFound');
-        const metadata = { page: 1, pagesCount: 1, recordsPerPage: q.recordsPerPage, recordsCount: 1 };
-        return sendJson(reply, 200, { result: 'success', [c.name]: items, metadata });
-      }
+      if (route.item !== undefined) return sendAnswer(reply, await readItem(app.services, c, ctx, route.item, q, header(request, 'if-none-match')));
       const { items, count } = await list(app.database.db, c, ctx, q);
       const metadata = { page: q.page, pagesCount: Math.ceil(count / q.recordsPerPage), recordsPerPage: q.recordsPerPage, recordsCount: count };
       return sendJson(reply, 200, { result: 'success', [c.name]: items, metadata });
     }
 
-    const op = method === 'POST' ? 'create' : method === 'PATCH' ? 'update' : 'delete';
-    if (op === 'create' && c.createVia) {
-      throw new ApiError('methodNotAllowed', `${c.name} are created with POST /${c.name}/${c.createVia}`, { allow: 'GET, PATCH, DELETE' });
-    }
-    const out = await app.services.writer.write({ collection: c, caller: ctx, op, input: bodyItems(c, route, method, request.body), urlId: route.item });
-    if (out.result === 'failure') return sendJson(reply, 422, out);
-    return sendJson(reply, 200, { result: 'success', [c.name]: out.items, metadata: out.metadata });
+    const retry = openRetry(app.database, request, ctx, method);
+    const work = async () => {
+      if (route.action) {
+        const action = c.actions?.[route.action];
+        if (!action) throw new ApiError('unknownAction', `'${route.action.slice(0, 64)}'`);
+        return action({ ...actionRequest(request, ctx, route.item, app.services), retry });
+      }
+      const op = method === 'POST' ? 'create' : method === 'PATCH' ? 'update' : 'delete';
+      if (op === 'create' && c.createVia) {
+        throw new ApiError('methodNotAllowed', `${c.name} are created with POST /${c.name}/${c.createVia}`, { allow: 'GET, PATCH, DELETE' });
+      }
+      const input = bodyItems(c, route, method, request.body);
+      return writeItems({ services: app.services, collection: c, caller: ctx, op, input, urlId: route.item, ifMatch: header(request, 'if-match'), retry });
+    };
+    return sendAnswer(reply, retry ? await retry.run(work) : await work());
   };
 
+  purgeInBackground(app);
   app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'HEAD', 'OPTIONS'], url: '/*', handler });
 }

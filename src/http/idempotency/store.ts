@@ -1,0 +1,89 @@
+import crypto from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Executor } from '../../db/tx.js';
+import type { DB } from '../../db/types.js';
+
+/** How long a claimed key blocks its repeats while the first request runs (then a repeat takes over). */
+export const LEASE_MS = 60_000;
+/** How long a final answer is kept. */
+export const RETENTION_MS = 24 * 60 * 60 * 1000;
+
+export interface Scope {
+  accountId: number;
+  clientId: string;
+  userId: number;
+  key: string;
+}
+
+/** An answer as kept and replayed: the exact body text sent the first time. */
+export interface KeptAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type Claim =
+  | { kind: 'claimed'; id: number; lease: string }
+  | { kind: 'done'; answer: KeptAnswer }
+  | { kind: 'mismatch' }
+  | { kind: 'inFlight' };
+
+const inScope = (s: Scope) => (q: any) => // eslint-disable-line @typescript-eslint/no-explicit-any
+  q.where('account_id', '=', s.accountId).where('client_id', '=', s.clientId).where('user_id', '=', s.userId).where('key', '=', s.key);
+
+/**
+ * Claims the key for this request, each statement on its own (committed at once, outside the
+ * write's transaction): the insert of a pending row succeeds for exactly one of any number of
+ * concurrent requests (the unique index). A row whose lease or retention has run out is taken over
+ * by a conditional update, which again only one request can win.
+ */
+export async function claim(db: Kysely<DB>, s: Scope, fingerprint: string, now: number): Promise<Claim> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const lease = crypto.randomBytes(12).toString('base64url');
+    const inserted = await db.insertInto('idempotency_keys')
+      .values({ account_id: s.accountId, client_id: s.clientId, user_id: s.userId, key: s.key, fingerprint, state: 'pending', lease, created: now, expires_at: now + LEASE_MS })
+      .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
+      .returning('id').executeTakeFirst();
+    if (inserted) return { kind: 'claimed', id: inserted.id, lease };
+    const row = await inScope(s)(db.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
+    if (!row) continue; // purged in between: insert again
+    if (row.expires_at > now) {
+      if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+      if (row.state === 'pending') return { kind: 'inFlight' };
+      return { kind: 'done', answer: { status: row.status!, headers: JSON.parse(row.headers ?? '{}'), body: row.body ?? '' } };
+    }
+    // Expired: a crashed or failed first request, or an answer past its retention.
+    const taken = await db.updateTable('idempotency_keys')
+      .set({ fingerprint, state: 'pending', lease, status: null, headers: null, body: null, created: now, expires_at: now + LEASE_MS })
+      .where('id', '=', row.id).where('lease', '=', row.lease).where('expires_at', '=', row.expires_at)
+      .executeTakeFirst();
+    if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', id: row.id, lease };
+  }
+  return { kind: 'inFlight' };
+}
+
+/**
+ * Keeps the final answer on the claimed row, while the claim still holds (`pending` under our
+ * lease). Inside the write's transaction this commits or rolls back with the write; false means
+ * another request took the key over (our lease ran out), and the write must not commit.
+ */
+export async function keep(db: Executor, id: number, lease: string, answer: KeptAnswer, now: number): Promise<boolean> {
+  const r = await db.updateTable('idempotency_keys')
+    .set({ state: 'done', status: answer.status, headers: JSON.stringify(answer.headers), body: answer.body, expires_at: now + RETENTION_MS })
+    .where('id', '=', id).where('lease', '=', lease).where('state', '=', 'pending')
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Gives the key up (a 5xx: nothing was committed, so a retry runs again). */
+export async function release(db: Kysely<DB>, id: number, lease: string): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('id', '=', id).where('lease', '=', lease).where('state', '=', 'pending').execute();
+}
+
+/** Deletes up to `limit` rows past their retention or lease; returns how many. */
+export async function purgeExpired(db: Kysely<DB>, now: number, limit = 500): Promise<number> {
+  const ids = await db.selectFrom('idempotency_keys').select('id').where('expires_at', '<', now).limit(limit).execute();
+  if (!ids.length) return 0;
+  const r = await db.deleteFrom('idempotency_keys').where('id', 'in', ids.map((x) => x.id)).where('expires_at', '<', now).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
