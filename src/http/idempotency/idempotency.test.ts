@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { ALL_PERMISSIONS } from '../../collections/index.js';
 import { issueToken } from '../../oauth/tokens.js';
 import { DIALECTS, addUser, appWithTenants, call, createClient, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+import { purgeInBackground } from './purge.js';
 import { LEASE_MS, RETENTION_MS, claim, purgeExpired } from './store.js';
 
 const key = () => `k-${crypto.randomBytes(8).toString('hex')}`;
@@ -220,6 +221,22 @@ for (const dialect of DIALECTS) {
       assert.ok(total >= 2);
       assert.deepEqual(await keptRows(old), []);
       assert.equal((await keptRows(fresh)).length, 1);
+    });
+
+    test('the purge runs in the background once the app is ready, and stops when it closes', async () => {
+      const token = await a.tokenFor(a.adminId);
+      const k = key();
+      assert.equal((await post(token, k, job('purged in the background'))).status, 200);
+      const hooks = new Map<string, () => Promise<void>>();
+      const clock = () => t.clock.now + RETENTION_MS + 1;
+      purgeInBackground({ database: t.database, clock, addHook: ((name: string, fn: () => Promise<void>) => hooks.set(name, fn)) as never }, 20);
+      await hooks.get('onReady')!();
+      try {
+        for (let i = 0; i < 100 && (await keptRows(k)).length; i++) await new Promise((r) => setTimeout(r, 20));
+        assert.deepEqual(await keptRows(k), []);
+      } finally {
+        await hooks.get('onClose')!();
+      }
     });
 
     test('concurrent identical requests: exactly one does the work, the others get 409 or the replay', async () => {
