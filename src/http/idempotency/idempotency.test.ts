@@ -6,7 +6,7 @@ import { ALL_PERMISSIONS } from '../../collections/index.js';
 import { issueToken } from '../../oauth/tokens.js';
 import { DIALECTS, addUser, appWithTenants, call, createClient, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
 import { purgeInBackground } from './purge.js';
-import { LEASE_MS, RETENTION_MS, claim, purgeExpired } from './store.js';
+import { LEASE_MS, RETENTION_MS, claim, keep, purgeExpired } from './store.js';
 
 const key = () => `k-${crypto.randomBytes(8).toString('hex')}`;
 const job = (title: string) => ({ jobs: [{ title }] });
@@ -137,6 +137,21 @@ for (const dialect of DIALECTS) {
       assert.equal(taken.headers['idempotency-replayed'], undefined);
       assert.equal((await post(a.token, k, body)).headers['idempotency-replayed'], 'true');
       assert.equal(await jobsTitled(a, 'in flight'), 1);
+    });
+
+    test('a request that outlived its lease cannot keep its answer once a repeat took the key over', async () => {
+      const scope = { accountId: a.accountId, clientId: a.clientId, userId: a.adminId, key: key() };
+      const now = t.clock.now;
+      const slow = await claim(t.database.db, scope, 'fp', now);
+      assert.equal(slow.kind, 'claimed');
+      assert.equal((await claim(t.database.db, scope, 'fp', now + 1)).kind, 'inFlight');
+      const taker = await claim(t.database.db, scope, 'fp', now + LEASE_MS + 1);
+      assert.equal(taker.kind, 'claimed');
+      const answer = { status: 200, headers: {}, body: '{}' };
+      // The slow one's keep (in its write's transaction) matches nothing: that write rolls back.
+      assert.equal(await keep(t.database.db, (slow as { id: number }).id, (slow as { lease: string }).lease, answer, now), false);
+      assert.equal(await keep(t.database.db, (taker as { id: number }).id, (taker as { lease: string }).lease, answer, now + LEASE_MS + 1), true);
+      assert.equal((await claim(t.database.db, scope, 'fp', now + LEASE_MS + 2)).kind, 'done');
     });
 
     test('a validation failure (422) is kept and replayed; so is another 4xx', async () => {
