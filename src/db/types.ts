@@ -263,9 +263,8 @@ export interface IdempotencyKeysTable {
   /** JSON object of the headers replayed with the answer. */
   headers: string | null;
   body: string | null;
+  /** The claim's time: a pending row's lease and a done row's 24 h both run from it. */
   created: number;
-  /** Pending: the end of the lease; done: the end of the 24 h retention. */
-  expires_at: number;
 }
 
 export interface DB {

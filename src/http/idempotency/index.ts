@@ -16,7 +16,11 @@ export interface Answer extends ActionAnswer {
 
 const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 
-const kept = (a: Answer): KeptAnswer => ({ status: a.status, headers: a.headers ?? {}, body: a.raw ?? JSON.stringify(a.body) });
+/** The answer as kept; its body text is then what is sent too, so it is serialised once. */
+function kept(a: Answer): KeptAnswer {
+  a.raw ??= JSON.stringify(a.body);
+  return { status: a.status, headers: a.headers ?? {}, body: a.raw };
+}
 
 /** Set only by the crash test: die between the commit of a kept answer and sending it. */
 const KILL_AFTER_COMMIT = 'FSM_TEST_KILL_AFTER_COMMIT';
@@ -55,7 +59,7 @@ export class Retry implements RetryHandle {
   async keep(tx: Executor, answer: Answer): Promise<void> {
     if (!this.claimed) return;
     // False when our lease ran out and another request took the key: this write must not commit.
-    if (!(await keep(tx, this.claimed.id, this.claimed.lease, kept(answer), this.now))) throw new ApiError('idempotencyInFlight');
+    if (!(await keep(tx, this.claimed.id, this.claimed.lease, kept(answer)))) throw new ApiError('idempotencyInFlight');
     this.keptInTransaction = true;
   }
 
@@ -74,7 +78,7 @@ export class Retry implements RetryHandle {
     if (this.claimed && this.keptInTransaction) {
       if (process.env[KILL_AFTER_COMMIT] === '1') process.kill(process.pid, 'SIGKILL');
     } else if (this.claimed) {
-      if (answer.status < 500) await keep(this.database.db, this.claimed.id, this.claimed.lease, kept(answer), this.now);
+      if (answer.status < 500) await keep(this.database.db, this.claimed.id, this.claimed.lease, kept(answer));
       else await release(this.database.db, this.claimed.id, this.claimed.lease);
     }
     return answer;
@@ -86,7 +90,7 @@ export class Retry implements RetryHandle {
     try {
       if (err.status < 500) {
         const body = JSON.stringify({ result: 'error', error: err.body });
-        await keep(this.database.db, this.claimed.id, this.claimed.lease, { status: err.status, headers: err.headers, body }, this.now);
+        await keep(this.database.db, this.claimed.id, this.claimed.lease, { status: err.status, headers: err.headers, body });
       } else {
         await release(this.database.db, this.claimed.id, this.claimed.lease);
       }

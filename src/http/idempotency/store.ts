@@ -41,21 +41,21 @@ export async function claim(db: Kysely<DB>, s: Scope, fingerprint: string, now: 
   for (let attempt = 0; attempt < 3; attempt++) {
     const lease = crypto.randomBytes(12).toString('base64url');
     const inserted = await db.insertInto('idempotency_keys')
-      .values({ account_id: s.accountId, client_id: s.clientId, user_id: s.userId, key: s.key, fingerprint, state: 'pending', lease, created: now, expires_at: now + LEASE_MS })
+      .values({ account_id: s.accountId, client_id: s.clientId, user_id: s.userId, key: s.key, fingerprint, state: 'pending', lease, created: now })
       .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
       .returning('id').executeTakeFirst();
     if (inserted) return { kind: 'claimed', id: inserted.id, lease };
     const row = await inScope(s)(db.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
     if (!row) continue; // purged in between: insert again
-    if (row.expires_at > now) {
+    if (row.created + (row.state === 'pending' ? LEASE_MS : RETENTION_MS) > now) {
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
       if (row.state === 'pending') return { kind: 'inFlight' };
       return { kind: 'done', answer: { status: row.status!, headers: JSON.parse(row.headers ?? '{}'), body: row.body ?? '' } };
     }
     // Expired: a crashed or failed first request, or an answer past its retention.
     const taken = await db.updateTable('idempotency_keys')
-      .set({ fingerprint, state: 'pending', lease, status: null, headers: null, body: null, created: now, expires_at: now + LEASE_MS })
-      .where('id', '=', row.id).where('lease', '=', row.lease).where('expires_at', '=', row.expires_at)
+      .set({ fingerprint, state: 'pending', lease, status: null, headers: null, body: null, created: now })
+      .where('id', '=', row.id).where('lease', '=', row.lease).where('state', '=', row.state)
       .executeTakeFirst();
     if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', id: row.id, lease };
   }
@@ -67,9 +67,9 @@ export async function claim(db: Kysely<DB>, s: Scope, fingerprint: string, now: 
  * lease). Inside the write's transaction this commits or rolls back with the write; false means
  * another request took the key over (our lease ran out), and the write must not commit.
  */
-export async function keep(db: Executor, id: number, lease: string, answer: KeptAnswer, now: number): Promise<boolean> {
+export async function keep(db: Executor, id: number, lease: string, answer: KeptAnswer): Promise<boolean> {
   const r = await db.updateTable('idempotency_keys')
-    .set({ state: 'done', status: answer.status, headers: JSON.stringify(answer.headers), body: answer.body, expires_at: now + RETENTION_MS })
+    .set({ state: 'done', status: answer.status, headers: JSON.stringify(answer.headers), body: answer.body })
     .where('id', '=', id).where('lease', '=', lease).where('state', '=', 'pending')
     .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
@@ -80,10 +80,11 @@ export async function release(db: Kysely<DB>, id: number, lease: string): Promis
   await db.deleteFrom('idempotency_keys').where('id', '=', id).where('lease', '=', lease).where('state', '=', 'pending').execute();
 }
 
-/** Deletes up to `limit` rows past their retention or lease; returns how many. */
+/** Deletes up to `limit` rows claimed more than 24 h ago (answers and dead claims); returns how many. */
 export async function purgeExpired(db: Kysely<DB>, now: number, limit = 500): Promise<number> {
-  const ids = await db.selectFrom('idempotency_keys').select('id').where('expires_at', '<', now).limit(limit).execute();
+  const before = now - RETENTION_MS;
+  const ids = await db.selectFrom('idempotency_keys').select('id').where('created', '<', before).limit(limit).execute();
   if (!ids.length) return 0;
-  const r = await db.deleteFrom('idempotency_keys').where('id', 'in', ids.map((x) => x.id)).where('expires_at', '<', now).executeTakeFirst();
+  const r = await db.deleteFrom('idempotency_keys').where('id', 'in', ids.map((x) => x.id)).where('created', '<', before).executeTakeFirst();
   return Number(r.numDeletedRows);
 }
