@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { prepared, run, slot } from '../../db/compiled.js';
 import type { Executor } from '../../db/tx.js';
 import type { DB } from '../../db/types.js';
 
@@ -40,10 +41,7 @@ const inScope = (s: Scope) => (q: any) => // eslint-disable-line @typescript-esl
 export async function claim(db: Kysely<DB>, s: Scope, fingerprint: string, now: number): Promise<Claim> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const lease = crypto.randomBytes(12).toString('base64url');
-    const inserted = await db.insertInto('idempotency_keys')
-      .values({ account_id: s.accountId, client_id: s.clientId, user_id: s.userId, key: s.key, fingerprint, state: 'pending', lease, created: now })
-      .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
-      .returning('id').executeTakeFirst();
+    const [inserted] = await run(db, insertClaim(db).bind({ account: s.accountId, client: s.clientId, user: s.userId, key: s.key, fingerprint, lease, now }));
     if (inserted) return { kind: 'claimed', id: inserted.id, lease };
     const row = await inScope(s)(db.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
     if (!row) continue; // purged in between: insert again
@@ -68,12 +66,23 @@ export async function claim(db: Kysely<DB>, s: Scope, fingerprint: string, now: 
  * another request took the key over (our lease ran out), and the write must not commit.
  */
 export async function keep(db: Executor, id: number, lease: string, answer: KeptAnswer): Promise<boolean> {
-  const r = await db.updateTable('idempotency_keys')
-    .set({ state: 'done', status: answer.status, headers: JSON.stringify(answer.headers), body: answer.body })
-    .where('id', '=', id).where('lease', '=', lease).where('state', '=', 'pending')
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+  const r = await db.executeQuery(updateKept(db).bind({ id, lease, status: answer.status, headers: JSON.stringify(answer.headers), body: answer.body }));
+  return Number(r.numAffectedRows) === 1;
 }
+
+// The two statements every keyed write runs, built and compiled once (src/db/compiled.ts); on
+// SQLite the claim then runs directly on the connection.
+const insertClaim = (db: Executor) => prepared(db, 'idempotency|claim', () =>
+  db.insertInto('idempotency_keys')
+    .values({ account_id: slot<number>('account'), client_id: slot('client'), user_id: slot<number>('user'), key: slot('key'), fingerprint: slot('fingerprint'), state: 'pending', lease: slot('lease'), created: slot<number>('now') })
+    .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
+    .returning('id').compile());
+
+const updateKept = (db: Executor) => prepared(db, 'idempotency|keep', () =>
+  db.updateTable('idempotency_keys')
+    .set({ state: 'done', status: slot<number>('status'), headers: slot('headers'), body: slot('body') })
+    .where('id', '=', slot<number>('id')).where('lease', '=', slot('lease')).where('state', '=', 'pending')
+    .compile());
 
 /** Gives the key up (a 5xx: nothing was committed, so a retry runs again). */
 export async function release(db: Kysely<DB>, id: number, lease: string): Promise<void> {
