@@ -9,7 +9,7 @@ import { ApiError } from '../errors.js';
 import { parseIdempotencyKey } from './key.js';
 import { claim, keep, release, type KeptAnswer, type Scope } from './store.js';
 
-/** An answer on its way out; `raw` is the exact body text of a replay. */
+/** An answer on its way out; `raw`, when set, is its body text as sent (a replay's, or the one just kept). */
 export interface Answer extends ActionAnswer {
   raw?: string;
 }
