@@ -210,6 +210,35 @@ for (const dialect of DIALECTS) {
       assert.equal((await upload(k, bytes, 'renamed.jpg')).statusCode, 422);
     });
 
+    test('multipart uploads: a retry with a new boundary is the same request; another name field is not', async () => {
+      const form = (k: string, bytes: Buffer, name: string) => {
+        const boundary = `----fsm${crypto.randomBytes(8).toString('hex')}`;
+        const part = (head: string, value: Buffer | string) => [Buffer.from(`--${boundary}\r\n${head}\r\n\r\n`), Buffer.from(value), Buffer.from('\r\n')];
+        const payload = Buffer.concat([
+          ...part('Content-Disposition: form-data; name="name"', name),
+          ...part('Content-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: application/pdf', bytes),
+          Buffer.from(`--${boundary}--\r\n`),
+        ]);
+        return t.app.inject({
+          method: 'POST', url: '/files/upload', payload,
+          headers: { authorization: `Bearer ${a.token}`, 'x-version': '1.0', 'content-type': `multipart/form-data; boundary=${boundary}`, 'idempotency-key': k },
+        });
+      };
+      const bytes = crypto.randomBytes(20_000);
+      const k = key();
+      const first = await form(k, bytes, 'report.pdf');
+      assert.equal(first.statusCode, 200, first.body);
+      const again = await form(k, bytes, 'report.pdf');
+      assert.equal(again.statusCode, 200);
+      assert.equal(again.headers['idempotency-replayed'], 'true');
+      assert.equal(again.body, first.body);
+      const renamed = await form(k, bytes, 'other.pdf');
+      assert.equal(renamed.statusCode, 422);
+      assert.equal(JSON.parse(renamed.body).error.code, 1249);
+      const sha256 = crypto.createHash('sha256').update(bytes).digest('hex');
+      assert.equal((await t.database.db.selectFrom('files').select('id').where('sha256', '=', sha256).execute()).length, 1);
+    });
+
     test('answers are kept 24 h, then purged in small batches; an expired key runs again', async () => {
       // Access tokens live an hour: a new one (same client and user) after each move of the clock.
       const later = async (ms: number) => {
