@@ -29,9 +29,6 @@ export type Claim =
   | { kind: 'mismatch' }
   | { kind: 'inFlight' };
 
-const inScope = (s: Scope) => (q: any) => // eslint-disable-line @typescript-eslint/no-explicit-any
-  q.where('account_id', '=', s.accountId).where('client_id', '=', s.clientId).where('user_id', '=', s.userId).where('key', '=', s.key);
-
 /**
  * Claims the key for this request, each statement on its own (committed at once, outside the
  * write's transaction): the insert of a pending row succeeds for exactly one of any number of
@@ -43,7 +40,9 @@ export async function claim(db: Kysely<DB>, s: Scope, fingerprint: string, now: 
     const lease = crypto.randomBytes(12).toString('base64url');
     const [inserted] = await run(db, insertClaim(db).bind({ account: s.accountId, client: s.clientId, user: s.userId, key: s.key, fingerprint, lease, now }));
     if (inserted) return { kind: 'claimed', id: inserted.id, lease };
-    const row = await inScope(s)(db.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
+    const row = await db.selectFrom('idempotency_keys').selectAll()
+      .where('account_id', '=', s.accountId).where('client_id', '=', s.clientId).where('user_id', '=', s.userId).where('key', '=', s.key)
+      .executeTakeFirst();
     if (!row) continue; // purged in between: insert again
     if (row.created + (row.state === 'pending' ? LEASE_MS : RETENTION_MS) > now) {
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
