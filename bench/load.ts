@@ -26,6 +26,8 @@ export interface Workload {
   /** A fixed path, or one drawn per request. */
   path: string | (() => string);
   body?: () => string;
+  /** Headers drawn per request (an Idempotency-Key), besides the fixed ones. */
+  requestHeaders?: () => Record<string, string>;
   itemsPerRequest?: number;
 }
 
@@ -35,7 +37,12 @@ async function fire(url: string, w: Workload, connections: number, duration: num
   const request: Request = {
     method: w.method ?? 'GET',
     // Drawn per request, so reads do not hit one row and writes do not repeat one body.
-    setupRequest: (req) => ({ ...req, path: typeof w.path === 'string' ? w.path : w.path(), ...(w.body ? { body: w.body() } : {}) }),
+    setupRequest: (req) => ({
+      ...req,
+      path: typeof w.path === 'string' ? w.path : w.path(),
+      ...(w.body ? { body: w.body() } : {}),
+      ...(w.requestHeaders ? { headers: { ...w.headers, ...w.requestHeaders() } } : {}),
+    }),
   };
   return autocannon({ url, connections, duration, headers: w.headers, requests: [request], timeout: 10 });
 }

@@ -72,11 +72,14 @@ function workloads(ds: Dataset, token: string) {
   const json = { ...headers, 'content-type': 'application/json' };
   const r = rng(42);
   const accountId = ds.accounts[0].accountId;
+  let keys = 0;
   const w: Record<string, Workload> = {
     W1: { headers, path: W1 },
     W2: { headers, path: W2 },
     W3: { headers, path: () => `/jobs/${ds.jobIds[Math.floor(r() * ds.jobIds.length)]}` },
     W4: { method: 'POST', headers: json, path: '/users', itemsPerRequest: 10, body: () => JSON.stringify({ users: Array.from({ length: 10 }, () => userItem(r, accountId)) }) },
+    // W4 again with a fresh Idempotency-Key on every request: the cost of keeping the answers.
+    W4k: { method: 'POST', headers: json, path: '/users', itemsPerRequest: 10, requestHeaders: () => ({ 'idempotency-key': `bench-${++keys}-${Math.floor(r() * 1e9)}` }), body: () => JSON.stringify({ users: Array.from({ length: 10 }, () => userItem(r, accountId)) }) },
     W5: {
       method: 'PATCH', headers: json, path: '/jobs', itemsPerRequest: 10,
       // jobIds[0] is left alone: its W3 answer is compared with the floor's after W5 ran.
@@ -126,12 +129,12 @@ async function main() {
   const w3Fixed = `/jobs/${main.jobIds[0]}`;
   const captured = { w1: await capture(server.url, W1, w.W1.headers), w3: await capture(server.url, w3Fixed, w.W1.headers) };
   let peak = 0;
-  for (const key of ['W1', 'W2', 'W3', 'W4', 'W5'] as const) {
+  for (const key of ['W1', 'W2', 'W3', 'W4', 'W4k', 'W5'] as const) {
     if (!runs(key)) continue;
     const m = await measure(server.url, w[key], load);
     const rss = server.peakRss().max;
     peak = Math.max(peak, rss);
-    const label = { W1: 'W1 GET /users', W2: 'W2 GET /jobs?where=title~pump', W3: 'W3 GET /jobs/ID', W4: 'W4 POST /users (10 items)', W5: 'W5 PATCH /jobs (10 items)' }[key];
+    const label = { W1: 'W1 GET /users', W2: 'W2 GET /jobs?where=title~pump', W3: 'W3 GET /jobs/ID', W4: 'W4 POST /users (10 items)', W4k: 'W4 with Idempotency-Key', W5: 'W5 PATCH /jobs (10 items)' }[key];
     record(key, label, m, rss);
   }
   const w6 = runs('W6') ? await refreshWorkload(server.url, main, tokens.refresh) : 'skipped';
@@ -206,6 +209,7 @@ async function main() {
     w2Scale: ratio(scale.W2large, scale.W2small, mean),
     w1Workers: ratio(results.W1x2, results.W1),
     w4Workers: ratio(results.W4x2, results.W4),
+    w4Keyed: ratio(results.W4k, results.W4),
   };
   const f2 = (v?: number) => (v === undefined ? 'n/a' : v.toFixed(2));
   const cpus = os.cpus();
@@ -222,12 +226,14 @@ async function main() {
     `  floor answers as we do: W3 body identical ${sameW3 ? 'yes' : 'NO'}, W1 item shape identical ${sameW1Shape ? 'yes' : 'NO'}`,
     `  scaling, mean latency 100,000 / 1,000 rows: W1 ${f2(ratios.w1Scale)}, W2 ${f2(ratios.w2Scale)}`,
     `  WORKERS=2 / WORKERS=1 throughput: W1 ${f2(ratios.w1Workers)}, W4 ${f2(ratios.w4Workers)} (autocannon shares the 2 cores)`,
+    `  W4 with / without Idempotency-Key throughput: ${f2(ratios.w4Keyed)}`,
     '',
     'targets:',
     targets([
       { name: 'W1 / floor ceiling', value: ratios.w1Floor, ok: (v) => v >= 0.8, want: '>= 0.8' },
       { name: 'W3 / floor ceiling', value: ratios.w3Floor, ok: (v) => v >= 0.8, want: '>= 0.8' },
       ...(dialect === 'sqlite' ? [{ name: 'W4 items/s on SQLite', value: results.W4?.itemsPerSecond, ok: (v: number) => v >= 5000, want: '>= 5000' }] : []),
+      { name: 'W4 Idempotency-Key cost (with / without)', value: ratios.w4Keyed, ok: (v) => v >= 0.9, want: '>= 0.9' },
       { name: 'W1 scaling 100k/1k', value: ratios.w1Scale, ok: (v) => v <= 1.5, want: '<= 1.5' },
       { name: 'W2 scaling 100k/1k', value: ratios.w2Scale, ok: (v) => v <= 3, want: '<= 3' },
       { name: 'peak RSS MB (one process)', value: peak, ok: (v) => v <= 200, want: '<= 200' },

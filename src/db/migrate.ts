@@ -8,6 +8,8 @@ import { rateLimits } from './migrations/005_rate_limits.js';
 import { countVersions } from './migrations/006_count_versions.js';
 import { notes } from './migrations/007_notes.js';
 import { clientPublisher } from './migrations/009_client_publisher.js';
+import { idempotencyKeys } from './migrations/011_idempotency_keys.js';
+import { rowVersions } from './migrations/011_row_versions.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -19,6 +21,8 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '006_count_versions': countVersions,
   '007_notes': notes,
   '009_client_publisher': clientPublisher,
+  '011_idempotency_keys': idempotencyKeys,
+  '011_row_versions': rowVersions,
 };
 
 /** Every migration this code knows, in order (readiness checks they are all applied). */

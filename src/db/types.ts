@@ -42,6 +42,8 @@ export interface UsersTable {
   status_timestamp: string | null;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface WorkgroupsTable {
@@ -51,6 +53,8 @@ export interface WorkgroupsTable {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface WorkgroupMembersTable {
@@ -147,6 +151,8 @@ export interface StatusesTable {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 /** The address columns clients and jobs share. */
@@ -171,6 +177,8 @@ export interface ClientsTable extends AddressColumns {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface JobsTable extends AddressColumns {
@@ -189,6 +197,8 @@ export interface JobsTable extends AddressColumns {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface VisitsTable {
@@ -205,6 +215,8 @@ export interface VisitsTable {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface FilesTable {
@@ -220,6 +232,8 @@ export interface FilesTable {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
 }
 
 export interface NotesTable {
@@ -231,6 +245,28 @@ export interface NotesTable {
   deleted: number;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (migration 011). */
+  version: Generated<number>;
+}
+
+/** The kept answers of Idempotency-Key requests (migration 011). */
+export interface IdempotencyKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  client_id: string;
+  user_id: number;
+  key: string;
+  /** SHA-256 (hex) of method, path and body. */
+  fingerprint: string;
+  state: 'pending' | 'done';
+  /** Names the claim that owns a pending row; a takeover after the lease replaces it. */
+  lease: string;
+  status: number | null;
+  /** JSON object of the headers replayed with the answer. */
+  headers: string | null;
+  body: string | null;
+  /** The claim's time: a pending row's lease and a done row's 24 h both run from it. */
+  created: number;
 }
 
 export interface DB {
@@ -252,4 +288,5 @@ export interface DB {
   visits: VisitsTable;
   files: FilesTable;
   notes: NotesTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

@@ -4,11 +4,14 @@ import multipart from '@fastify/multipart';
 import { authenticate } from '../auth/bearer.js';
 import type { ActionRequest, Caller, Collection, MultipartPart } from '../collections/machinery/collection.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
-import { list, readByIds } from '../collections/machinery/read.js';
+import { list } from '../collections/machinery/read.js';
 import { isPlainObject } from '../collections/machinery/validate.js';
 import { isItemId } from '../collections/machinery/fields.js';
 import { API_VERSION, sendJson } from './envelope.js';
+import { readItem, sendAnswer, writeItems } from './conditional.js';
 import { ApiError, badPercentEncoding } from './errors.js';
+import { openRetry } from './idempotency/index.js';
+import { purgeInBackground } from './idempotency/purge.js';
 import { enforceRateLimit, tokenBucket } from './rate-limit.js';
 import { MAX_JSON_DEPTH, jsonHasNul, jsonTooDeep } from './json-depth.js';
 import { at, firstInvalidUtf8, jsonSyntaxError } from './json-syntax.js';
@@ -42,6 +45,12 @@ export function parseJsonBody(buf: Buffer): unknown {
   if (jsonHasNul(text, parsed)) throw new ApiError('malformedJson', 'text must not contain U+0000');
   return parsed;
 }
+
+/** A header as one value; sent more than once, its values joined as one list (RFC 9110 §5.3). */
+const header = (request: FastifyRequest, name: string): string | undefined => {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+};
 
 function checkVersion(v: string | string[] | undefined): void {
   if (v === undefined || v === '') throw new ApiError('versionMissing');
@@ -125,34 +134,30 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     // Such an id cannot exist, and must not reach SQL (ids are int4 in PostgreSQL).
     if (route.item !== undefined && !isItemId(route.item)) throw new ApiError('itemNotFound');
 
-    if (route.action) {
-      const action = c.actions![route.action];
-      const answer = await action(actionRequest(request, ctx, route.item, app.services));
-      if (answer.headers) reply.headers(answer.headers);
-      return sendJson(reply, answer.status, answer.body);
-    }
-
     if (method === 'GET') {
       const q = parseListQuery(c, request.query as Record<string, unknown>);
-      if (route.item !== undefined) {
-        const items = await readByIds(app.database.db, c, ctx, [route.item], q.projection);
-        if (!items.length) throw new ApiError('itemNotFound');
-        const metadata = { page: 1, pagesCount: 1, recordsPerPage: q.recordsPerPage, recordsCount: 1 };
-        return sendJson(reply, 200, { result: 'success', [c.name]: items, metadata });
-      }
+      if (route.item !== undefined) return sendAnswer(reply, await readItem(app.services, c, ctx, route.item, q, header(request, 'if-none-match')));
       const { items, count } = await list(app.database.db, c, ctx, q);
       const metadata = { page: q.page, pagesCount: Math.ceil(count / q.recordsPerPage), recordsPerPage: q.recordsPerPage, recordsCount: count };
       return sendJson(reply, 200, { result: 'success', [c.name]: items, metadata });
     }
 
-    const op = method === 'POST' ? 'create' : method === 'PATCH' ? 'update' : 'delete';
-    if (op === 'create' && c.createVia) {
-      throw new ApiError('methodNotAllowed', `${c.name} are created with POST /${c.name}/${c.createVia}; allowed here: GET, PATCH, DELETE`, { allow: 'GET, PATCH, DELETE' });
-    }
-    const out = await app.services.writer.write({ collection: c, caller: ctx, op, input: bodyItems(c, route, method, request.body), urlId: route.item });
-    if (out.result === 'failure') return sendJson(reply, 422, out);
-    return sendJson(reply, 200, { result: 'success', [c.name]: out.items, metadata: out.metadata });
+    const retry = openRetry(app.database, request, ctx, method);
+    const work = async () => {
+      if (route.action) {
+        const action = c.actions![route.action];
+        return action({ ...actionRequest(request, ctx, route.item, app.services), retry });
+      }
+      const op = method === 'POST' ? 'create' : method === 'PATCH' ? 'update' : 'delete';
+      if (op === 'create' && c.createVia) {
+        throw new ApiError('methodNotAllowed', `${c.name} are created with POST /${c.name}/${c.createVia}; allowed here: GET, PATCH, DELETE`, { allow: 'GET, PATCH, DELETE' });
+      }
+      const input = bodyItems(c, route, method, request.body);
+      return writeItems({ services: app.services, collection: c, caller: ctx, op, input, urlId: route.item, ifMatch: header(request, 'if-match'), retry });
+    };
+    return sendAnswer(reply, retry ? await retry.run(work) : await work());
   };
 
+  purgeInBackground(app);
   app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'HEAD', 'OPTIONS'], url: '/*', handler });
 }

@@ -5,6 +5,7 @@ import { MAX_ITEMS } from '../collections/machinery/write/index.js';
 import { API_VERSION } from './envelope.js';
 import { ERRORS, VALIDATION } from './errors.js';
 import { oauthPaths, OAUTH_SCHEMAS } from './openapi-oauth.js';
+import { RETRY_HEADERS, RETRY_PARAMETERS, withRetries } from './openapi-retries.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the collection registry and each field's TypeBox
@@ -222,10 +223,11 @@ export function buildOpenApi(collections: Iterable<Collection>, publicUrl: strin
     servers: [{ url: publicUrl }],
     security: [{ oauth2: ['default'] }, { bearer: [] }],
     tags: [...cs.map((c) => ({ name: c.name, description: c.description })), { name: 'oauth2', description: 'Authorization server (RFC 6749)' }],
-    paths: { ...Object.assign({}, ...cs.map(pathsFor)), ...Object.assign({}, ...cs.map((c) => c.extraPaths ?? {})), ...oauthPaths() },
+    paths: { ...withRetries(Object.assign({}, ...cs.map(pathsFor))), ...Object.assign({}, ...cs.map((c) => c.extraPaths ?? {})), ...oauthPaths() },
     components: {
       schemas,
-      parameters: PARAMETERS,
+      parameters: { ...PARAMETERS, ...RETRY_PARAMETERS },
+      headers: RETRY_HEADERS,
       responses: errorResponses(),
       securitySchemes: {
         oauth2: {

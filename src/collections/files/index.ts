@@ -4,6 +4,7 @@ import { withTransaction, type Executor } from '../../db/tx.js';
 import { ApiError } from '../../http/errors.js';
 import { defineCollection, type ActionAnswer, type ActionRequest, type Collection, type Item, type Row } from '../machinery/collection.js';
 import type { BlobStore } from '../../storage/blobs.js';
+import type { WriteSuccess } from '../machinery/write/index.js';
 import { fileFields } from './schema.js';
 import { downloadPaths } from './download-doc.js';
 import { receiveUpload, uploadDoc, type Received } from './upload.js';
@@ -49,11 +50,19 @@ async function upload(request: ActionRequest): Promise<ActionAnswer> {
   const job = toJob(received.job);
   if (job !== undefined) newItem.job = job;
   try {
+    // A repeat of an upload (same Idempotency-Key, same bytes and members) gets the first answer again.
+    const replay = await request.retry?.claim(`${received.staged.sha256}\n${JSON.stringify([received.mimeType, received.name ?? null, received.job ?? null])}`);
+    if (replay) return replay;
+    const answer = (out: WriteSuccess): ActionAnswer => ({ status: 200, body: { result: 'success', files: out.items, metadata: out.metadata } });
+    const { retry } = request;
     // The staged bytes travel beside the item, never through it, so a client can never set the
     // digest, size or type, and a plain `POST /files` (no upload behind it) is refused.
-    const out = await request.services.writer.write({ collection: files, caller: request.caller, op: 'create', input: [newItem], attached: [received] });
+    const out = await request.services.writer.write({
+      collection: files, caller: request.caller, op: 'create', input: [newItem], attached: [received],
+      seal: retry && ((tx, result) => retry.keep(tx, answer(result))),
+    });
     if (out.result === 'failure') return { status: 422, body: out };
-    return { status: 200, body: { result: 'success', files: out.items, metadata: out.metadata } };
+    return answer(out);
   } finally {
     // Before answering: once the client has its answer, nothing of a refused upload is left.
     await received.staged.discard();

@@ -113,6 +113,18 @@ export interface ActionRequest {
   /** The parts of a multipart/form-data body, streamed; undefined for other bodies. */
   parts?(limits: MultipartLimits): AsyncIterable<MultipartPart>;
   services: import('./services.js').Services;
+  /** The request's `Idempotency-Key`, when it has one; see RetryHandle. */
+  retry?: RetryHandle;
+}
+
+/**
+ * What an action whose body only it reads (an upload) does with an `Idempotency-Key`: `claim`
+ * once it knows the body's digest (a kept answer to replay comes back; 409 and 422 are thrown),
+ * and `keep` its answer from the write's seal hook, in the write's transaction.
+ */
+export interface RetryHandle {
+  claim(bodyDigest: string): Promise<ActionAnswer | undefined>;
+  keep(tx: Executor, answer: ActionAnswer): Promise<void>;
 }
 
 export interface MultipartLimits {

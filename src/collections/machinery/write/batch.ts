@@ -15,6 +15,8 @@ export interface WriteRequest {
   urlId?: number;
   /** What the caller attaches beside each item, never through it (an upload's staged bytes). */
   attached?: unknown[];
+  /** `If-Match` of an item endpoint (with urlId): checked against the item in the transaction (412). */
+  ifMatch?: string;
   /** Runs inside the transaction once the answer is known, before the commit (an idempotency record). */
   seal?(tx: Executor, result: WriteSuccess): Promise<void>;
 }

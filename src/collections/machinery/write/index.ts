@@ -9,6 +9,7 @@ import { authorizeRules, loadAndAuthorize, roleAccess } from './authorize.js';
 import { Batch, type WriteRequest } from './batch.js';
 import { ChangeRecorder, type ChangeHook } from './changes.js';
 import { checkItems, validateRules } from './check-items.js';
+import { checkIfMatch } from './if-match.js';
 import { BatchFailed, failure, stopOnErrors, success, type WriteResult } from './outcome.js';
 import { checkReferences, checkUnique } from './references.js';
 
@@ -40,7 +41,7 @@ export interface WriterDeps {
  *  1. checkItems, validateRules (schema, ids, the collection's validate) — before the transaction
  *  2. roleAccess; prepare (slow work such as hashing) — before the transaction
  *  3. in one transaction: loadAndAuthorize, authorizeRules, checkReferences, checkUnique, the
- *     collection's check; applyAll (fill, write, lists, after); settle the changes (the hooks run
+ *     collection's check; checkIfMatch (after the counter lock: one lock order); applyAll (fill, write, lists, after); settle the changes (the hooks run
  *     here); the answer; seal
  *  4. after the commit: the collection's committed
  */
@@ -82,6 +83,7 @@ export function createWriter(deps: WriterDeps): Writer {
         if (c.rules.check) for (let i = 0; i < b.items.length; i++) b.errors[i].push(...(await c.rules.check(b.txContext(i, tx, changes))));
         stopOnErrors(b.errors);
         if (op !== 'create' && database.dialect === 'postgres') await lockChangeCounter(tx, c, caller.accountId);
+        await checkIfMatch(b, tx, database.dialect);
         await applyAll(b, tx, changes);
         await changes.settle();
         const items = op === 'delete' ? b.written.map((id) => ({ id })) : b.written.map((id) => changes.item(c, id)!);

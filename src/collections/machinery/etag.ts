@@ -1,0 +1,39 @@
+import { untyped, type Executor } from '../../db/tx.js';
+import type { Caller, Collection } from './collection.js';
+import { readAccess, scope } from './read.js';
+
+/**
+ * An item's strong ETag: its id and row version. The version is bumped by a trigger on every
+ * update of the row (whoever makes it: the pipeline, a rule, a SET NULL cascade) and of its
+ * association lists (migration 011_row_versions), so the ETag changes whenever the item does.
+ */
+export const etagOf = (id: number, version: number): string => `"${id}.${version}"`;
+
+/**
+ * The item's current ETag, or undefined when the caller cannot see it. `lock` takes the row lock
+ * on PostgreSQL (SELECT … FOR UPDATE), for a check that must hold until the commit.
+ */
+export async function currentEtag(db: Executor, c: Collection, caller: Caller, id: number, opts: { lock?: boolean; access?: 'all' | 'own' } = {}): Promise<string | undefined> {
+  let q = untyped(db).selectFrom(c.table).select('version')
+    .where((eb) => eb.and([scope(c, caller, eb, opts.access ?? readAccess(c, caller)), eb(`${c.table}.id`, '=', id)]));
+  if (opts.lock) q = q.forUpdate();
+  const row = await q.executeTakeFirst();
+  return row ? etagOf(id, Number(row.version)) : undefined;
+}
+
+/** The entity tags of an If-Match / If-None-Match value; `*` alone is ['*']. */
+function tags(header: string): { weak: boolean; tag: string }[] {
+  if (header.trim() === '*') return [{ weak: false, tag: '*' }];
+  return [...header.matchAll(/(W\/)?("[^"]*")/g)].map((m) => ({ weak: !!m[1], tag: m[2] }));
+}
+
+/** If-Match (RFC 9110 §13.1.1): strong comparison; `*` matches any current item. */
+export function ifMatchHolds(header: string, etag: string): boolean {
+  return tags(header).some((t) => t.tag === '*' || (!t.weak && t.tag === etag));
+}
+
+/** If-None-Match (RFC 9110 §13.1.2): weak comparison; true means "not modified". */
+export function noneMatchHolds(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return tags(header).some((t) => t.tag === '*' || t.tag === etag);
+}

@@ -1,0 +1,98 @@
+import crypto from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { prepared, run, slot } from '../../db/compiled.js';
+import type { Executor } from '../../db/tx.js';
+import type { DB } from '../../db/types.js';
+
+/** How long a claimed key blocks its repeats while the first request runs (then a repeat takes over). */
+export const LEASE_MS = 60_000;
+/** How long a final answer is kept. */
+export const RETENTION_MS = 24 * 60 * 60 * 1000;
+
+export interface Scope {
+  accountId: number;
+  clientId: string;
+  userId: number;
+  key: string;
+}
+
+/** An answer as kept and replayed: the exact body text sent the first time. */
+export interface KeptAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type Claim =
+  | { kind: 'claimed'; id: number; lease: string }
+  | { kind: 'done'; answer: KeptAnswer }
+  | { kind: 'mismatch' }
+  | { kind: 'inFlight' };
+
+/**
+ * Claims the key for this request, each statement on its own (committed at once, outside the
+ * write's transaction): the insert of a pending row succeeds for exactly one of any number of
+ * concurrent requests (the unique index). A row whose lease or retention has run out is taken over
+ * by a conditional update, which again only one request can win.
+ */
+export async function claim(db: Kysely<DB>, s: Scope, fingerprint: string, now: number): Promise<Claim> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const lease = crypto.randomBytes(12).toString('base64url');
+    const [inserted] = await run(db, insertClaim(db).bind({ account: s.accountId, client: s.clientId, user: s.userId, key: s.key, fingerprint, lease, now }));
+    if (inserted) return { kind: 'claimed', id: inserted.id, lease };
+    const row = await db.selectFrom('idempotency_keys').selectAll()
+      .where('account_id', '=', s.accountId).where('client_id', '=', s.clientId).where('user_id', '=', s.userId).where('key', '=', s.key)
+      .executeTakeFirst();
+    if (!row) continue; // purged in between: insert again
+    if (row.created + (row.state === 'pending' ? LEASE_MS : RETENTION_MS) > now) {
+      if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+      if (row.state === 'pending') return { kind: 'inFlight' };
+      return { kind: 'done', answer: { status: row.status!, headers: JSON.parse(row.headers ?? '{}'), body: row.body ?? '' } };
+    }
+    // Expired: a crashed or failed first request, or an answer past its retention.
+    const taken = await db.updateTable('idempotency_keys')
+      .set({ fingerprint, state: 'pending', lease, status: null, headers: null, body: null, created: now })
+      .where('id', '=', row.id).where('lease', '=', row.lease).where('state', '=', row.state)
+      .executeTakeFirst();
+    if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', id: row.id, lease };
+  }
+  return { kind: 'inFlight' };
+}
+
+/**
+ * Keeps the final answer on the claimed row, while the claim still holds (`pending` under our
+ * lease). Inside the write's transaction this commits or rolls back with the write; false means
+ * another request took the key over (our lease ran out), and the write must not commit.
+ */
+export async function keep(db: Executor, id: number, lease: string, answer: KeptAnswer): Promise<boolean> {
+  const r = await db.executeQuery(updateKept(db).bind({ id, lease, status: answer.status, headers: JSON.stringify(answer.headers), body: answer.body }));
+  return Number(r.numAffectedRows) === 1;
+}
+
+// The two statements every keyed write runs, built and compiled once (src/db/compiled.ts); on
+// SQLite the claim then runs directly on the connection.
+const insertClaim = (db: Executor) => prepared(db, 'idempotency|claim', () =>
+  db.insertInto('idempotency_keys')
+    .values({ account_id: slot<number>('account'), client_id: slot('client'), user_id: slot<number>('user'), key: slot('key'), fingerprint: slot('fingerprint'), state: 'pending', lease: slot('lease'), created: slot<number>('now') })
+    .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
+    .returning('id').compile());
+
+const updateKept = (db: Executor) => prepared(db, 'idempotency|keep', () =>
+  db.updateTable('idempotency_keys')
+    .set({ state: 'done', status: slot<number>('status'), headers: slot('headers'), body: slot('body') })
+    .where('id', '=', slot<number>('id')).where('lease', '=', slot('lease')).where('state', '=', 'pending')
+    .compile());
+
+/** Gives the key up (a 5xx: nothing was committed, so a retry runs again). */
+export async function release(db: Kysely<DB>, id: number, lease: string): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('id', '=', id).where('lease', '=', lease).where('state', '=', 'pending').execute();
+}
+
+/** Deletes up to `limit` rows claimed more than 24 h ago (answers and dead claims); returns how many. */
+export async function purgeExpired(db: Kysely<DB>, now: number, limit = 500): Promise<number> {
+  const before = now - RETENTION_MS;
+  const ids = await db.selectFrom('idempotency_keys').select('id').where('created', '<', before).limit(limit).execute();
+  if (!ids.length) return 0;
+  const r = await db.deleteFrom('idempotency_keys').where('id', 'in', ids.map((x) => x.id)).where('created', '<', before).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

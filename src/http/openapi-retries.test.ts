@@ -1,0 +1,33 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { registry } from '../collections/index.js';
+import { buildOpenApi } from './openapi.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+const doc: any = buildOpenApi(registry.list, 'http://127.0.0.1:3000');
+const params = (op: any) => op.parameters.map((p: any) => p.$ref?.split('/').pop() ?? p.name);
+
+test('OpenAPI: Idempotency-Key and 409 on every write, If-Match and 412 on item writes, If-None-Match and 304 on item reads', async () => {
+  for (const c of registry.list) {
+    const collection = doc.paths[`/${c.name}`];
+    const item = doc.paths[`/${c.name}/{id}`];
+    for (const op of [collection.post, collection.patch, collection.delete, item.patch, item.delete].filter(Boolean)) {
+      assert.ok(params(op).includes('IdempotencyKey'), op.operationId);
+      assert.ok(op.responses['409'], op.operationId);
+      assert.ok(op.responses['200'].headers['Idempotency-Replayed'], op.operationId);
+    }
+    for (const op of [item.patch, item.delete]) {
+      assert.ok(params(op).includes('IfMatch') && op.responses['412'], op.operationId);
+    }
+    assert.ok(!params(collection.patch).includes('IfMatch'), 'If-Match is for item endpoints');
+    assert.ok(item.patch.responses['200'].headers.ETag);
+    assert.ok(params(item.get).includes('IfNoneMatch') && item.get.responses['304'] && item.get.responses['200'].headers.ETag, c.name);
+    for (const action of Object.keys(c.actions ?? {})) assert.ok(params(doc.paths[`/${c.name}/${action}`].post).includes('IdempotencyKey'));
+  }
+  const text = JSON.stringify(doc.components.responses);
+  for (const code of [1006, 1080, 1090, 1249]) assert.ok(text.includes(`\`${code}\``), `code ${code}`);
+  assert.ok(doc.components.responses.E409 && doc.components.responses.E412);
+  const result = await new Validator().validate(structuredClone(doc));
+  assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+});
