@@ -5,6 +5,7 @@ import { MAX_ITEMS } from '../collections/machinery/write/index.js';
 import { API_VERSION } from './envelope.js';
 import { ERRORS, VALIDATION } from './errors.js';
 import { oauthPaths, OAUTH_SCHEMAS } from './openapi-oauth.js';
+import { operationsPaths } from './openapi-ops.js';
 import { RETRY_HEADERS, RETRY_PARAMETERS, withRetries } from './openapi-retries.js';
 
 /**
@@ -222,8 +223,8 @@ export function buildOpenApi(collections: Iterable<Collection>, publicUrl: strin
     },
     servers: [{ url: publicUrl }],
     security: [{ oauth2: ['default'] }, { bearer: [] }],
-    tags: [...cs.map((c) => ({ name: c.name, description: c.description })), { name: 'oauth2', description: 'Authorization server (RFC 6749)' }],
-    paths: { ...withRetries(Object.assign({}, ...cs.map(pathsFor))), ...Object.assign({}, ...cs.map((c) => c.extraPaths ?? {})), ...oauthPaths() },
+    tags: [...cs.map((c) => ({ name: c.name, description: c.description })), { name: 'oauth2', description: 'Authorization server (RFC 6749)' }, { name: 'operations', description: 'Health and metrics, for the operator' }],
+    paths: { ...withRetries(Object.assign({}, ...cs.map(pathsFor))), ...Object.assign({}, ...cs.map((c) => c.extraPaths ?? {})), ...oauthPaths(), ...operationsPaths() },
     components: {
       schemas,
       parameters: { ...PARAMETERS, ...RETRY_PARAMETERS },
