@@ -10,6 +10,7 @@ import { securityHeaders } from './http/security.js';
 import { filesPlugin } from './collections/files/download.js';
 import { docsPlugin } from './http/docs.js';
 import { createServices, type Services } from './services.js';
+import { startDeliveryWorker, type DeliveryWorker } from './webhooks/worker.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,6 +29,8 @@ export interface AppOptions {
   clock?: () => number;
   logger?: FastifyServerOptions['logger'];
   https?: { key: Buffer; cert: Buffer };
+  /** false: no webhook delivery worker in this app (tests that drive deliveries themselves). */
+  deliveries?: boolean;
 }
 
 /** Never log a query string: it may carry codes or (refused) credentials. */
@@ -76,6 +79,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     return sendError(reply, apiError);
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, new ApiError('notFound')));
+
+  // Webhook deliveries are sent in the background, never on a request's path (src/webhooks/).
+  let worker: DeliveryWorker | undefined;
+  app.addHook('onReady', async () => {
+    if (opts.deliveries !== false) worker = startDeliveryWorker(app.services, app.clock, app.log);
+  });
+  app.addHook('preClose', async () => {
+    await worker?.stop();
+  });
 
   await app.register(rateLimitPlugin);
   await app.register(oauthPlugin);

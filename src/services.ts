@@ -4,6 +4,7 @@ import { sqliteFile } from './config.js';
 import { registry } from './collections/index.js';
 import type { Services } from './collections/machinery/services.js';
 import { createWriter, type ChangeHook } from './collections/machinery/write/index.js';
+import { recordEvents } from './collections/events/index.js';
 
 export type { Services };
 
@@ -12,7 +13,7 @@ export const COUNTED_TABLES: readonly string[] = registry.list.filter((c) => c.c
 
 /** The features that see every committed change, in the transaction of the change. */
 export function changeHooks(): ChangeHook[] {
-  return [];
+  return [recordEvents];
 }
 
 /** The services of one process on an open database. */

@@ -7,6 +7,7 @@ import { performance } from './migrations/004_performance.js';
 import { rateLimits } from './migrations/005_rate_limits.js';
 import { countVersions } from './migrations/006_count_versions.js';
 import { notes } from './migrations/007_notes.js';
+import { events } from './migrations/010_events.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '005_rate_limits': rateLimits,
   '006_count_versions': countVersions,
   '007_notes': notes,
+  '010_events': events,
 };
 
 export async function migrateToLatest(database: Database): Promise<void> {

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import { authenticate } from '../auth/bearer.js';
-import type { ActionRequest, Caller, Collection, MultipartPart } from '../collections/machinery/collection.js';
+import { permissionFor, type ActionRequest, type Caller, type Collection, type MultipartPart } from '../collections/machinery/collection.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { list, readByIds } from '../collections/machinery/read.js';
 import { isPlainObject } from '../collections/machinery/validate.js';
@@ -73,15 +73,15 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     const method = effectiveMethod(request.method, request.headers['x-method']);
     const auth = await authenticate(app.database, request.headers.authorization, app.clock());
     await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(auth.tokenHash));
-    const ctx: Caller = { accountId: auth.accountId, userId: auth.userId, role: auth.role, permissions: auth.permissions, clientId: auth.clientId, now: auth.now, publicUrl: app.config.publicUrl };
+    const ctx: Caller = { accountId: auth.accountId, userId: auth.userId, role: auth.role, permissions: auth.permissions, clientId: auth.clientId, now: auth.now, publicUrl: app.config.publicUrl, privateUrls: app.config.webhooksAllowPrivateUrls };
     const c = app.services.registry.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);
-    const allowed = allowedMethods(route);
+    const allowed = allowedMethods(route, c.readOnly);
     if (!(allowed as string[]).includes(method)) {
       throw new ApiError('methodNotAllowed', `${method} ${request.url.split('?')[0].slice(0, 100)}`, { allow: allowed.join(', ') });
     }
     const need = method === 'GET' ? 'read' : 'write';
-    if (!ctx.permissions.has(`${c.name}.${need}`)) throw new ApiError('permissionMissing', `${c.name}.${need}`);
+    if (!ctx.permissions.has(permissionFor(c, need))) throw new ApiError('permissionMissing', permissionFor(c, need));
     if (c.policy[need][ctx.role] === 'none') throw new ApiError('roleForbids');
 
     if (route.action) {

@@ -14,6 +14,8 @@ export type Access = 'all' | 'own' | 'none';
 export interface Caller extends AuthContext {
   /** The origin clients reach the server at (config.publicUrl), for links the API returns. */
   publicUrl: string;
+  /** WEBHOOKS_ALLOW_PRIVATE_URLS: webhooks may target private addresses over plain http. */
+  privateUrls?: boolean;
 }
 
 export type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -70,6 +72,11 @@ export interface Rules {
    * Runs once the transaction has committed (never after a rollback): side effects outside the
    * database, such as removing stored bytes nothing references any more.
    */
+  /**
+   * Values shown once, in the answer of a create only (a webhook's secret): from the columns the
+   * create wrote, never read back afterwards.
+   */
+  reveal?(row: Row): Item;
   committed?(c: { database: Database; caller: Caller; op: Op; ids: number[]; existing: (Row | undefined)[] }): Promise<void>;
 }
 
@@ -92,7 +99,22 @@ export interface CollectionDef {
   actionDocs?: Record<string, ActionDoc>;
   /** When set, items are created only by this action: a plain `POST /:collection` gets 405. */
   createVia?: string;
+  /** Items are written only by the server (events, deliveries): GET only, other methods 405. */
+  readOnly?: boolean;
+  /**
+   * The name its permissions carry, when not its own (deliveries are read with `webhooks.read`).
+   * A read-only collection has no `.write` permission of its own.
+   */
+  permission?: string;
+  /**
+   * false: its changes are not recorded, so they are no events (deliveries: the queue that sends
+   * events; recording it would make events of events).
+   */
+  recorded?: boolean;
 }
+
+/** The permission a request on the collection needs (`jobs.read`, `webhooks.write`). */
+export const permissionFor = (c: CollectionDef, need: 'read' | 'write'): string => `${c.permission ?? c.name}.${need}`;
 
 /** An action call, free of the HTTP framework: what the request carried, and the services to use. */
 export interface ActionRequest {
@@ -153,7 +175,9 @@ export interface Collection extends CollectionDef {
 
 export function defineCollection(def: CollectionDef): Collection {
   const columns = new Map<string, FilterColumn>([['id', { column: 'id', type: 'integer', nullable: false }]]);
-  const addScalar = (name: string, s: ScalarField) => columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable });
+  const addScalar = (name: string, s: ScalarField) => {
+    if (s.type !== 'json') columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable });
+  };
   for (const [name, field] of Object.entries(def.fields)) {
     if (field.kind === 'scalar') addScalar(name, field);
     else if (field.kind === 'object') for (const [m, s] of Object.entries(field.members)) addScalar(`${name}.${m}`, s);

@@ -84,7 +84,9 @@ export function createWriter(deps: WriterDeps): Writer {
         if (op !== 'create' && database.dialect === 'postgres') await lockChangeCounter(tx, c, caller.accountId);
         await applyAll(b, tx, changes);
         await changes.settle();
-        const items = op === 'delete' ? b.written.map((id) => ({ id })) : b.written.map((id) => changes.item(c, id)!);
+        let items = op === 'delete' ? b.written.map((id) => ({ id })) : b.written.map((id) => changes.item(c, id)!);
+        const reveal = c.rules.reveal;
+        if (op === 'create' && reveal) items = items.map((it, i) => ({ ...it, ...reveal(b.rows[i]) }));
         const out = success(input, items);
         await request.seal?.(tx, out);
         return out;
