@@ -73,10 +73,10 @@ export interface TestApp extends TestDb {
   clock: { now: number };
 }
 
-export async function createTestApp(dialect: Dialect): Promise<TestApp> {
+export async function createTestApp(dialect: Dialect, opts: { deliveries?: boolean } = {}): Promise<TestApp> {
   const db = await createTestDb(dialect);
   const clock = { now: Date.now() };
-  const app = await buildApp({ config: db.config, database: db.database, clock: () => clock.now });
+  const app = await buildApp({ config: db.config, database: db.database, clock: () => clock.now, deliveries: opts.deliveries });
   await app.ready();
   return {
     ...db,
@@ -282,7 +282,7 @@ export async function tokenRequest(app: FastifyInstance, form: Record<string, st
 }
 
 /** The usual suite fixture: an app on one dialect with two accounts, `a` and `b`. */
-export async function appWithTenants(dialect: Dialect): Promise<{ t: TestApp; a: Tenant; b: Tenant }> {
-  const t = await createTestApp(dialect);
+export async function appWithTenants(dialect: Dialect, opts: { deliveries?: boolean } = {}): Promise<{ t: TestApp; a: Tenant; b: Tenant }> {
+  const t = await createTestApp(dialect, opts);
   return { t, a: await createTenant(t, 'Alpha'), b: await createTenant(t, 'Beta') };
 }
