@@ -1,8 +1,8 @@
 import { PostgresAdapter, sql } from 'kysely';
 import type { Database } from '../db/index.js';
 
-/** How long a process holds a delivery it is sending; after a crash the lease runs out. */
-export const LEASE_MS = 60_000;
+/** How long a process holds a delivery it is sending (the 10 s send timeout and a margin); after a crash it runs out. */
+export const LEASE_MS = 20_000;
 
 export interface Leased {
   id: number;
