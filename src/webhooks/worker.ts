@@ -6,8 +6,8 @@ import { leaseDue } from './lease.js';
 
 const POLL_MS = 200;
 /** Attempts in flight per process, and per webhook: a slow receiver holds at most its own slots. */
-const MAX_IN_FLIGHT = 16;
-const PER_WEBHOOK = 2;
+const MAX_IN_FLIGHT = 32;
+export const PER_WEBHOOK = 8;
 const PURGE_EVERY_MS = 3_600_000;
 
 export interface DeliveryWorker {
