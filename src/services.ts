@@ -5,6 +5,7 @@ import { registry } from './collections/index.js';
 import type { Services } from './collections/machinery/services.js';
 import { createWriter, type ChangeHook } from './collections/machinery/write/index.js';
 import { recordEvents } from './collections/events/index.js';
+import { createStore } from './storage/blobs.js';
 
 export type { Services };
 
@@ -18,7 +19,8 @@ export function changeHooks(): ChangeHook[] {
 
 /** The services of one process on an open database. */
 export function createServices(config: Config, database: Database): Services {
-  return { config, database, registry, writer: createWriter({ database, registry, hooks: changeHooks() }) };
+  const base = { config, database, registry, blobs: createStore(config) };
+  return { ...base, writer: createWriter({ services: base, hooks: changeHooks() }) };
 }
 
 /** Opens the configured database (migrated, counters made) and the services on it. */

@@ -1,4 +1,3 @@
-import { DOWNLOAD_PREFIX, LINK_TTL_SECONDS } from '../collections/files/links.js';
 
 /**
  * The routes outside `/:collection[/:item][/:action]`: the authorization server (spec §5,
@@ -81,26 +80,6 @@ export function oauthPaths(): Record<string, Json> {
           200: { description: 'Tokens (with `Cache-Control: no-store`)', content: json({ $ref: '#/components/schemas/TokenResponse' }) },
           400: { description: 'RFC 6749 error', content: json({ $ref: '#/components/schemas/OAuthError' }) },
           401: { description: 'Failed `Authorization: Basic` (with `WWW-Authenticate: Basic`)', content: json({ $ref: '#/components/schemas/OAuthError' }) },
-        },
-      },
-    },
-    [`${DOWNLOAD_PREFIX}/{account}/{id}`]: {
-      get: {
-        tags: ['files'],
-        operationId: 'downloadFile',
-        summary: 'Download a file through its signed `downloadUrl` (no bearer token, no X-Version)',
-        description: `The link comes from a files item and is valid ${LINK_TTL_SECONDS / 60} minutes from the read that produced it. Serves the exact bytes with the stored Content-Type, \`Content-Disposition: attachment\` and \`X-Content-Type-Options: nosniff\`.`,
-        security: [],
-        parameters: [
-          { name: 'account', in: 'path', required: true, schema: { type: 'integer' } },
-          { name: 'id', in: 'path', required: true, schema: { type: 'integer' } },
-          q('expires', true, { type: 'integer' }, 'Expiry, Unix seconds'),
-          q('signature', true, { type: 'string' }, 'HMAC-SHA256, base64url'),
-        ],
-        responses: {
-          200: { description: 'The bytes', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
-          403: { $ref: '#/components/responses/E403' },
-          404: { $ref: '#/components/responses/E404' },
         },
       },
     },

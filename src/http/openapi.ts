@@ -215,7 +215,7 @@ export function buildOpenApi(collections: Iterable<Collection>, publicUrl: strin
     servers: [{ url: publicUrl }],
     security: [{ oauth2: ['default'] }, { bearer: [] }],
     tags: [...cs.map((c) => ({ name: c.name, description: c.description })), { name: 'oauth2', description: 'Authorization server (RFC 6749)' }],
-    paths: { ...Object.assign({}, ...cs.map(pathsFor)), ...oauthPaths() },
+    paths: { ...Object.assign({}, ...cs.map(pathsFor)), ...Object.assign({}, ...cs.map((c) => c.extraPaths ?? {})), ...oauthPaths() },
     components: {
       schemas,
       parameters: PARAMETERS,

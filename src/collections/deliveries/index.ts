@@ -24,6 +24,8 @@ export const deliveries = defineCollection({
   permission: 'webhooks',
   // Its rows exist because of events: recording them would make events of events.
   recorded: false,
+  textField: 'type',
+  example: (ref) => ({ webhook: ref('webhooks'), type: 'jobs.created' }),
   fields: {
     webhook: f.assoc('webhook_id', 'webhooks', { readOnly: true, onDelete: 'cascade', members: ['url'] }),
     event: f.assoc('event_id', 'events', { readOnly: true, nullable: true, onDelete: 'cascade', description: 'null for a ping.' }),

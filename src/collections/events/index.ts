@@ -25,6 +25,8 @@ export function eventsCollection(registry: () => Registry) {
     fields: eventFields,
     readOnly: true,
     recorded: false,
+    textField: 'type',
+    example: (ref) => ({ type: 'jobs.created', collection: 'jobs', item: ref('jobs') }),
     policy: {
       // 'own': the events of the collections the token and the role may read.
       read: { administrator: 'own', employee: 'own', contractor: 'none' },

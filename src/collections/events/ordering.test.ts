@@ -30,7 +30,8 @@ for (const dialect of DIALECTS) {
 
     it('never lets a reader polling id > last miss or repeat an event', async () => {
       const slowCommit: ChangeHook = async () => sleep(Math.random() * 15);
-      const writer = createWriter({ database: t.database, registry, hooks: [recordEvents, slowCommit] });
+      const { writer: _, ...services } = t.services;
+      const writer = createWriter({ services, hooks: [recordEvents, slowCommit] });
       const caller = (): Caller => ({
         accountId: a.accountId, userId: a.adminId, role: 'administrator', permissions: new Set(ALL_PERMISSIONS), clientId: '', now: Date.now(), publicUrl: t.config.publicUrl,
       });

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { f, type ComputedField, type Field } from '../machinery/fields.js';
 
-const Changes = Type.Union([Type.Record(Type.String(), Type.Object({ old: Type.Unknown(), new: Type.Unknown() })), Type.Null()]);
+const Changes = Type.Record(Type.String(), Type.Object({ old: Type.Unknown(), new: Type.Unknown() }));
 
 /** `actor {id}`: the user who made the change, or null (the operator's CLI, the server itself). */
 const actor: ComputedField = {

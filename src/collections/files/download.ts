@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
 import { checkLink, DOWNLOAD_PREFIX, signingKey } from './links.js';
-import { createStore, registerStore, storeFor } from './storage.js';
 
 /** RFC 6266 + RFC 5987: an ASCII fallback and the exact name percent-encoded as UTF-8. */
 export function contentDisposition(name: string): string {
@@ -27,7 +26,7 @@ async function serve(app: FastifyInstance, request: FastifyRequest, reply: Fasti
     .where('id', '=', Number(id))
     .executeTakeFirst();
   // The link was genuine but the file has been deleted since.
-  const blob = row && (await storeFor(app.database).open(row.sha256));
+  const blob = row && (await app.services.blobs.open(row.sha256));
   if (!row || !blob) throw new ApiError('itemNotFound');
   return reply
     .code(200)
@@ -47,6 +46,5 @@ async function serve(app: FastifyInstance, request: FastifyRequest, reply: Fasti
  * so the `/:collection` dispatcher never sees these URLs.
  */
 export async function filesPlugin(app: FastifyInstance): Promise<void> {
-  registerStore(app.database, createStore(app.config));
   app.get(`${DOWNLOAD_PREFIX}/:account/:id`, (request, reply) => serve(app, request, reply));
 }

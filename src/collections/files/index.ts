@@ -3,8 +3,9 @@ import type { Database } from '../../db/index.js';
 import { withTransaction, type Executor } from '../../db/tx.js';
 import { ApiError } from '../../http/errors.js';
 import { defineCollection, type ActionAnswer, type ActionRequest, type Collection, type Item, type Row } from '../machinery/collection.js';
+import type { BlobStore } from '../../storage/blobs.js';
 import { fileFields } from './schema.js';
-import { storeFor } from './storage.js';
+import { downloadPaths } from './download-doc.js';
 import { receiveUpload, uploadDoc, type Received } from './upload.js';
 
 /**
@@ -18,13 +19,13 @@ async function lockDigest(db: Executor, sha256: string): Promise<void> {
 }
 
 /** After rows were deleted: bytes no row (of any account: storage is shared) references go too. */
-async function collectBytes(database: Database, digests: string[]): Promise<void> {
+async function collectBytes(database: Database, blobs: BlobStore, digests: string[]): Promise<void> {
   for (const sha256 of new Set(digests)) {
     try {
       await withTransaction(database, async (db) => {
         await lockDigest(db, sha256);
         const used = await db.selectFrom('files').select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst();
-        if (!used) await storeFor(database).delete(sha256);
+        if (!used) await blobs.delete(sha256);
       });
     } catch {
       // The rows are gone already; bytes left behind cost only space and are re-used by a new upload of them.
@@ -67,6 +68,7 @@ export const files: Collection = defineCollection({
     'PATCH renames or re-attaches; DELETE removes the item and, when nothing else uses them, the bytes. ' +
     'Administrators and Employees read and write files; Contractors have no access.',
   fields: fileFields,
+  example: (ref) => ({ name: 'plan.pdf', job: ref('jobs') }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
@@ -74,6 +76,7 @@ export const files: Collection = defineCollection({
   actions: { upload },
   actionDocs: { upload: uploadDoc },
   createVia: 'upload',
+  extraPaths: downloadPaths,
   counted: true,
   rules: {
     // The dispatcher already refuses POST /files (createVia); this guards any other writer.
@@ -96,9 +99,9 @@ export const files: Collection = defineCollection({
       await lockDigest(db, up.staged.sha256);
       await up.staged.commit();
     },
-    async committed({ database, op, existing }) {
+    async committed({ services, op, existing }) {
       if (op !== 'delete') return;
-      await collectBytes(database, existing.flatMap((r: Row | undefined) => (r ? [String(r.sha256)] : [])));
+      await collectBytes(services.database, services.blobs, existing.flatMap((r: Row | undefined) => (r ? [String(r.sha256)] : [])));
     },
   },
 });

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { ApiError } from '../../http/errors.js';
 import type { ActionDoc, ActionRequest } from '../machinery/collection.js';
-import { storeFor, TooLargeError, type StagedBlob } from './storage.js';
+import { TooLargeError, type StagedBlob } from '../../storage/blobs.js';
 
 /** What an upload request carried: the staged bytes and the item members it named. */
 export interface Received {
@@ -37,7 +37,7 @@ function queryMembers(request: ActionRequest): { name?: string; job?: string } {
 const TOO_LARGE = new Set(['FST_REQ_FILE_TOO_LARGE']);
 
 async function fromMultipart(request: ActionRequest, max: number, members: { name?: string; job?: string }) {
-  const store = storeFor(request.services.database);
+  const store = request.services.blobs;
   let staged: StagedBlob | undefined;
   let mimeType = 'application/octet-stream';
   let filename: string | undefined;
@@ -82,7 +82,7 @@ async function fromRawBody(request: ActionRequest, max: number, members: { name?
   }
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > max) throw new TooLargeError(max);
-  const staged = await storeFor(request.services.database).stage((body as Readable | undefined) ?? Readable.from([]), max);
+  const staged = await request.services.blobs.stage((body as Readable | undefined) ?? Readable.from([]), max);
   return { staged, mimeType: mediaType(request.headers['content-type'] as string | undefined), ...members };
 }
 

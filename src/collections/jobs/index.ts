@@ -29,6 +29,7 @@ export const jobs = defineCollection({
   description: 'Work to be done, usually for a client; scheduled through visits.',
   fields: jobFields,
   counted: true,
+  example: (ref) => ({ title: 'Boiler service', client: ref('clients'), status: ref('statuses'), priority: 'high', dueDate: '2030-05-01' }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },

@@ -1,6 +1,5 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { AuthContext, RoleKind } from '../../auth/context.js';
-import type { Database } from '../../db/index.js';
 import type { ApiErrorBody } from '../../http/errors.js';
 import type { Executor } from '../../db/tx.js';
 import type { Field, ScalarField, ValueType } from './fields.js';
@@ -69,15 +68,15 @@ export interface Rules {
   /** Runs after the item's row was written, in the same transaction. */
   after?(i: TxItemContext & { id: number }): Promise<void>;
   /**
-   * Runs once the transaction has committed (never after a rollback): side effects outside the
-   * database, such as removing stored bytes nothing references any more.
-   */
-  /**
    * Values shown once, in the answer of a create only (a webhook's secret): from the columns the
    * create wrote, never read back afterwards.
    */
   reveal?(row: Row): Item;
-  committed?(c: { database: Database; caller: Caller; op: Op; ids: number[]; existing: (Row | undefined)[] }): Promise<void>;
+  /**
+   * Runs once the transaction has committed (never after a rollback): side effects outside the
+   * database, such as removing stored bytes nothing references any more.
+   */
+  committed?(c: { services: Omit<import('./services.js').Services, 'writer'>; caller: Caller; op: Op; ids: number[]; existing: (Row | undefined)[] }): Promise<void>;
 }
 
 export interface CollectionDef {
@@ -93,6 +92,14 @@ export interface CollectionDef {
    * (src/db/counted.ts), for tables that exist and have none yet.
    */
   counted?: boolean;
+  /**
+   * A valid new item, for the documentation (OpenAPI examples, docs/collections.md) and for the
+   * tests that exercise every collection alike. `ref(target)` is an existing item of the target
+   * (a collection's name, `accounts` or `roles`) in the caller's account.
+   */
+  example: (ref: (target: string) => { id: number }) => Item;
+  /** The text field lists are searched by, when not the first required text field (a webhook's description, not its URL). */
+  textField?: string;
   /** POST actions: `/:collection/:action` and `/:collection/:item/:action`. */
   actions?: Record<string, ActionHandler>;
   /** What the OpenAPI document says of each action beyond the shared envelopes and errors. */
@@ -111,6 +118,8 @@ export interface CollectionDef {
    * events; recording it would make events of events).
    */
   recorded?: boolean;
+  /** OpenAPI paths the collection serves beside the dispatcher (the files' signed downloads). */
+  extraPaths?: Record<string, unknown>;
 }
 
 /** The permission a request on the collection needs (`jobs.read`, `webhooks.write`). */
@@ -171,6 +180,8 @@ export interface Collection extends CollectionDef {
   columns: Map<string, FilterColumn>;
   defaultFields: string[];
   allFields: string[];
+  /** The first required text field (no choice of values; one without a pattern first): what lists are searched by. */
+  textField: string;
 }
 
 export function defineCollection(def: CollectionDef): Collection {
@@ -184,11 +195,15 @@ export function defineCollection(def: CollectionDef): Collection {
     else if (field.kind === 'assoc') columns.set(`${name}.id`, { column: field.column, type: 'integer', nullable: !!field.nullable });
   }
   const readable = Object.entries(def.fields).filter(([, fl]) => fl.kind !== 'writeOnly');
+  const texts = Object.entries(def.fields).filter(([, fl]) => fl.kind === 'scalar' && fl.type === 'string' && fl.required && fl.valueSchema.anyOf === undefined);
+  const text = texts.find(([, fl]) => fl.kind === 'scalar' && fl.valueSchema.pattern === undefined) ?? texts[0];
+  if (!text && !def.textField) throw new Error(`${def.name}: no required text field`);
   return {
     ...def,
     rules: def.rules ?? {},
     columns,
     defaultFields: readable.filter(([, fl]) => !fl.extended).map(([n]) => n),
     allFields: readable.map(([n]) => n),
+    textField: def.textField ?? text![0],
   };
 }

@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/index.js';
+import type { BlobStore } from '../../storage/blobs.js';
 import type { Registry } from './registry.js';
 import type { Writer } from './write/index.js';
 
@@ -9,4 +10,6 @@ export interface Services {
   database: Database;
   registry: Registry;
   writer: Writer;
+  /** Where uploaded bytes live. */
+  blobs: BlobStore;
 }

@@ -38,6 +38,7 @@ export const notes = defineCollection({
   description: 'What crews and office staff write on a job. The author is the caller.',
   fields: noteFields,
   counted: true,
+  example: (ref) => ({ job: ref('jobs'), body: 'Customer asks us to call before arriving.' }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },

@@ -27,6 +27,7 @@ export const statuses = defineCollection({
   description: 'The stages a job goes through; one of them is the default new jobs get.',
   fields: statusFields,
   counted: true,
+  example: () => ({ label: 'Awaiting parts', colour: '#112233', group: 'onHold' }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'none', contractor: 'none' },

@@ -42,6 +42,7 @@ export const users = defineCollection({
   description: 'The people of the account: office staff, field workers and contractors.',
   fields: userFields,
   counted: true,
+  example: (ref) => ({ account: ref('accounts'), firstName: 'Bob', lastName: 'Builder', mobile: '+447700900123', email: 'bob@example.com' }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'own', contractor: 'none' },

@@ -41,6 +41,7 @@ export const visits = defineCollection({
   description: 'Scheduled work on a job, assigned to one user.',
   fields: visitFields,
   counted: true,
+  example: (ref) => ({ job: ref('jobs'), user: ref('users'), label: 'First visit', startTime: '2030-01-01T09:00:00+01:00', endTime: '2030-01-01T11:00:00+01:00' }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },

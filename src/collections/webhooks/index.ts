@@ -19,6 +19,9 @@ export const webhooks = defineCollection({
   table: 'webhooks',
   description: 'Subscriptions to events: each matching event is POSTed to the URL, signed (Standard Webhooks; docs/events.md).',
   fields: webhookFields,
+  // Lists are searched by what people call their webhooks, not by URL.
+  textField: 'description',
+  example: () => ({ url: 'https://203.0.113.10/fsm-hook', events: ['jobs.*', 'visits.created'], active: false, description: 'Dispatch board' }),
   policy: {
     read: { administrator: 'all', employee: 'none', contractor: 'none' },
     write: { administrator: 'all', employee: 'none', contractor: 'none' },

@@ -1,10 +1,9 @@
-import type { Database } from '../../../db/index.js';
 import { withTransaction, type Executor } from '../../../db/tx.js';
 import { ApiError } from '../../../http/errors.js';
 import type { Caller } from '../collection.js';
 import { lockChangeCounter } from '../count.js';
 import { itemToRow } from '../validate.js';
-import type { Registry } from '../registry.js';
+import type { Services } from '../services.js';
 import { applyAll } from './apply.js';
 import { authorizeRules, loadAndAuthorize, roleAccess } from './authorize.js';
 import { Batch, type WriteRequest } from './batch.js';
@@ -30,8 +29,8 @@ export interface Writer {
 }
 
 export interface WriterDeps {
-  database: Database;
-  registry: Registry;
+  /** The process's services (the writer is one of them, made last). */
+  services: Omit<Services, 'writer'>;
   /** Features that see every change (events); each runs in the transaction of the change. */
   hooks?: ChangeHook[];
 }
@@ -46,7 +45,8 @@ export interface WriterDeps {
  *  4. after the commit: the collection's committed
  */
 export function createWriter(deps: WriterDeps): Writer {
-  const { database, registry } = deps;
+  const { services } = deps;
+  const { database, registry } = services;
   const hooks = deps.hooks ?? [];
 
   async function transact<T>(caller: Caller, fn: (tx: Executor, changes: ChangeRecorder) => Promise<T>): Promise<T> {
@@ -95,7 +95,7 @@ export function createWriter(deps: WriterDeps): Writer {
       if (err instanceof BatchFailed) return failure(c, input, err.errors);
       throw err;
     }
-    await c.rules.committed?.({ database, caller, op, ids: b.written, existing: b.existing });
+    await c.rules.committed?.({ services, caller, op, ids: b.written, existing: b.existing });
     return result;
   }
 

@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Config } from '../../config.js';
-import type { Database } from '../../db/index.js';
+import type { Config } from '../config.js';
 
 /**
  * Where file bytes live. The collection only sees this interface, so an S3-compatible store
@@ -119,19 +118,7 @@ export class LocalDiskStore implements BlobStore {
   }
 }
 
-/** One store per database: tests run several apps (several DATA_DIRs) in one process. */
-const stores = new WeakMap<Database, BlobStore>();
-
+/** The process's store: the local disk under DATA_DIR. */
 export function createStore(config: Config): BlobStore {
   return new LocalDiskStore(path.join(config.dataDir, 'files'));
-}
-
-export function registerStore(database: Database, store: BlobStore): void {
-  stores.set(database, store);
-}
-
-export function storeFor(database: Database): BlobStore {
-  const store = stores.get(database);
-  if (!store) throw new Error('no file store registered for this database');
-  return store;
 }
