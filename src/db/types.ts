@@ -283,6 +283,7 @@ export interface WebhooksTable {
   previous_secret_until: number | null;
   disabled_reason: string | null;
   failing_since: number | null;
+  deleted: number;
   created: number;
   modified: number;
 }

@@ -32,7 +32,7 @@ export async function leaseDue(database: Database, owner: string, now: number, l
     .select(['deliveries.id', 'deliveries.webhook_id'])
     .where(due)
     // A paused or disabled webhook's deliveries wait (a ping is sent regardless).
-    .where((eb) => eb.or([eb.and([eb('webhooks.active', '=', 1), eb('webhooks.disabled_reason', 'is', null)]), eb('deliveries.type', '=', 'webhook.ping')]));
+    .where((eb) => eb.or([eb.and([eb('webhooks.active', '=', 1), eb('webhooks.deleted', '=', 0), eb('webhooks.disabled_reason', 'is', null)]), eb('deliveries.type', '=', 'webhook.ping')]));
   if (saturated.length) candidates = candidates.where('deliveries.webhook_id', 'not in', saturated);
   const rows = await candidates.orderBy('deliveries.next_attempt_at').orderBy('deliveries.id').limit(limit * 4).execute();
   const taken = new Map(busy);

@@ -62,7 +62,7 @@ export const recordEvents: ChangeHook = async (tx, caller, changes) => {
 /** Fan-out in the same transaction: a committed event always has its deliveries queued. */
 async function queueDeliveries(tx: Executor, accountId: number, events: { id: number; type: string }[], now: number): Promise<void> {
   const hooks = await tx.selectFrom('webhooks').select(['id', 'events'])
-    .where('account_id', '=', accountId).where('active', '=', 1).where('disabled_reason', 'is', null).execute();
+    .where('account_id', '=', accountId).where('active', '=', 1).where('deleted', '=', 0).where('disabled_reason', 'is', null).execute();
   if (!hooks.length) return;
   const subscribed = hooks.map((w) => ({ id: w.id, patterns: JSON.parse(w.events) as string[] }));
   const rows = events.flatMap((e) =>

@@ -23,5 +23,6 @@ export const webhookFields: Record<string, Field> = {
     nullable: true,
     description: 'Why the server disabled the webhook: `gone` (a 410 answer), `failing` (no success for 5 days); null otherwise.',
   }),
-  ...standardFields({ deleted: false }),
+  // A logically deleted webhook receives nothing, like an inactive one.
+  ...standardFields(),
 };

@@ -9,8 +9,9 @@ for (const dialect of DIALECTS) {
   describe(`webhooks (${dialect})`, { skip: skipUnless(dialect) }, () => {
     let t: TestApp;
     let a: Tenant;
+    let b: Tenant;
     before(async () => {
-      ({ t, a } = await appWithTenants(dialect));
+      ({ t, a, b } = await appWithTenants(dialect));
       t.config.webhooksAllowPrivateUrls = true;
       t.config.webhookRetrySchedule = [1000, 1000];
     });
@@ -28,6 +29,7 @@ for (const dialect of DIALECTS) {
     const advance = async (ms: number) => {
       t.clock.now += ms;
       a.token = await a.tokenFor(a.adminId);
+      b.token = await b.tokenFor(b.adminId);
     };
     const drop = (id: number) => call(t.app, a.token, 'DELETE', `/webhooks/${id}`);
 
@@ -176,6 +178,21 @@ for (const dialect of DIALECTS) {
       await drop(f.id);
       await slow.close();
       await fast.close();
+    });
+
+    it("never lets one account reach another's webhooks, deliveries or events", async () => {
+      const theirs = (await call(t.app, b.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/b', events: ['*'], active: false }] })).body.webhooks[0];
+      const ping = (await call(t.app, b.token, 'POST', `/webhooks/${theirs.id}/ping`)).body.deliveries[0];
+      const event = (await call(t.app, b.token, 'GET', '/events?sort=-id&recordsPerPage=1')).body.events[0];
+      for (const [method, url] of [
+        ['GET', `/webhooks/${theirs.id}`], ['POST', `/webhooks/${theirs.id}/ping`], ['POST', `/webhooks/${theirs.id}/rotateSecret`],
+        ['GET', `/deliveries/${ping.id}`], ['POST', `/deliveries/${ping.id}/retry`], ['GET', `/events/${event.id}`],
+      ]) {
+        assert.equal((await call(t.app, a.token, method, url)).status, 404, `${method} ${url}`);
+      }
+      const mine = await call(t.app, a.token, 'GET', `/deliveries?where=${encodeURIComponent(`id = ${ping.id}`)}`);
+      assert.deepEqual(mine.body.deliveries, []);
+      assert.equal((await call(t.app, b.token, 'GET', `/deliveries/${ping.id}`)).status, 200);
     });
 
     it('is for Administrators only, and deliveries are read-only', async () => {

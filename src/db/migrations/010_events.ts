@@ -35,7 +35,8 @@ export const events = (dialect: Dialect): Migration => ({
       .addColumn('previous_secret', 'text')
       .addColumn('previous_secret_until', 'bigint')
       .addColumn('disabled_reason', 'text')
-      .addColumn('failing_since', 'bigint')).execute();
+      .addColumn('failing_since', 'bigint')
+      .addColumn('deleted', 'integer', flag)).execute();
     await db.schema.createIndex('webhooks_account_id').on('webhooks').columns(['account_id', 'id']).execute();
 
     await withTimes(withId(db.schema.createTable('deliveries'), dialect)
