@@ -261,7 +261,7 @@ export interface EventsTable {
   type: string;
   collection: string;
   item_id: number;
-  /** JSON text: `{field: {old, new}}` on updates, else null. */
+  /** JSON text: each changed field with its old and new value on updates, else null. */
   changes: string | null;
   /** JSON text: the item's default fields after the change (as it was, for a deletion). */
   data: string;

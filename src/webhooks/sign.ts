@@ -16,3 +16,6 @@ export function signedHeaders(msgId: string, at: Date, payload: string, secrets:
     'webhook-signature': signatures.join(' '),
   };
 }
+
+/** The `webhook-id` of a delivery: random, the same on every retry of it. */
+export const newMessageId = () => `msg_${crypto.randomBytes(16).toString('base64url')}`;

@@ -1,8 +1,8 @@
-import crypto from 'node:crypto';
 import { PostgresAdapter, sql } from 'kysely';
 import type { Executor } from '../../db/tx.js';
 import type { Collection, Item } from '../machinery/collection.js';
 import type { Change, ChangeHook } from '../machinery/write/index.js';
+import { newMessageId } from '../../webhooks/sign.js';
 
 const CHUNK = 200;
 
@@ -73,6 +73,3 @@ async function queueDeliveries(tx: Executor, accountId: number, events: { id: nu
   );
   for (let i = 0; i < rows.length; i += CHUNK) await tx.insertInto('deliveries').values(rows.slice(i, i + CHUNK)).execute();
 }
-
-/** The `webhook-id` of a delivery: random, the same on every retry of it. */
-export const newMessageId = () => `msg_${crypto.randomBytes(16).toString('base64url')}`;

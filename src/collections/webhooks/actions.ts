@@ -2,8 +2,7 @@ import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collec
 import { readByIds } from '../machinery/read.js';
 import { ApiError } from '../../http/errors.js';
 import type { Executor } from '../../db/tx.js';
-import { newMessageId } from '../events/record.js';
-import { newSecret } from '../../webhooks/sign.js';
+import { newMessageId, newSecret } from '../../webhooks/sign.js';
 
 /** For 24 h after a rotation, deliveries are signed with the old secret too. */
 const ROTATION_OVERLAP_MS = 86_400_000;
