@@ -1,4 +1,5 @@
 import type { Caller, Collection, Item } from '../collections/machinery/collection.js';
+import type { Executor } from '../db/tx.js';
 import type { Services } from '../collections/machinery/services.js';
 import { present } from '../collections/machinery/present.js';
 import type { Leased } from './lease.js';
@@ -48,8 +49,7 @@ async function record(services: Services, d: Leased, hook: { id: number; failing
   const retry = !ok && !gone && !final && delay !== undefined;
   const failing = !ok && hook.failing_since !== null && now - hook.failing_since >= FAILING_AFTER_MS;
   const disable = gone ? 'gone' : failing ? 'failing' : null;
-  // Through the writer, so a webhook the server disables is an event like any other change.
-  await services.writer.transact(serverCaller(services, d.account_id, now), async (tx, changes) => {
+  const outcome = async (tx: Executor) => {
     const updated = await tx.updateTable('deliveries').set({
       state: ok ? 'succeeded' : retry ? 'pending' : 'failed',
       last_status: sent.status,
@@ -60,14 +60,22 @@ async function record(services: Services, d: Leased, hook: { id: number; failing
       modified: now,
     }).where('id', '=', d.id).where('lease_owner', '=', owner).executeTakeFirst();
     // The lease was lost (a retry asked meanwhile, or it ran out): that outcome is not ours to record.
-    if (Number(updated.numUpdatedRows) === 0) return;
-    if (disable) {
+    return Number(updated.numUpdatedRows) > 0;
+  };
+  if (disable) {
+    // Through the writer, so a webhook the server disables is an event like any other change.
+    await services.writer.transact(serverCaller(services, d.account_id, now), async (tx, changes) => {
+      if (!(await outcome(tx))) return;
       await changes.touch(webhooks, [hook.id]);
       await tx.updateTable('webhooks').set({ active: 0, disabled_reason: disable, modified: now }).where('id', '=', hook.id).execute();
-    } else if (ok && hook.failing_since !== null) {
-      await tx.updateTable('webhooks').set({ failing_since: null }).where('id', '=', hook.id).execute();
-    } else if (!ok && hook.failing_since === null) {
-      await tx.updateTable('webhooks').set({ failing_since: now }).where('id', '=', hook.id).where('failing_since', 'is', null).execute();
-    }
-  });
+    });
+    return;
+  }
+  // The common case is one statement, no transaction: a success, or a failure to retry.
+  const db = services.database.db;
+  if (!(await outcome(db))) return;
+  if (ok && hook.failing_since !== null) await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', hook.id).execute();
+  if (!ok && hook.failing_since === null) {
+    await db.updateTable('webhooks').set({ failing_since: now }).where('id', '=', hook.id).where('failing_since', 'is', null).execute();
+  }
 }
