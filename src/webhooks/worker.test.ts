@@ -4,6 +4,7 @@ import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp }
 import { startReceiver, until } from '../../test/receiver.js';
 import { purgeEvents } from '../collections/events/index.js';
 import { refusedAddress, refusedUrl } from './address.js';
+import { ConfigError, loadConfig, parseSchedule } from '../config.js';
 import { startDeliveryWorker } from './worker.js';
 
 describe('webhook targets (SSRF)', () => {
@@ -22,6 +23,18 @@ describe('webhook targets (SSRF)', () => {
     assert.equal(refusedUrl('https://example.com/', false), undefined);
     assert.ok(refusedUrl('https://user:pw@example.com/', false));
     assert.ok(refusedUrl('not a url', true));
+  });
+});
+
+describe('webhook settings', () => {
+  it('parses WEBHOOK_RETRY_SCHEDULE, WEBHOOKS_ALLOW_PRIVATE_URLS and EVENTS_RETENTION_DAYS', () => {
+    assert.deepEqual(parseSchedule('5s,5m,30m,2h,1d,250ms'), [5000, 300_000, 1_800_000, 7_200_000, 86_400_000, 250]);
+    for (const bad of ['', '5', '5x', '-1s', '5s,,5m']) assert.throws(() => parseSchedule(bad), ConfigError, bad);
+    const d = loadConfig({} as NodeJS.ProcessEnv);
+    assert.deepEqual([d.webhookRetrySchedule.length, d.webhookRetrySchedule[0], d.webhooksAllowPrivateUrls, d.eventsRetentionDays], [7, 5000, false, 30]);
+    const c = loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s', WEBHOOKS_ALLOW_PRIVATE_URLS: '1', EVENTS_RETENTION_DAYS: '7' } as NodeJS.ProcessEnv);
+    assert.deepEqual([c.webhookRetrySchedule, c.webhooksAllowPrivateUrls, c.eventsRetentionDays], [[1000], true, 7]);
+    assert.throws(() => loadConfig({ EVENTS_RETENTION_DAYS: '0' } as NodeJS.ProcessEnv), ConfigError);
   });
 });
 
