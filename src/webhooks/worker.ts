@@ -31,6 +31,7 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let lastPurge = 0;
+  let purging: Promise<unknown> | undefined;
 
   const run = (d: Awaited<ReturnType<typeof leaseDue>>[number]) => {
     perWebhook.set(d.webhook_id, (perWebhook.get(d.webhook_id) ?? 0) + 1);
@@ -51,20 +52,29 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
     const now = clock();
     const free = MAX_IN_FLIGHT - running.size;
     if (free > 0) for (const d of await leaseDue(services.database, owner, now, free, PER_WEBHOOK, perWebhook)) run(d);
-    if (now - lastPurge >= PURGE_EVERY_MS) {
+    if (now - lastPurge >= PURGE_EVERY_MS && !purging) {
       lastPurge = now;
-      await purgeEvents(services.database, now, services.config.eventsRetentionDays);
+      // Beside the sending, not in its way: a long first purge does not hold deliveries up.
+      purging = purgeEvents(services.database, now, services.config.eventsRetentionDays, 500, () => !stopped)
+        .catch((err) => log?.warn({ err: (err as Error).message }, 'events purge failed'))
+        .then(() => (purging = undefined));
     }
   }
 
   let ticking = false;
+  // A database outage fails every poll: it is logged once, not five times a second.
+  let failing = false;
   function schedule(ms: number): void {
     if (stopped || ticking) return;
     clearTimeout(timer);
     timer = setTimeout(() => {
       ticking = true;
       tick()
-        .catch((err) => log?.warn({ err: (err as Error).message }, 'webhook worker poll failed'))
+        .then(() => (failing = false))
+        .catch((err) => {
+          if (!failing) log?.warn({ err: (err as Error).message }, 'webhook worker poll failed (retrying)');
+          failing = true;
+        })
         .finally(() => {
           ticking = false;
           schedule(POLL_MS);
@@ -79,8 +89,9 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
       stopped = true;
       clearTimeout(timer);
       // In-flight attempts end within the send timeout; their outcome is recorded before closing.
-      while (ticking) await new Promise((r) => setTimeout(r, 10));
-      await Promise.allSettled([...running]);
+      // A poll stuck on an unreachable database does not hold the shutdown for more than 5 s.
+      for (let i = 0; ticking && i < 500; i++) await new Promise((r) => setTimeout(r, 10));
+      await Promise.allSettled([...running, purging]);
     },
   };
 }
