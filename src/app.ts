@@ -5,6 +5,7 @@ import { apiPlugin } from './http/api.js';
 import { STANDARD_HEADERS, sendError, toApiError } from './http/envelope.js';
 import { ApiError } from './http/errors.js';
 import { oauthPlugin } from './oauth/index.js';
+import { oauthRateLimitPlugin } from './oauth/rate-limits.js';
 import { rateLimitPlugin } from './http/rate-limit.js';
 import { securityHeaders } from './http/security.js';
 import { filesPlugin } from './collections/files/download.js';
@@ -90,6 +91,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   await app.register(rateLimitPlugin);
+  await app.register(oauthRateLimitPlugin);
   await app.register(oauthPlugin);
   await app.register(filesPlugin);
   await app.register(docsPlugin);

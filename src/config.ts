@@ -15,7 +15,7 @@ export interface Config {
   redisUrl?: string;
   /** Requests per minute per access token on the API; 0 turns the limit off. */
   rateLimitApi: number;
-  /** Requests per minute per client address on /oauth2/*; 0 turns the limit off. */
+  /** Requests per minute on /oauth2/*: per address on the pages, per client id on the client endpoints; 0 is off. */
   rateLimitAuth: number;
   /** Delays before each retry of a failed webhook delivery, in ms (WEBHOOK_RETRY_SCHEDULE). */
   webhookRetrySchedule: number[];

@@ -92,7 +92,9 @@ for (const dialect of DIALECTS) {
         const code = async () => (await authorizeWithInject(browser, { client_id: clientId }, { login: 'owner2', password: 'a long password' })).code!;
         const browser = injectBrowser(app);
         const redeem = async () => tokenRequest(app, { grant_type: 'authorization_code', code: await code(), client_id: clientId, client_secret: clientSecret });
-        assert.equal((await redeem()).body.error, 'unauthorized_client');
+        // Uncertified: sent back to the client before any page (PRODUCT §2).
+        const refused = await browser.request('GET', `/oauth2/code?response_type=code&scope=default&client_id=${clientId}`);
+        assert.equal(new URL(String(refused.headers.location)).searchParams.get('error'), 'unauthorized_client');
 
         const cert = await fsm('clients', 'certify', clientId);
         assert.deepEqual(cert.json, { clientId, certified: true });

@@ -406,10 +406,12 @@ for (const dialect of DIALECTS) {
         assert.equal(refused.statusCode, 429);
         assert.equal(refused.headers['retry-after'], '59');
         assert.equal(await attempts('spray-3'), 0, 'refused before the password was checked');
-        // The token endpoint shares the budget.
-        const token = await redeem('x'.repeat(43));
+        // A failed client authentication at the token endpoint counts against the address too...
+        const token = await tokenRequest(t.app, { grant_type: 'authorization_code', code: 'x'.repeat(43), client_id: client.clientId, client_secret: 'wrong' });
         assert.equal(token.status, 429);
         assert.ok(Number(token.headers['retry-after']) >= 1);
+        // ...while an authenticated client counts in its own bucket (PRODUCT §8).
+        assert.equal((await redeem('x'.repeat(43))).status, 400);
         // X-Forwarded-For and friends are not believed (no trustProxy).
         for (const h of ['x-forwarded-for', 'x-real-ip', 'forwarded', 'true-client-ip']) {
           const spoofed = await spray('spray-4', { [h]: h === 'forwarded' ? 'for=10.1.2.3' : '10.1.2.3' });
@@ -420,7 +422,7 @@ for (const dialect of DIALECTS) {
         assert.equal(absLogin.status, 429, `absolute-form login: ${absLogin.body.slice(0, 200)}`);
         assert.equal(await attempts('spray-5'), 0);
         const absToken = await rawHttp(port, 'POST', `http://evil.example/oauth2/token`, { 'content-type': 'application/x-www-form-urlencoded' },
-          formEncode({ grant_type: 'authorization_code', code: 'x'.repeat(43), client_id: client.clientId, client_secret: client.clientSecret }));
+          formEncode({ grant_type: 'authorization_code', code: 'x'.repeat(43), client_id: client.clientId, client_secret: 'wrong' }));
         assert.equal(absToken.status, 429, `absolute-form token: ${absToken.body.slice(0, 200)}`);
         assert.ok(Number(absToken.headers['retry-after']) >= 1);
         // Another address has its own budget; the window's end restores this one.

@@ -103,8 +103,11 @@ for (const dialect of DIALECTS) {
     });
 
     test('an uncertified client is refused with unauthorized_client; a revoked one is unknown', async () => {
-      const uncertified = await createOAuthClient(t.database, { redirectUris: [CB], certified: false });
+      // /oauth2/code refuses an uncertified client before any code exists (oauth-discovery.test.ts);
+      // here the certification is withdrawn between the code and its redemption.
+      const uncertified = await createOAuthClient(t.database, { redirectUris: [CB] });
       const code = await getCode({}, uncertified.clientId);
+      await t.database.db.updateTable('oauth_clients').set({ certified: 0 }).where('client_id', '=', uncertified.clientId).execute();
       assertError(await redeem(code, {}, uncertified), 400, 'unauthorized_client');
       const revoked = await createOAuthClient(t.database, { redirectUris: [CB] });
       const code2 = await getCode({}, revoked.clientId);

@@ -6,6 +6,7 @@ import { browserSkip, launchBrowser } from '../../test/browser.js';
 import { createTestApp, type TestApp } from '../../test/helpers.js';
 import { registry } from '../collections/index.js';
 import { ERRORS, VALIDATION } from './errors.js';
+import { authorizationServerMetadata } from '../oauth/metadata.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 describe('OpenAPI document and reference page', () => {
@@ -75,6 +76,17 @@ describe('OpenAPI document and reference page', () => {
     assert.ok(upload.responses['413']);
     assert.ok(doc.paths['/oauth2/code'].get && doc.paths['/oauth2/token'].post);
     assert.deepEqual(doc.paths['/oauth2/token'].post.security, [{}, { clientBasic: [] }]);
+    // Every endpoint the RFC 8414 metadata advertises is documented, with its method.
+    const meta = authorizationServerMetadata({ publicUrl: '' });
+    assert.ok(doc.paths[meta.authorization_endpoint].get);
+    for (const url of [meta.token_endpoint, meta.revocation_endpoint, meta.introspection_endpoint]) {
+      assert.ok(doc.paths[url].post, url);
+      assert.deepEqual(doc.paths[url].post.security, [{}, { clientBasic: [] }], url);
+      assert.ok(doc.paths[url].post.responses['401'] && doc.paths[url].post.responses['429'], url);
+    }
+    assert.ok(doc.paths['/.well-known/oauth-authorization-server'].get);
+    assert.ok(doc.paths['/oauth2/authorizations'].get && doc.paths['/oauth2/authorizations'].post);
+    assert.deepEqual(Object.keys(doc.components.schemas.AuthorizationServerMetadata.properties).sort(), Object.keys(meta).sort());
   });
 
   test('/docs and its assets are served from the installed package, without a token', async () => {
@@ -86,6 +98,14 @@ describe('OpenAPI document and reference page', () => {
       assert.equal((await t.app.inject({ method: 'GET', url: `/docs/${asset}` })).statusCode, 200, asset);
     }
     assert.equal((await t.app.inject({ method: 'GET', url: '/docs/package.json' })).statusCode, 404);
+    // The Authorize button's redirect page: HTML whose script (a file beside it) the CSP lets run.
+    const redirect = await t.app.inject({ method: 'GET', url: '/docs/oauth2-redirect.html' });
+    assert.equal(redirect.statusCode, 200);
+    assert.match(String(redirect.headers['content-type']), /^text\/html/);
+    assert.match(String(redirect.headers['content-security-policy']), /default-src 'self'/);
+    assert.match(redirect.body, /<script src="oauth2-redirect.js">/);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/docs/oauth2-redirect.js' })).statusCode, 200);
+    assert.match((await t.app.inject({ method: 'GET', url: '/docs/init.js' })).body, /oauth2RedirectUrl: window.location.origin \+ '\/docs\/oauth2-redirect.html'/);
   });
 
   test('the page renders offline in Chromium with the users and jobs operations', { skip: browserSkip() }, async () => {

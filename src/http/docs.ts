@@ -13,6 +13,10 @@ const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
   'favicon-32x32.png': 'image/png',
+  // Where the Authorize button's popup lands (the client's redirect_uri): it hands the code back
+  // to the page. Its script is a file beside it, so the page's CSP needs no inline script.
+  'oauth2-redirect.html': 'text/html; charset=utf-8',
+  'oauth2-redirect.js': 'text/javascript; charset=utf-8',
 };
 
 const PAGE = `<!DOCTYPE html>
@@ -32,8 +36,11 @@ const PAGE = `<!DOCTYPE html>
 `;
 
 // validatorUrl null: Swagger UI would otherwise send the document to an online validator.
+// oauth2RedirectUrl: its default is derived from the page's directory (`/oauth2-redirect.html`);
+// the file is served under /docs. Register this URL as the client's redirect URI to use Authorize.
 const INIT = `window.ui = SwaggerUIBundle({
   url: '/openapi.json',
+  oauth2RedirectUrl: window.location.origin + '/docs/oauth2-redirect.html',
   dom_id: '#swagger-ui',
   deepLinking: true,
   validatorUrl: null,
@@ -47,11 +54,27 @@ const INIT = `window.ui = SwaggerUIBundle({
 const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'";
 
 /**
- * `/openapi.json` and the `/docs` reference page: public (no token, no X-Version), outside the
+ * `GET /`: where to start. Paths, not absolute URLs, so the index is right behind any proxy.
+ * `/healthz` and `/readyz` are the operations endpoints.
+ */
+export const INDEX = {
+  name: 'Field-service API',
+  links: {
+    documentation: '/docs',
+    openapi: '/openapi.json',
+    authorizationServerMetadata: '/.well-known/oauth-authorization-server',
+    health: '/healthz',
+    readiness: '/readyz',
+  },
+};
+
+/**
+ * `GET /` (the index), `/openapi.json` and the `/docs` reference page: public (no token, no X-Version), outside the
  * collection dispatcher. The document is built once, from whatever collections are registered.
  */
 export async function docsPlugin(app: FastifyInstance): Promise<void> {
   let doc: string | undefined;
+  app.get('/', async (_request, reply) => reply.header('content-type', JSON_TYPE).send(JSON.stringify(INDEX)));
   app.get('/openapi.json', async (_request, reply) => {
     doc ??= JSON.stringify(buildOpenApi(registry.list, app.config.publicUrl));
     return reply.header('content-type', JSON_TYPE).header('cache-control', 'no-cache').send(doc);
@@ -64,6 +87,7 @@ export async function docsPlugin(app: FastifyInstance): Promise<void> {
   app.get('/docs/:asset', async (request, reply) => {
     const { asset } = request.params as { asset: string };
     if (!Object.hasOwn(ASSETS, asset)) throw new ApiError('notFound');
+    if (ASSETS[asset].startsWith('text/html')) reply.header('content-security-policy', CSP);
     return reply
       .header('content-type', ASSETS[asset])
       .header('cache-control', 'public, max-age=86400')

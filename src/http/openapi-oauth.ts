@@ -1,3 +1,4 @@
+import { CLIENT_AUTH_METHODS, PATHS } from '../oauth/endpoints.js';
 
 /**
  * The routes outside `/:collection[/:item][/:action]`: the authorization server (spec §5,
@@ -19,6 +20,44 @@ export const OAUTH_SCHEMAS: Record<string, Json> = {
     },
     required: ['access_token', 'token_type', 'expires_in'],
   },
+  IntrospectionResponse: {
+    type: 'object',
+    description: 'RFC 7662 §2.2. Only `{"active": false}` for an unknown, expired or revoked token, or one issued to another client',
+    properties: {
+      active: { type: 'boolean' },
+      scope: { const: 'default' },
+      client_id: { type: 'string' },
+      username: { type: 'string', description: "The owner's login" },
+      sub: { type: 'string', description: "The owner's user id" },
+      exp: { type: 'integer', description: 'Expiry, Unix seconds' },
+      iat: { type: 'integer', description: 'Issued at, Unix seconds' },
+      token_type: { enum: ['Bearer', 'refresh_token'] },
+      permissions: { type: 'array', items: { type: 'string' }, description: 'The permissions granted to the token' },
+    },
+    required: ['active'],
+  },
+  AuthorizationServerMetadata: {
+    type: 'object',
+    description: 'RFC 8414 §2; every URL is absolute, under the issuer (`PUBLIC_URL`)',
+    properties: {
+      issuer: { type: 'string', format: 'uri' },
+      authorization_endpoint: { type: 'string', format: 'uri' },
+      token_endpoint: { type: 'string', format: 'uri' },
+      revocation_endpoint: { type: 'string', format: 'uri' },
+      introspection_endpoint: { type: 'string', format: 'uri' },
+      scopes_supported: { type: 'array', items: { const: 'default' } },
+      response_types_supported: { type: 'array', items: { const: 'code' } },
+      response_modes_supported: { type: 'array', items: { const: 'query' } },
+      grant_types_supported: { type: 'array', items: { enum: ['authorization_code', 'refresh_token'] } },
+      token_endpoint_auth_methods_supported: { type: 'array', items: { enum: CLIENT_AUTH_METHODS } },
+      revocation_endpoint_auth_methods_supported: { type: 'array', items: { enum: CLIENT_AUTH_METHODS } },
+      introspection_endpoint_auth_methods_supported: { type: 'array', items: { enum: CLIENT_AUTH_METHODS } },
+      code_challenge_methods_supported: { type: 'array', items: { const: 'S256' } },
+      authorization_response_iss_parameter_supported: { const: true },
+      service_documentation: { type: 'string', format: 'uri' },
+    },
+    required: ['issuer', 'authorization_endpoint', 'token_endpoint', 'response_types_supported'],
+  },
   OAuthError: {
     type: 'object',
     description: 'RFC 6749 §5.2',
@@ -30,10 +69,22 @@ export const OAUTH_SCHEMAS: Record<string, Json> = {
 const q = (name: string, required: boolean, schema: Json, description: string) => ({ name, in: 'query', required, schema, description });
 const form = (properties: Json, required: string[]) => ({ type: 'object', properties, required });
 const json = (schema: Json) => ({ 'application/json': { schema } });
+const html = { 'text/html': { schema: { type: 'string' } } };
+const clientCredentials = { client_id: { type: 'string' }, client_secret: { type: 'string' } };
+const tokenForm = (extra: Json) => ({
+  required: true,
+  content: { 'application/x-www-form-urlencoded': { schema: form({ token: { type: 'string' }, token_type_hint: { enum: ['access_token', 'refresh_token'], description: 'A hint only: both kinds are searched whatever it says' }, ...clientCredentials, ...extra }, ['token']) } },
+});
+/** The error answers every client endpoint shares (RFC 6749 §5.2), and RATE_LIMIT_AUTH (per client id) in the envelope. */
+const clientErrors = {
+  400: { description: 'RFC 6749 error (`invalid_request`, `unauthorized_client` for an uncertified client)', content: json({ $ref: '#/components/schemas/OAuthError' }) },
+  401: { description: 'Client authentication failed (`invalid_client`, with `WWW-Authenticate: Basic`)', content: json({ $ref: '#/components/schemas/OAuthError' }) },
+  429: { $ref: '#/components/responses/E429' },
+};
 
 export function oauthPaths(): Record<string, Json> {
   return {
-    '/oauth2/code': {
+    [PATHS.authorization]: {
       get: {
         tags: ['oauth2'],
         operationId: 'authorize',
@@ -48,15 +99,17 @@ export function oauthPaths(): Record<string, Json> {
           q('code_challenge', false, { type: 'string' }, 'PKCE challenge (S256)'),
           q('code_challenge_method', false, { const: 'S256' }, 'PKCE method'),
           q('access_type', false, { const: 'offline' }, 'Ask for a refresh token'),
+          q('prompt', false, { enum: ['login', 'consent', 'none'] }, '`login` asks for the password again; `none` answers `login_required` or `consent_required`'),
         ],
         responses: {
-          200: { description: 'The login form, or the consent form for an owner already signed in', content: { 'text/html': { schema: { type: 'string' } } } },
-          302: { description: 'Back to the redirect URI with `code` (and `state`), or with `error`' },
-          400: { description: 'An error page: unknown client or bad `redirect_uri` (never a redirect)', content: { 'text/html': { schema: { type: 'string' } } } },
+          200: { description: 'The login form, or the consent form for an owner already signed in', content: html },
+          302: { description: 'Back to the redirect URI with `code` (and `state`), or with `error` (`unauthorized_client` for an uncertified client, before any page); always with `iss` (RFC 9207)' },
+          400: { description: 'An error page: unknown client or bad `redirect_uri` (never a redirect)', content: html },
+          429: { description: 'RATE_LIMIT_AUTH, counted per client address: an HTML page with `Retry-After`', content: html },
         },
       },
     },
-    '/oauth2/token': {
+    [PATHS.token]: {
       post: {
         tags: ['oauth2'],
         operationId: 'token',
@@ -80,7 +133,56 @@ export function oauthPaths(): Record<string, Json> {
           200: { description: 'Tokens (with `Cache-Control: no-store`)', content: json({ $ref: '#/components/schemas/TokenResponse' }) },
           400: { description: 'RFC 6749 error', content: json({ $ref: '#/components/schemas/OAuthError' }) },
           401: { description: 'Failed `Authorization: Basic` (with `WWW-Authenticate: Basic`)', content: json({ $ref: '#/components/schemas/OAuthError' }) },
+          429: clientErrors[429],
         },
+      },
+    },
+    [PATHS.revocation]: {
+      post: {
+        tags: ['oauth2'],
+        operationId: 'revokeToken',
+        summary: 'Revoke an access or refresh token (RFC 7009)',
+        description: 'Client-authenticated as at the token endpoint. 200 whether or not the token existed; another client\'s token is left alone. Revoking a refresh token also revokes the access tokens of its grant.',
+        security: [{}, { clientBasic: [] }],
+        requestBody: tokenForm({}),
+        responses: { 200: { description: 'Done (or nothing to do)', content: json({ type: 'object' }) }, ...clientErrors },
+      },
+    },
+    [PATHS.introspection]: {
+      post: {
+        tags: ['oauth2'],
+        operationId: 'introspectToken',
+        summary: 'Describe a token of this client (RFC 7662)',
+        security: [{}, { clientBasic: [] }],
+        requestBody: tokenForm({}),
+        responses: { 200: { description: 'The token\'s state', content: json({ $ref: '#/components/schemas/IntrospectionResponse' }) }, ...clientErrors },
+      },
+    },
+    [PATHS.authorizations]: {
+      get: {
+        tags: ['oauth2'],
+        operationId: 'connectedApplications',
+        summary: 'Connected applications (browser): the signed-in owner\'s clients holding live tokens',
+        description: 'Shows the login form first when there is no session (it comes back here). Per client: name, permissions, since when, and a revoke form.',
+        security: [],
+        responses: { 200: { description: 'The page (or the login form)', content: html }, 429: { description: 'RATE_LIMIT_AUTH per client address: an HTML page', content: html } },
+      },
+      post: {
+        tags: ['oauth2'],
+        operationId: 'revokeConnection',
+        summary: 'End every access and refresh token of one client for the signed-in owner',
+        security: [],
+        requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: form({ csrf: { type: 'string' }, revoke: { type: 'string', description: 'The client id' } }, ['csrf', 'revoke']) } } },
+        responses: { 303: { description: 'Back to the page' }, 403: { description: 'CSRF token missing or wrong: the page again, nothing revoked', content: html } },
+      },
+    },
+    [PATHS.metadata]: {
+      get: {
+        tags: ['oauth2'],
+        operationId: 'authorizationServerMetadata',
+        summary: 'Authorization server metadata (RFC 8414): every endpoint and what it supports',
+        security: [],
+        responses: { 200: { description: 'The metadata', content: json({ $ref: '#/components/schemas/AuthorizationServerMetadata' }) } },
       },
     },
   };

@@ -1,8 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import net from 'node:net';
 import { buildApp } from '../app.js';
-import { DIALECTS, call, createTenant, createTestApp, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { DIALECTS, call, createOAuthClient, createTenant, createTestApp, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
 import { RateLimiter, WINDOW_MS, sqlStore } from './rate-limit.js';
 import { openRedisStore } from './rate-limit-redis.js';
 
@@ -25,6 +26,10 @@ function assertRefused(res: { status: number; headers: Record<string, unknown>; 
   assert.equal(res.headers['ratelimit-reset'], String(retry));
 }
 
+/** Redis counters outlive a run and are shared with other runs: each test counts from its own addresses. */
+const randomAddress = () => `10.${[...crypto.randomBytes(3)].join('.')}`;
+const form = (t: TestApp, url: string, fields: Record<string, string>, ip = '127.0.0.1', headers: Record<string, string> = {}) =>
+  t.app.inject({ method: 'POST', url, remoteAddress: ip, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: new URLSearchParams(fields).toString() });
 const post = (t: TestApp, url: string, ip = '127.0.0.1') =>
   t.app.inject({ method: 'POST', url, remoteAddress: ip, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=x' });
 
@@ -88,26 +93,74 @@ function rateLimitSuite(name: string, dialect: (typeof DIALECTS)[number], redisU
       }
     });
 
-    test('per client address on /oauth2/*, in the envelope whatever route serves it; the API budget is apart', async () => {
+    test('RATE_LIMIT_AUTH on the pages counts per client address; a 429 there is an HTML page with Retry-After', async () => {
+      const client = await createOAuthClient(t.database);
       t.config.rateLimitAuth = 2;
       try {
-        t.clock.now += WINDOW_MS;
+        t.clock.now = Math.floor(t.clock.now / WINDOW_MS) * WINDOW_MS + WINDOW_MS + 30_000; // a fresh window, 30 s to go
+        const here = randomAddress();
+        const page = (url: string, ip = here) => t.app.inject({ method: 'GET', url, remoteAddress: ip });
         for (const left of [1, 0]) {
-          const r = await post(t, '/oauth2/token');
-          assert.notEqual(r.statusCode, 429);
+          const r = await page('/oauth2/code?client_id=x');
+          assert.equal(r.statusCode, 400, 'the error page of an unknown client');
           assert.equal(r.headers['ratelimit-remaining'], String(left));
         }
-        const refused = await post(t, '/oauth2/token');
-        assertRefused({ status: refused.statusCode, headers: refused.headers, body: refused.json() }, 2);
-        const page = await t.app.inject({ method: 'GET', url: '/oauth2/code?client_id=x', remoteAddress: '127.0.0.1' });
-        assert.equal(page.statusCode, 429);
-        assert.equal(page.json().error.code, 1429);
-        // Another address is not affected, nor is the API.
-        assert.notEqual((await post(t, '/oauth2/token', '10.1.2.3')).statusCode, 429);
-        const api = await call(t.app, a.token, 'GET', '/users');
-        assert.equal(api.status, 200);
+        for (const url of ['/oauth2/code?client_id=x', '/oauth2/authorizations']) {
+          const refused = await page(url);
+          assert.equal(refused.statusCode, 429, url);
+          assert.match(String(refused.headers['content-type']), /^text\/html/, url);
+          assert.equal(refused.headers['retry-after'], '30');
+          assert.equal(refused.headers['ratelimit-remaining'], '0');
+          assert.equal(refused.headers['x-frame-options'], 'DENY');
+          assert.match(String(refused.headers['content-security-policy']), /frame-ancestors 'none'/);
+          assert.equal(refused.headers['cache-control'], 'no-store');
+          assert.match(refused.body, /Too many requests/);
+          assert.match(refused.body, /Wait 30 seconds/);
+        }
+        // An unrouted /oauth2 path is counted too, and refused in the envelope (it is no page).
+        const unrouted = await t.app.inject({ method: 'GET', url: '/oauth2/nothing', remoteAddress: here });
+        assertRefused({ status: unrouted.statusCode, headers: unrouted.headers, body: unrouted.json() }, 2);
+        // Another address is not affected, nor is the API, nor a client authenticating from here.
+        assert.equal((await page('/oauth2/code?client_id=x', randomAddress())).statusCode, 400);
+        assert.equal((await call(t.app, a.token, 'GET', '/users')).status, 200);
+        const introspect = await form(t, '/oauth2/introspect', { token: 'x', client_id: client.clientId, client_secret: client.clientSecret }, here);
+        assert.equal(introspect.statusCode, 200);
         t.clock.now += WINDOW_MS;
-        assert.notEqual((await post(t, '/oauth2/token')).statusCode, 429);
+        assert.equal((await page('/oauth2/code?client_id=x')).statusCode, 400);
+      } finally {
+        t.config.rateLimitAuth = 60;
+      }
+    });
+
+    test('RATE_LIMIT_AUTH on the client endpoints counts per client id after authentication; failed authentications per address', async () => {
+      const one = await createOAuthClient(t.database);
+      const two = await createOAuthClient(t.database);
+      const creds = (c: { clientId: string; clientSecret: string }) => ({ client_id: c.clientId, client_secret: c.clientSecret });
+      const [ip1, ip2, ip3, ip9] = [randomAddress(), randomAddress(), randomAddress(), randomAddress()];
+      t.config.rateLimitAuth = 2;
+      try {
+        t.clock.now = Math.floor(t.clock.now / WINDOW_MS) * WINDOW_MS + WINDOW_MS + 1000;
+        // One client's budget is shared by its three endpoints, whatever address it calls from.
+        const first = await form(t, '/oauth2/introspect', { token: 'x', ...creds(one) }, ip1);
+        assert.equal(first.statusCode, 200);
+        assert.equal(first.headers['ratelimit-remaining'], '1');
+        assert.equal((await form(t, '/oauth2/revoke', { token: 'x', ...creds(one) }, ip2)).statusCode, 200);
+        const refused = await form(t, '/oauth2/token', { grant_type: 'refresh_token', refresh_token: 'x', ...creds(one) }, ip3);
+        assertRefused({ status: refused.statusCode, headers: refused.headers, body: refused.json() }, 2);
+        // Another client from the same addresses has its own budget; so do the pages of those addresses.
+        assert.equal((await form(t, '/oauth2/introspect', { token: 'x', ...creds(two) }, ip1)).statusCode, 200);
+        assert.equal((await t.app.inject({ method: 'GET', url: '/oauth2/code?client_id=x', remoteAddress: ip1 })).statusCode, 400);
+        // Failed client authentication (either form) counts against the address: a third is 429.
+        const wrong = { token: 'x', client_id: two.clientId, client_secret: 'wrong' };
+        assert.equal((await form(t, '/oauth2/revoke', wrong, ip9)).statusCode, 401);
+        const basic = `Basic ${Buffer.from(`${two.clientId}:wrong`).toString('base64')}`;
+        assert.equal((await form(t, '/oauth2/token', { grant_type: 'refresh_token', refresh_token: 'x' }, ip9, { authorization: basic })).statusCode, 401);
+        const spent = await form(t, '/oauth2/introspect', wrong, ip9);
+        assertRefused({ status: spent.statusCode, headers: spent.headers, body: spent.json() }, 2);
+        // The failures spent nothing of the client's own budget: it still has one request.
+        const own = await form(t, '/oauth2/introspect', { token: 'x', ...creds(two) }, ip9);
+        assert.equal(own.statusCode, 200);
+        assert.equal(own.headers['ratelimit-remaining'], '0');
       } finally {
         t.config.rateLimitAuth = 60;
       }

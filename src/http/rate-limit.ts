@@ -3,13 +3,13 @@ import fp from 'fastify-plugin';
 import { sql } from 'kysely';
 import { prepared, run, slot } from '../db/compiled.js';
 import type { Database } from '../db/index.js';
-import { sendError, toApiError } from './envelope.js';
 import { ApiError } from './errors.js';
 
 /**
- * Fixed-window rate limits (PRODUCT §3, 429 with Retry-After): per access token on the API, per
- * client address on /oauth2/*. Counters live where every process sees them (PRODUCT §5): the
- * database, or Redis when REDIS_URL is set. Each counted request costs one statement.
+ * Fixed-window rate limits (PRODUCT §3, 429 with Retry-After): per access token on the API; on
+ * /oauth2/* per client address or per client id (PRODUCT §8). Counters live where every process
+ * sees them (PRODUCT §5): the database, or Redis when REDIS_URL is set. Each counted request costs
+ * one statement.
  */
 export const WINDOW_MS = 60_000;
 
@@ -108,22 +108,6 @@ export const tokenBucket = (tokenHash: string): string => `api:${tokenHash}`;
 /** Auth bucket: the client's address (the socket's; `trustProxy` decides what that is behind a proxy). */
 export const addressBucket = (request: FastifyRequest): string => `auth:${request.ip}`;
 
-/**
- * A hook for the authorization server's endpoints (per client address). It answers a refusal
- * itself, in the API envelope, so the OAuth context's own error handler never rewrites the 429.
- */
-export function authRateLimitHook(app: FastifyInstance) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    try {
-      await enforceRateLimit(reply, app.rateLimits.auth, addressBucket(request));
-    } catch (err) {
-      const apiError = toApiError(err);
-      if (apiError.status >= 500) request.log.error({ err }, 'rate limit check failed');
-      return sendError(reply, apiError);
-    }
-  };
-}
-
 declare module 'fastify' {
   interface FastifyInstance {
     rateLimits: { api: RateLimiter; auth: RateLimiter };
@@ -131,8 +115,8 @@ declare module 'fastify' {
 }
 
 /**
- * Decorates the app with both limiters and applies the auth one to every /oauth2/ request,
- * whichever plugin serves it. The API dispatcher applies the api limiter once the token is known.
+ * Decorates the app with both limiters. The API dispatcher applies the api limiter once the token
+ * is known; the authorization server decides what its limiter counts by (src/oauth/rate-limits.ts).
  */
 export const rateLimitPlugin = fp(
   async (app: FastifyInstance) => {
@@ -143,15 +127,6 @@ export const rateLimitPlugin = fp(
     app.decorate('rateLimits', {
       api: new RateLimiter(store, () => app.config.rateLimitApi, () => app.clock()),
       auth: new RateLimiter(store, () => app.config.rateLimitAuth, () => app.clock()),
-    });
-    const hook = authRateLimitHook(app);
-    // Runs on every request: API requests pass straight through, without a promise (callback style).
-    app.addHook('onRequest', (request, reply, done) => {
-      // The route too: an absolute-form target (`POST http://host/oauth2/token`) is routed like the path.
-      if (!request.url.startsWith('/oauth2/') && !request.routeOptions.url?.startsWith('/oauth2/')) return done();
-      hook(request, reply).then(() => {
-        if (!reply.sent) done();
-      }, done);
     });
   },
   { name: 'rate-limit' },

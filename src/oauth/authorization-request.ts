@@ -1,7 +1,8 @@
 import type { Executor } from '../db/tx.js';
 import { findClient, type OAuthClient } from './clients.js';
 import { single } from './form.js';
-import { resolveRedirectUri, withParams } from './redirect-uri.js';
+import { authorizationResponse, resolveRedirectUri } from './redirect-uri.js';
+import { checkCertified } from './steps/check-certified.js';
 
 /** A validated `GET /oauth2/code` request, re-validated from the URL on every POST of its pages. */
 export interface AuthorizationRequest {
@@ -44,7 +45,8 @@ function protocolError(q: Record<string, unknown>): [string, string] | undefined
   return undefined;
 }
 
-export async function checkAuthorizationRequest(db: Executor, q: Record<string, unknown>): Promise<Checked> {
+/** `issuer` goes into every redirect back to the client (RFC 9207), errors included. */
+export async function checkAuthorizationRequest(db: Executor, q: Record<string, unknown>, issuer: string): Promise<Checked> {
   const clientId = single(q, 'client_id');
   const client = clientId === undefined ? undefined : await findClient(db, clientId);
   if (!client || client.revoked) return { ok: false, page: 'The application is unknown.' };
@@ -54,8 +56,8 @@ export async function checkAuthorizationRequest(db: Executor, q: Record<string, 
     return { ok: false, page: sent === undefined ? 'The application must say where to return (redirect_uri).' : 'The return address (redirect_uri) is not registered for this application.' };
   }
   const state = single(q, 'state');
-  const problem = protocolError(q);
-  if (problem) return { ok: false, redirect: withParams(redirectUri, { error: problem[0], error_description: problem[1], state }) };
+  const problem = checkCertified(client) ?? protocolError(q);
+  if (problem) return { ok: false, redirect: authorizationResponse(redirectUri, issuer, { error: problem[0], error_description: problem[1], state }) };
   return {
     ok: true,
     request: {

@@ -5,7 +5,7 @@ import { csrfMatches, LOGIN_CSRF_COOKIE, loginCsrfToken } from './csrf.js';
 import { all, single } from './form.js';
 import { sendPage } from './html.js';
 import { consentPage, errorPage, loginPage } from './pages.js';
-import { withParams } from './redirect-uri.js';
+import { authorizationResponse } from './redirect-uri.js';
 import { cookieOptions, currentSession, SESSION_COOKIE, SESSION_TTL_MS, startSession, type Session } from './session.js';
 import { signIn } from './sign-in.js';
 
@@ -30,7 +30,7 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
 
   /** Validates the request in the URL; on failure answers (page or redirect) and returns undefined. */
   async function authorizationRequest(request: FastifyRequest, reply: FastifyReply): Promise<AuthorizationRequest | undefined> {
-    const checked = await checkAuthorizationRequest(db, request.query as Record<string, unknown>);
+    const checked = await checkAuthorizationRequest(db, request.query as Record<string, unknown>, app.config.publicUrl);
     if (checked.ok) return checked.request;
     if ('page' in checked) sendPage(reply, 400, errorPage(checked.page));
     else reply.redirect(checked.redirect, 302);
@@ -55,7 +55,7 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
 
   const session = (request: FastifyRequest) => currentSession(db, request.cookies[SESSION_COOKIE], app.clock());
   const answer = (reply: FastifyReply, ar: AuthorizationRequest, params: Record<string, string>) =>
-    reply.redirect(withParams(ar.redirectUri, { ...params, state: ar.state }), 302);
+    reply.redirect(authorizationResponse(ar.redirectUri, app.config.publicUrl, { ...params, state: ar.state }), 302);
 
   app.get('/oauth2/code', async (request, reply) => {
     const ar = await authorizationRequest(request, reply);

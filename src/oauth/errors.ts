@@ -1,14 +1,19 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
-import { sendJson } from '../http/envelope.js';
+import { sendError, sendJson } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 
 const { OAuthError, InvalidRequestError } = OAuth2Server;
 
-/** The RFC 6749 §5.2 error response of the token endpoint: the only place it is written. */
+/**
+ * The RFC 6749 §5.2 error response of the client endpoints (token, and revocation and introspection,
+ * RFC 7009 §2.2.1, RFC 7662 §2.3): the only place it is written.
+ */
 export function sendTokenError(reply: FastifyReply, err: unknown, log: FastifyBaseLogger): FastifyReply {
+  // RATE_LIMIT_AUTH: the 429 of the API envelope (error 1429, Retry-After), as on every JSON endpoint.
+  if (err instanceof ApiError && err.status === 429) return sendError(reply, err);
   if (err instanceof ApiError && err.status < 500) {
-    // Refused before the endpoint ran (the app's rate limit): keep its status and Retry-After.
+    // Refused before the endpoint ran: keep its status and headers.
     for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
     return sendJson(reply, err.status, { error: 'invalid_request', error_description: err.message });
   }

@@ -7,9 +7,15 @@ import { sendPage } from './html.js';
 import { errorPage } from './pages.js';
 import { ApiError } from '../http/errors.js';
 import { tokenEndpoint } from './token-endpoint.js';
+import { revokeEndpoint } from './revoke-endpoint.js';
+import { introspectEndpoint } from './introspect-endpoint.js';
+import { metadataEndpoint } from './metadata.js';
+import { authorizationsPage } from './authorizations-page.js';
+import { CLIENT_ENDPOINTS } from './endpoints.js';
 
 /**
- * The authorization server: /oauth2/code with its login and consent pages, and /oauth2/token.
+ * The authorization server: /oauth2/code with its login and consent pages, /oauth2/token,
+ * revocation, introspection, the connected-applications page and the RFC 8414 metadata.
  * An encapsulated context: its cookie support, form parser and error handler stay here.
  */
 export async function oauthPlugin(app: FastifyInstance): Promise<void> {
@@ -19,7 +25,7 @@ export async function oauthPlugin(app: FastifyInstance): Promise<void> {
   // Strict-Transport-Security (with an https PUBLIC_URL) and the rate limit come from the app;
   // errors raised in this context answer in the endpoint's own format (JSON RFC 6749 or a page).
   app.setErrorHandler((err, request, reply) => {
-    if (request.url.startsWith('/oauth2/token')) return sendTokenError(reply, err, request.log);
+    if (CLIENT_ENDPOINTS.includes(request.routeOptions.url ?? '')) return sendTokenError(reply, err, request.log);
     if (err instanceof ApiError && err.status < 500) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
       return sendPage(reply, err.status, errorPage(err.message));
@@ -31,4 +37,8 @@ export async function oauthPlugin(app: FastifyInstance): Promise<void> {
 
   await app.register(codeEndpoint);
   await app.register(tokenEndpoint);
+  await app.register(revokeEndpoint);
+  await app.register(introspectEndpoint);
+  await app.register(authorizationsPage);
+  await app.register(metadataEndpoint);
 }

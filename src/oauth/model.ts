@@ -136,6 +136,12 @@ export function createModel(database: Database, clock: () => number) {
         const code = await db.selectFrom('oauth_codes').select('replayed_at').where('id', '=', spec.codeId).executeTakeFirst();
         if (code?.replayed_at != null) await revokeTokens(db, { codeId: spec.codeId });
       }
+      // Likewise a refresh token revoked (RFC 7009, connected applications) while this grant ran:
+      // the revocation may not have seen the new access token, so it is revoked here.
+      if (spec.refreshId !== undefined) {
+        const parent = await db.selectFrom('oauth_tokens').select('revoked').where('id', '=', spec.refreshId).executeTakeFirst();
+        if (parent?.revoked !== 0) await db.updateTable('oauth_tokens').set({ revoked: 1 }).where('id', '=', access.id).execute();
+      }
       return {
         accessToken: access.token,
         accessTokenExpiresAt: libraryDate(access.expiresAt, now),

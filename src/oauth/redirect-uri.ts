@@ -29,3 +29,11 @@ export function withParams(uri: string, params: Record<string, string | undefine
   for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.append(k, v);
   return url.toString();
 }
+
+/**
+ * Every answer to the client, code or error, names the issuer (RFC 9207): a client talking to
+ * several servers can tell which one answered (mix-up attacks, RFC 9700 §4.4).
+ */
+export function authorizationResponse(redirectUri: string, issuer: string, params: Record<string, string | undefined>): string {
+  return withParams(redirectUri, { ...params, iss: issuer });
+}

@@ -1,30 +1,17 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { clientCredentials } from './client-auth.js';
 import { sendJson } from '../http/envelope.js';
 import { sendTokenError } from './errors.js';
 import { CodeGrant, RefreshGrant } from './grants.js';
 import { GRANTS, createModel } from './model.js';
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S } from './tokens.js';
+import { PATHS } from './endpoints.js';
+import { authenticatedClient } from './steps/authenticate-client.js';
+import { clientRateLimit } from './steps/client-rate-limit.js';
+import { formParams } from './steps/form-params.js';
 
-const { InvalidRequestError, UnsupportedGrantTypeError, Request, Response } = OAuth2Server;
-
-/**
- * Checks the library does not make: a form body, no parameter repeated (RFC 6749 §3.2) and none
- * in the URI, where credentials and codes would end up in logs (§2.3.1).
- */
-function tokenParams(request: FastifyRequest): Record<string, string> {
-  if (request.body === undefined || request.body === null) {
-    throw new InvalidRequestError('Invalid request: content must be application/x-www-form-urlencoded');
-  }
-  if (Object.keys(request.query as object).length > 0) {
-    throw new InvalidRequestError('Invalid request: parameters must be sent in the request body, not the URI');
-  }
-  const body = request.body as Record<string, string | string[]>;
-  const repeated = Object.keys(body).find((k) => Array.isArray(body[k]));
-  if (repeated !== undefined) throw new InvalidRequestError(`Invalid request: parameter \`${repeated.slice(0, 40)}\` is repeated`);
-  return body as Record<string, string>;
-}
+const { UnsupportedGrantTypeError, Request, Response } = OAuth2Server;
 
 export async function tokenEndpoint(app: FastifyInstance): Promise<void> {
   const server = new OAuth2Server({
@@ -35,10 +22,12 @@ export async function tokenEndpoint(app: FastifyInstance): Promise<void> {
     extendedGrantTypes: { authorization_code: CodeGrant, refresh_token: RefreshGrant } as never,
   });
 
-  app.post('/oauth2/token', async (request, reply) => {
+  app.post(PATHS.token, async (request, reply) => {
+    const limit = clientRateLimit(app, request, reply);
     try {
-      const params = tokenParams(request);
-      const { clientId, clientSecret } = clientCredentials(request.headers.authorization, params);
+      const params = formParams(request);
+      const credentials = clientCredentials(request.headers.authorization, params);
+      const { clientId, clientSecret } = credentials;
       // Credentials go to the library in the body, already decoded; it never sees the header.
       const body: Record<string, string> = { ...params };
       delete body.client_id;
@@ -49,6 +38,9 @@ export async function tokenEndpoint(app: FastifyInstance): Promise<void> {
       if (body.grant_type !== undefined && !GRANTS.includes(body.grant_type)) {
         throw new UnsupportedGrantTypeError('Unsupported grant type: `grant_type` is invalid');
       }
+      // Authenticated here first, with the code revocation and introspection use, so the request
+      // is counted in its client's bucket; the library then checks the same credentials again.
+      await limit.authenticated((await authenticatedClient(app.database.db, credentials)).clientId);
       // We parsed the form already; the library's content-type check only needs to see one.
       const headers = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '0' };
       const req = new Request({ method: 'POST', headers, query: {}, body });
@@ -59,7 +51,7 @@ export async function tokenEndpoint(app: FastifyInstance): Promise<void> {
       // No-store, no-cache and the spec's headers come from the app-wide hook, as on errors.
       return sendJson(reply, 200, out);
     } catch (err) {
-      return sendTokenError(reply, err, request.log);
+      return sendTokenError(reply, await limit.failed(err), request.log);
     }
   });
 }

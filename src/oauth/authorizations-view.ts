@@ -1,0 +1,34 @@
+import type { Connection } from './connections.js';
+import { esc, layout } from './html.js';
+
+/** Extra layout for the list; the page's CSP lets inline style through, like the others. */
+const STYLE = `<style>.apps{list-style:none;padding:0;margin:0}.app{border-top:1px solid #dde;padding:1rem 0}
+.app h2{font-size:1.1rem;margin:0 0 .2rem;overflow-wrap:anywhere}.since{color:#556;margin:0 0 .5rem;font-size:.95rem}
+.perms{margin:.3rem 0}.app button{margin-top:.5rem;width:100%}button.danger{background:#a11;border-color:#a11}</style>`;
+
+/** `jobs.read`, `jobs.write` → "jobs: read and write": one line per collection. */
+function permissionLines(permissions: string[]): string {
+  const byCollection = new Map<string, string[]>();
+  for (const p of permissions) {
+    const [collection, access] = p.split('.');
+    byCollection.set(collection, [...(byCollection.get(collection) ?? []), access]);
+  }
+  return [...byCollection].map(([c, a]) => `<li><strong>${esc(c)}</strong>: ${esc(a.join(' and '))}</li>`).join('');
+}
+
+const when = (ms: number) => {
+  const iso = new Date(ms).toISOString();
+  return `<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
+};
+
+export function authorizationsPage(opts: { action: string; csrf: string; connections: Connection[]; error?: string }): string {
+  const items = opts.connections.map((c) => `<li class="app"><h2>${esc(c.name)}</h2>
+<p class="since">Connected since ${when(c.since)}</p>
+<p>It may:</p><ul class="perms">${permissionLines(c.permissions)}</ul>
+<form method="post" action="${esc(opts.action)}"><input type="hidden" name="csrf" value="${esc(opts.csrf)}">
+<button type="submit" name="revoke" value="${esc(c.clientId)}" class="danger">Revoke access of ${esc(c.name)}</button></form></li>`).join('\n');
+  return layout('Connected applications', `${STYLE}<h1>Connected applications</h1>
+${opts.error ? `<p class="error" role="alert">${esc(opts.error)}</p>` : ''}
+<p>These applications can use your account. Revoking one ends its access at once; to connect again it must ask you again.</p>
+${opts.connections.length ? `<ul class="apps">${items}</ul>` : '<p>No application has access to your account.</p>'}`);
+}

@@ -1,0 +1,47 @@
+import type { Executor } from '../db/tx.js';
+import { ALL_PERMISSIONS } from '../collections/index.js';
+
+/** A client holding live tokens for one owner, as the connected-applications page shows it. */
+export interface Connection {
+  clientId: string;
+  name: string;
+  /** Every permission any of its live tokens carries, in the catalogue's order. */
+  permissions: string[];
+  /** When the oldest of its live tokens was issued. */
+  since: number;
+}
+
+/** The owner's connections: clients (not revoked) with an unrevoked, unexpired token for them. */
+export async function listConnections(db: Executor, owner: { userId: number; accountId: number }, now: number): Promise<Connection[]> {
+  const rows = await db
+    .selectFrom('oauth_tokens as t')
+    .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
+    .select(['t.client_id', 'c.name', 't.permissions', 't.created'])
+    .where('t.user_id', '=', owner.userId)
+    .where('t.account_id', '=', owner.accountId)
+    .where('t.revoked', '=', 0)
+    .where('t.expires_at', '>', now)
+    .where('c.revoked', '=', 0)
+    .execute();
+  const byClient = new Map<string, { name: string; permissions: Set<string>; since: number }>();
+  for (const r of rows) {
+    const c = byClient.get(r.client_id) ?? { name: r.name, permissions: new Set<string>(), since: Number(r.created) };
+    for (const p of JSON.parse(r.permissions) as string[]) c.permissions.add(p);
+    c.since = Math.min(c.since, Number(r.created));
+    byClient.set(r.client_id, c);
+  }
+  return [...byClient]
+    .map(([clientId, c]) => ({ clientId, name: c.name, permissions: ALL_PERMISSIONS.filter((p) => c.permissions.has(p)), since: c.since }))
+    .sort((a, b) => a.since - b.since || a.clientId.localeCompare(b.clientId));
+}
+
+/**
+ * Ends a client's access for one owner: every access and refresh token, and the codes not yet
+ * redeemed (else a code issued a moment ago would bring the connection back). Nothing else.
+ */
+export async function disconnect(db: Executor, owner: { userId: number; accountId: number }, clientId: string): Promise<void> {
+  await db.updateTable('oauth_tokens').set({ revoked: 1 })
+    .where('user_id', '=', owner.userId).where('account_id', '=', owner.accountId).where('client_id', '=', clientId).execute();
+  await db.deleteFrom('oauth_codes')
+    .where('user_id', '=', owner.userId).where('account_id', '=', owner.accountId).where('client_id', '=', clientId).where('used_at', 'is', null).execute();
+}
