@@ -8,6 +8,7 @@ import { measure, type LoadSettings, type Measurement, type Workload } from './l
 import { latencyChart, table, targets, type Row } from './report.js';
 import { rng, userItem, type AccountSize } from './seed.js';
 import { startProcess, type RunningServer } from './server.js';
+import { deliveryStats, drained, startBenchReceiver } from './webhooks.js';
 
 /**
  * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
@@ -33,7 +34,8 @@ const nodeArgs = [
   // BENCH_NODE_ARGS: extra node flags for our server and the floor (diagnosis: heap sizes, GC traces).
   ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : []),
 ];
-const RATE_LIMITS = { RATE_LIMIT_API: '1000000000', RATE_LIMIT_AUTH: '1000000000' };
+// Webhook receivers of the W4 webhook row listen on 127.0.0.1.
+const RATE_LIMITS = { RATE_LIMIT_API: '1000000000', RATE_LIMIT_AUTH: '1000000000', WEBHOOKS_ALLOW_PRIVATE_URLS: '1' };
 
 const account = (users: number, clients: number, jobs: number, visits: number): AccountSize => ({ users, clients, jobs, visits });
 // Two accounts of each size, so every query really filters by tenant.
@@ -137,6 +139,25 @@ async function main() {
     const label = { W1: 'W1 GET /users', W2: 'W2 GET /jobs?where=title~pump', W3: 'W3 GET /jobs/ID', W4: 'W4 POST /users (10 items)', W4k: 'W4 with Idempotency-Key', W5: 'W5 PATCH /jobs (10 items)' }[key];
     record(key, label, m, rss);
   }
+  // W4 again with one webhook subscribed to `*`: what recording and queueing deliveries costs the
+  // write, and how fast the worker then delivers (throughput, lag from commit to arrival).
+  let webhookNote = 'skipped';
+  if (runs('W4hook')) {
+    const rx = await startBenchReceiver();
+    const made = await fetch(`${server.url}/webhooks`, { method: 'POST', headers: w.W4.headers, body: JSON.stringify({ webhooks: [{ url: rx.url, events: ['*'] }] }) });
+    const hook = (await made.json()) as { webhooks?: { id: number }[] };
+    if (made.status !== 200 || !hook.webhooks) throw new Error(`webhook not created: ${made.status}`);
+    const m = await measure(server.url, w.W4, load);
+    record('W4hook', 'W4 POST /users, webhook on *', m, server.peakRss().max);
+    const done = await drained(rx.arrivals);
+    const stats = deliveryStats(rx.arrivals);
+    webhookNote = stats
+      ? `${stats.count} deliveries, ${stats.perSecond.toFixed(0)}/s; lag commit -> arrival p50 ${stats.lagP50} ms, p99 ${stats.lagP99} ms${done ? '' : ' (not drained in 180 s)'}`
+      : 'no deliveries';
+    log(`webhook deliveries: ${webhookNote}`);
+    await fetch(`${server.url}/webhooks/${hook.webhooks[0].id}`, { method: 'DELETE', headers: { authorization: w.W4.headers.authorization, 'x-version': '1.0' } });
+    await rx.close();
+  }
   const w6 = runs('W6') ? await refreshWorkload(server.url, main, tokens.refresh) : 'skipped';
   if (w6 === 'skipped') log('W6 skipped');
   else if (typeof w6 === 'string') record('W6', 'W6 refresh-token grant', undefined, undefined, w6);
@@ -210,6 +231,7 @@ async function main() {
     w1Workers: ratio(results.W1x2, results.W1),
     w4Workers: ratio(results.W4x2, results.W4),
     w4Keyed: ratio(results.W4k, results.W4),
+    w4Hook: ratio(results.W4hook, results.W4),
   };
   const f2 = (v?: number) => (v === undefined ? 'n/a' : v.toFixed(2));
   const cpus = os.cpus();
@@ -227,6 +249,7 @@ async function main() {
     `  scaling, mean latency 100,000 / 1,000 rows: W1 ${f2(ratios.w1Scale)}, W2 ${f2(ratios.w2Scale)}`,
     `  WORKERS=2 / WORKERS=1 throughput: W1 ${f2(ratios.w1Workers)}, W4 ${f2(ratios.w4Workers)} (autocannon shares the 2 cores)`,
     `  W4 with / without Idempotency-Key throughput: ${f2(ratios.w4Keyed)}`,
+    `  W4 with a webhook on * / W4 without: ${f2(ratios.w4Hook)}; webhook deliveries: ${webhookNote}`,
     '',
     'targets:',
     targets([

@@ -16,6 +16,7 @@ import { requestIdOptions } from './http/logging.js';
 import { metricsPlugin } from './http/metrics.js';
 import { routeTable } from './http/route-table.js';
 import { notFoundOr405 } from './http/route.js';
+import { startDeliveryWorker, type DeliveryWorker } from './webhooks/worker.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,6 +35,8 @@ export interface AppOptions {
   clock?: () => number;
   logger?: FastifyServerOptions['logger'];
   https?: { key: Buffer; cert: Buffer };
+  /** false: no webhook delivery worker in this app (tests that drive deliveries themselves). */
+  deliveries?: boolean;
 }
 
 export { redactUrl } from './http/logging.js';
@@ -87,6 +90,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   await app.register(metricsPlugin);
   await app.register(healthPlugin);
+  // Webhook deliveries are sent in the background, never on a request's path (src/webhooks/).
+  let worker: DeliveryWorker | undefined;
+  app.addHook('onReady', async () => {
+    if (opts.deliveries !== false) worker = startDeliveryWorker(app.services, app.clock, app.log);
+  });
+  app.addHook('preClose', async () => {
+    await worker?.stop();
+  });
+
   await app.register(rateLimitPlugin);
   await app.register(oauthRateLimitPlugin);
   await app.register(oauthPlugin);

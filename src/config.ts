@@ -20,6 +20,11 @@ export interface Config {
   /** Bearer secret for GET /metrics; the endpoint is off (404) without it. */
   metricsToken?: string;
   /** Events older than this many days are purged (`fsm events purge`). */
+  /** Delays before each retry of a failed webhook delivery, in ms (WEBHOOK_RETRY_SCHEDULE). */
+  webhookRetrySchedule: number[];
+  /** Webhooks may target loopback and private addresses over plain http (development, tests). */
+  webhooksAllowPrivateUrls: boolean;
+  /** Events and finished deliveries older than this are purged. */
   eventsRetentionDays: number;
 }
 
@@ -33,6 +38,19 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
     throw new ConfigError(`${name} must be an integer between ${min} and ${max}`);
   }
   return n;
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `5s,5m,30m,2h`: each delay a number and a unit (ms, s, m, h, d). */
+export function parseSchedule(raw: string, name = 'WEBHOOK_RETRY_SCHEDULE'): number[] {
+  const out = raw.split(',').map((part) => {
+    const m = /^\s*(\d{1,9})(ms|s|m|h|d)\s*$/.exec(part);
+    if (!m) throw new ConfigError(`${name}: '${part.trim().slice(0, 20)}' is not a delay such as 5s, 30m or 2h`);
+    return Number(m[1]) * UNITS[m[2]];
+  });
+  if (out.length > 50) throw new ConfigError(`${name}: at most 50 retries`);
+  return out;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -71,6 +89,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitApi: int(env, 'RATE_LIMIT_API', 600, 0, 1_000_000_000),
     rateLimitAuth: int(env, 'RATE_LIMIT_AUTH', 60, 0, 1_000_000_000),
     metricsToken,
+    webhookRetrySchedule: parseSchedule(env.WEBHOOK_RETRY_SCHEDULE || '5s,5m,30m,2h,5h,10h,24h'),
+    webhooksAllowPrivateUrls: env.WEBHOOKS_ALLOW_PRIVATE_URLS === '1',
     eventsRetentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 36_500),
   };
 }

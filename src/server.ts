@@ -3,12 +3,12 @@ import fs from 'node:fs';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, sqliteFile, type Config } from './config.js';
 import { connect } from './db/index.js';
-import { COUNTED_TABLES } from './services.js';
+import { DERIVED_TABLES } from './services.js';
 import { loggerOptions } from './http/logging.js';
 import { observeQuery, watchPool } from './http/metrics.js';
 
 async function serve(config: Config): Promise<void> {
-  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), countedTables: COUNTED_TABLES, observe: observeQuery });
+  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), ...DERIVED_TABLES, observe: observeQuery });
   if (database.pool) watchPool(database.pool);
   const app = await buildApp({
     config,
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   if (config.workers > 1 && cluster.isPrimary) {
     // Migrate once before the workers start, so they never race on the schema.
-    const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), countedTables: COUNTED_TABLES });
+    const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), ...DERIVED_TABLES });
     await database.close();
     for (let i = 0; i < config.workers; i++) cluster.fork();
     let stopping = false;

@@ -10,7 +10,7 @@ import pg from 'pg';
 import type SQLite from 'better-sqlite3';
 import { buildApp } from '../src/app.js';
 import { connect, type Database } from '../src/db/index.js';
-import { COUNTED_TABLES } from '../src/services.js';
+import { DERIVED_TABLES } from '../src/services.js';
 import { call, createTenant, createTestApp, DIALECTS, PG_URL, skipUnless, type Tenant, type TestApp } from './helpers.js';
 
 /**
@@ -34,7 +34,7 @@ async function backupAndRestore(t: TestApp, dir: string): Promise<{ database: Da
     const restoredDir = path.join(dir, 'restored');
     fs.mkdirSync(restoredDir);
     fs.copyFileSync(backup, path.join(restoredDir, 'fsm.sqlite'));
-    return { database: await connect({ sqliteFile: path.join(restoredDir, 'fsm.sqlite'), countedTables: COUNTED_TABLES }), drop: async () => {} };
+    return { database: await connect({ sqliteFile: path.join(restoredDir, 'fsm.sqlite'), ...DERIVED_TABLES }), drop: async () => {} };
   }
   // PostgreSQL: pg_dump's custom format, restored with pg_restore into a new, empty database.
   const dump = path.join(dir, 'fsm.dump');
@@ -49,7 +49,7 @@ async function backupAndRestore(t: TestApp, dir: string): Promise<{ database: Da
   const url = new URL(PG_URL!);
   url.pathname = `/${name}`;
   execFileSync('pg_restore', ['--no-owner', '--exit-on-error', '--dbname', url.toString(), dump]);
-  return { database: await connect({ databaseUrl: url.toString(), countedTables: COUNTED_TABLES }), drop: () => admin(`drop database if exists ${name} with (force)`) };
+  return { database: await connect({ databaseUrl: url.toString(), ...DERIVED_TABLES }), drop: () => admin(`drop database if exists ${name} with (force)`) };
 }
 
 for (const dialect of DIALECTS) {

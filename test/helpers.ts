@@ -7,7 +7,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { connect, type Database, type Dialect } from '../src/db/index.js';
-import { COUNTED_TABLES, createServices, type Services } from '../src/services.js';
+import { DERIVED_TABLES, createServices, type Services } from '../src/services.js';
 import { createAccount } from '../src/accounts/service.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { issueToken } from '../src/oauth/tokens.js';
@@ -53,7 +53,7 @@ export async function createTestDb(dialect: Dialect): Promise<TestDb> {
     };
   }
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0' } as NodeJS.ProcessEnv);
-  const database = await connect({ databaseUrl, sqliteFile: path.join(dataDir, 'fsm.sqlite'), poolSize: 5, countedTables: COUNTED_TABLES });
+  const database = await connect({ databaseUrl, sqliteFile: path.join(dataDir, 'fsm.sqlite'), poolSize: 5, ...DERIVED_TABLES });
   return {
     database,
     services: createServices(config, database),
@@ -73,10 +73,10 @@ export interface TestApp extends TestDb {
   clock: { now: number };
 }
 
-export async function createTestApp(dialect: Dialect): Promise<TestApp> {
+export async function createTestApp(dialect: Dialect, opts: { deliveries?: boolean } = {}): Promise<TestApp> {
   const db = await createTestDb(dialect);
   const clock = { now: Date.now() };
-  const app = await buildApp({ config: db.config, database: db.database, clock: () => clock.now });
+  const app = await buildApp({ config: db.config, database: db.database, clock: () => clock.now, deliveries: opts.deliveries });
   await app.ready();
   await checkResponsesAgainstOpenApi(app);
   return {
@@ -283,8 +283,8 @@ export async function tokenRequest(app: FastifyInstance, form: Record<string, st
 }
 
 /** The usual suite fixture: an app on one dialect with two accounts, `a` and `b`. */
-export async function appWithTenants(dialect: Dialect): Promise<{ t: TestApp; a: Tenant; b: Tenant }> {
-  const t = await createTestApp(dialect);
+export async function appWithTenants(dialect: Dialect, opts: { deliveries?: boolean } = {}): Promise<{ t: TestApp; a: Tenant; b: Tenant }> {
+  const t = await createTestApp(dialect, opts);
   return { t, a: await createTenant(t, 'Alpha'), b: await createTenant(t, 'Beta') };
 }
 

@@ -120,11 +120,18 @@ function dependencyOrder(): Collection[] {
     }
     out.push(c);
   };
-  registry.list.forEach(visit);
+  matrixCollections.forEach(visit);
   return out;
 }
 
 const FACTORIES: Record<string, Factory> = Object.fromEntries(registry.list.map((c) => [c.name, factoryOf(c)]));
+
+/**
+ * Read-only collections (events, deliveries) are written by the server only: every write method
+ * is 405 before any id is looked at. Their isolation is tested beside them (events.test.ts,
+ * webhooks.test.ts).
+ */
+const matrixCollections = registry.list.filter((c) => !c.readOnly);
 
 /** Every association field of a collection, with whether a client may write it. */
 function associations(c: Collection) {
@@ -221,13 +228,13 @@ for (const dialect of DIALECTS) {
     });
 
     test("every collection's declared example is a valid item", () => {
-      for (const c of registry.list) {
+      for (const c of matrixCollections) {
         const item = FACTORIES[c.name].item(A, 'x');
         assert.deepEqual(validateItem(c, item, 'create'), [], c.name);
       }
     });
 
-    for (const c of registry.list) {
+    for (const c of matrixCollections) {
       test(`${c.name}: A's token never reaches B's items`, async () => {
         const factory = FACTORIES[c.name];
         assert.ok(factory, `no factory for collection '${c.name}': add one to FACTORIES`);
@@ -429,7 +436,7 @@ for (const dialect of DIALECTS) {
       const bAdmin = B.tenant.adminId;
       const roleTokens: [string, string][] = [['administrator', A.tenant.token], ['employee', A.employeeToken], ['contractor', A.contractorToken]];
       for (const [role, token] of roleTokens) {
-        for (const c of registry.list) {
+        for (const c of matrixCollections) {
           await check(group, `A ${role}: GET /${c.name}/B-id`, async () => {
             const res = await get(token, `/${c.name}/${B.seed[c.table]}`);
             assert.ok(res.status === 404 || res.status === 403, res.raw);

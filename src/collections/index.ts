@@ -1,4 +1,4 @@
-import { createRegistry } from './machinery/registry.js';
+import { createRegistry, type Registry } from './machinery/registry.js';
 import { users } from './users/index.js';
 import { statuses } from './statuses/index.js';
 import { clients } from './clients/index.js';
@@ -7,9 +7,13 @@ import { visits } from './visits/index.js';
 import { workgroups } from './workgroups/index.js';
 import { files } from './files/index.js';
 import { notes } from './notes/index.js';
+import { eventsCollection } from './events/index.js';
+import { webhooks } from './webhooks/index.js';
+import { deliveries } from './deliveries/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
-export const registry = createRegistry([users, statuses, clients, jobs, visits, workgroups, files, notes]);
+// `events` reads the registry it is part of (which collections a token may see events of).
+export const registry: Registry = createRegistry([users, statuses, clients, jobs, visits, workgroups, files, notes, eventsCollection(() => registry), webhooks, deliveries]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */
 export const ALL_PERMISSIONS: readonly string[] = registry.permissions;

@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type KyselyConfig } from 'kysel
 import type { DB } from './types.js';
 import { migrateToLatest } from './migrate.js';
 import { ensureRowCounters } from './counted.js';
+import { ensureRowVersions } from './versions.js';
 import { ONE_ROW, preparedTexts, registerDirect } from './compiled.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -142,11 +143,12 @@ function withNamedStatements(client: pg.PoolClient) {
  * Opens the database the configuration names, applies every pending migration and makes the row
  * counters of the tables the collection declarations mark as counted.
  */
-export async function connect(opts: DatabaseOptions & { countedTables: readonly string[] }): Promise<Database> {
+export async function connect(opts: DatabaseOptions & { countedTables: readonly string[]; versionedTables: readonly string[] }): Promise<Database> {
   const database = openDatabase(opts);
   try {
     await migrateToLatest(database);
     await ensureRowCounters(database, opts.countedTables);
+    await ensureRowVersions(database, opts.versionedTables);
   } catch (err) {
     await database.close();
     throw err;

@@ -10,6 +10,7 @@ import { notes } from './migrations/007_notes.js';
 import { clientPublisher } from './migrations/009_client_publisher.js';
 import { idempotencyKeys } from './migrations/011_idempotency_keys.js';
 import { rowVersions } from './migrations/011_row_versions.js';
+import { events } from './migrations/010_events.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '009_client_publisher': clientPublisher,
   '011_idempotency_keys': idempotencyKeys,
   '011_row_versions': rowVersions,
+  '010_events': events,
 };
 
 /** Every migration this code knows, in order (readiness checks they are all applied). */

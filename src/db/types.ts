@@ -289,4 +289,64 @@ export interface DB {
   files: FilesTable;
   notes: NotesTable;
   idempotency_keys: IdempotencyKeysTable;
+  events: EventsTable;
+  webhooks: WebhooksTable;
+  deliveries: DeliveriesTable;
+}
+
+export interface EventsTable {
+  id: Generated<number>;
+  account_id: number;
+  type: string;
+  collection: string;
+  item_id: number;
+  /** JSON text: each changed field with its old and new value on updates, else null. */
+  changes: string | null;
+  /** JSON text: the item's default fields after the change (as it was, for a deletion). */
+  data: string;
+  actor_id: number | null;
+  client_id: string | null;
+  occurred: number;
+  /** Row version (the ETag), bumped by a trigger on every update (src/db/versions.ts). */
+  version: Generated<number>;
+}
+
+export interface WebhooksTable {
+  id: Generated<number>;
+  account_id: number;
+  url: string;
+  /** JSON text: an array of `*`, `<collection>.*` or exact event types. */
+  events: string;
+  active: number;
+  description: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
+  disabled_reason: string | null;
+  failing_since: number | null;
+  deleted: number;
+  created: number;
+  modified: number;
+  /** Row version (the ETag), bumped by a trigger on every update (src/db/versions.ts). */
+  version: Generated<number>;
+}
+
+export interface DeliveriesTable {
+  id: Generated<number>;
+  account_id: number;
+  webhook_id: number;
+  event_id: number | null;
+  type: string;
+  msg_id: string;
+  state: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  next_attempt_at: number;
+  lease_until: number | null;
+  lease_owner: string | null;
+  created: number;
+  modified: number;
+  /** Row version (the ETag), bumped by a trigger on every update (src/db/versions.ts). */
+  version: Generated<number>;
 }

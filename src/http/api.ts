@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import { authenticate } from '../auth/bearer.js';
-import type { ActionRequest, Caller, Collection, MultipartPart } from '../collections/machinery/collection.js';
+import { permissionFor, type ActionRequest, type Caller, type Collection, type MultipartPart } from '../collections/machinery/collection.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { list } from '../collections/machinery/read.js';
 import { isPlainObject } from '../collections/machinery/validate.js';
@@ -117,19 +117,19 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     const method = effectiveMethod(request.method, request.headers['x-method']);
     const auth = await authenticate(app.database, request.headers.authorization, app.clock());
     await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(auth.tokenHash));
-    const ctx: Caller = { accountId: auth.accountId, userId: auth.userId, role: auth.role, permissions: auth.permissions, clientId: auth.clientId, now: auth.now, publicUrl: app.config.publicUrl };
+    const ctx: Caller = { accountId: auth.accountId, userId: auth.userId, role: auth.role, permissions: auth.permissions, clientId: auth.clientId, now: auth.now, publicUrl: app.config.publicUrl, privateUrls: app.config.webhooksAllowPrivateUrls };
     const c = app.services.registry.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);
     // An unknown action is missing whatever the method (GET /users/abc is not a 405).
     if (route.action && !c.actions?.[route.action]) {
       throw new ApiError('unknownAction', `'${route.action.slice(0, 64)}' on /${c.name}${c.actions ? ` (actions: ${Object.keys(c.actions).join(', ')})` : ''}; an item is named by its numeric id, as in /${c.name}/123`);
     }
-    const allowed = allowedMethods(route);
+    const allowed = allowedMethods(route, c.readOnly);
     if (!(allowed as string[]).includes(method)) {
       throw new ApiError('methodNotAllowed', `${method} ${request.url.split('?')[0].slice(0, 100)}; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') });
     }
     const need = method === 'GET' ? 'read' : 'write';
-    if (!ctx.permissions.has(`${c.name}.${need}`)) throw new ApiError('permissionMissing', `${c.name}.${need}`);
+    if (!ctx.permissions.has(permissionFor(c, need))) throw new ApiError('permissionMissing', permissionFor(c, need));
     if (c.policy[need][ctx.role] === 'none') throw new ApiError('roleForbids');
     // Such an id cannot exist, and must not reach SQL (ids are int4 in PostgreSQL).
     if (route.item !== undefined && !isItemId(route.item)) throw new ApiError('itemNotFound');

@@ -50,15 +50,16 @@ export interface WriteCall {
  */
 export async function writeItems(w: WriteCall): Promise<Answer> {
   const { collection: c, caller, urlId, retry } = w;
-  let answer: Answer | undefined;
+  let headers: Record<string, string> = {};
   const out = await w.services.writer.write({
     collection: c, caller, op: w.op, input: w.input, urlId, ifMatch: w.ifMatch,
     seal: async (tx, result) => {
       const etag = urlId !== undefined && w.op === 'update' ? await currentEtag(tx, c, caller, urlId, { access: 'all' }) : undefined;
-      answer = { status: 200, body: { result: 'success', [c.name]: result.items, metadata: result.metadata }, headers: etag ? { etag } : {} };
-      await retry?.keep(tx, answer);
+      headers = etag ? { etag } : {};
+      // The kept answer is the sealed one: without the secrets a create shows once.
+      await retry?.keep(tx, { status: 200, body: { result: 'success', [c.name]: result.items, metadata: result.metadata }, headers });
     },
   });
   if (out.result === 'failure') return { status: 422, body: out };
-  return answer!;
+  return { status: 200, body: { result: 'success', [c.name]: out.items, metadata: out.metadata }, headers };
 }

@@ -5,7 +5,7 @@ import parsePrometheus, { type Family } from 'parse-prometheus-text-format';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
 import { connect, type Database } from '../db/index.js';
-import { COUNTED_TABLES } from '../services.js';
+import { DERIVED_TABLES } from '../services.js';
 import {
   DIALECTS, authorizeWithInject, call, createOAuthClient, createTenant, createTestDb, injectBrowser, skipUnless, tokenRequest,
   type Tenant, type TestDb,
@@ -41,7 +41,7 @@ for (const dialect of DIALECTS) {
     before(async () => {
       db = await createTestDb(dialect);
       // As the server opens it: every statement observed, the pool watched.
-      database = await connect({ databaseUrl: db.config.databaseUrl, sqliteFile: path.join(db.dataDir, 'fsm.sqlite'), observe: observeQuery, countedTables: COUNTED_TABLES });
+      database = await connect({ databaseUrl: db.config.databaseUrl, sqliteFile: path.join(db.dataDir, 'fsm.sqlite'), observe: observeQuery, ...DERIVED_TABLES });
       if (database.pool) unwatch = watchPool(database.pool);
       app = await buildApp({ config: { ...db.config, metricsToken: METRICS_TOKEN }, database });
       await app.ready();

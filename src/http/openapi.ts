@@ -183,16 +183,20 @@ function pathsFor(c: Collection): Record<string, Json> {
     delete: operation(c, `delete${N}`, `Delete ${c.name}`, { body: `${N}Delete`, ok: 'Write', write: true }),
   };
   if (!c.createVia) collection.post = operation(c, `create${N}`, `Create ${c.name}`, { body: `${N}Create`, ok: 'Write', write: true });
+  // Written only by the server: GET alone (the other methods answer 405).
+  if (c.readOnly) for (const m of ['post', 'patch', 'delete']) delete collection[m];
   const item: Json = {
     parameters: [param('id')],
     get: operation(c, `get${N}Item`, `Read one of ${c.name}`, { params: [param('fields')], ok: 'List' }),
     patch: operation(c, `update${N}Item`, `Update one of ${c.name} (the id may be left out of the item)`, { body: `${N}ItemUpdate`, ok: 'Write', write: true }),
     delete: { ...operation(c, `delete${N}Item`, `Delete one of ${c.name} (no body needed)`, { ok: 'Write', write: true }) },
   };
+  if (c.readOnly) for (const m of ['patch', 'delete']) delete item[m];
   const paths: Record<string, Json> = { [`/${c.name}`]: collection, [`/${c.name}/{id}`]: item };
   for (const [action, doc] of Object.entries(c.actionDocs ?? {})) {
     const at = doc.on === 'item' ? `/${c.name}/{id}/${action}` : `/${c.name}/${action}`;
     const op = operation(c, `${action}${N}`, doc.summary, { ok: 'Write', write: true });
+    if (doc.answers) (op.responses as Json)[200] = { description: 'Success', content: { 'application/json': { schema: ref(`${pascal(doc.answers)}Write`) } } };
     paths[at] = {
       ...(doc.on === 'item' ? { parameters: [param('id')] } : {}),
       post: { ...op, description: doc.description, parameters: [...(op.parameters as Json[]), ...(doc.parameters ?? [])], ...(doc.requestBody ? { requestBody: doc.requestBody } : {}) },

@@ -30,9 +30,10 @@ export function effectiveMethod(httpMethod: string, override: string | string[] 
   return m;
 }
 
-/** Which methods each URL form allows (spec §4.2): actions take POST only; items never POST. */
-export function allowedMethods(r: ApiRoute): Method[] {
+/** Which methods each URL form allows (spec §4.2): actions take POST only; items never POST; read-only collections GET. */
+export function allowedMethods(r: ApiRoute, readOnly = false): Method[] {
   if (r.action) return ['POST'];
+  if (readOnly) return ['GET'];
   if (r.item !== undefined) return ['GET', 'PATCH', 'DELETE'];
   return ['GET', 'POST', 'PATCH', 'DELETE'];
 }

@@ -14,6 +14,8 @@ export type Access = 'all' | 'own' | 'none';
 export interface Caller extends AuthContext {
   /** The origin clients reach the server at (config.publicUrl), for links the API returns. */
   publicUrl: string;
+  /** WEBHOOKS_ALLOW_PRIVATE_URLS: webhooks may target private addresses over plain http. */
+  privateUrls?: boolean;
 }
 
 export type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -67,6 +69,11 @@ export interface Rules {
   /** Runs after the item's row was written, in the same transaction. */
   after?(i: TxItemContext & { id: number }): Promise<void>;
   /**
+   * Values shown once, in the answer of a create only (a webhook's secret): from the columns the
+   * create wrote, never read back afterwards.
+   */
+  reveal?(row: Row): Item;
+  /**
    * Runs once the transaction has committed (never after a rollback): side effects outside the
    * database, such as removing stored bytes nothing references any more.
    */
@@ -92,15 +99,32 @@ export interface CollectionDef {
    * (a collection's name, `accounts` or `roles`) in the caller's account.
    */
   example: (ref: (target: string) => { id: number }) => Item;
+  /** The text field lists are searched by, when not the first required text field (a webhook's description, not its URL). */
+  textField?: string;
   /** POST actions: `/:collection/:action` and `/:collection/:item/:action`. */
   actions?: Record<string, ActionHandler>;
   /** What the OpenAPI document says of each action beyond the shared envelopes and errors. */
   actionDocs?: Record<string, ActionDoc>;
   /** When set, items are created only by this action: a plain `POST /:collection` gets 405. */
   createVia?: string;
+  /** Items are written only by the server (events, deliveries): GET only, other methods 405. */
+  readOnly?: boolean;
+  /**
+   * The name its permissions carry, when not its own (deliveries are read with `webhooks.read`).
+   * A read-only collection has no `.write` permission of its own.
+   */
+  permission?: string;
+  /**
+   * false: its changes are not recorded, so they are no events (deliveries: the queue that sends
+   * events; recording it would make events of events).
+   */
+  recorded?: boolean;
   /** OpenAPI paths the collection serves beside the dispatcher (the files' signed downloads). */
   extraPaths?: Record<string, unknown>;
 }
+
+/** The permission a request on the collection needs (`jobs.read`, `webhooks.write`). */
+export const permissionFor = (c: CollectionDef, need: 'read' | 'write'): string => `${c.permission ?? c.name}.${need}`;
 
 /** An action call, free of the HTTP framework: what the request carried, and the services to use. */
 export interface ActionRequest {
@@ -149,6 +173,8 @@ export interface ActionAnswer {
 /** OpenAPI fragments for an action; `on: 'collection'` is POST /:collection/:action (no item). */
 export interface ActionDoc {
   on: 'collection' | 'item';
+  /** The collection whose items the action answers, when not its own (a ping answers its delivery). */
+  answers?: string;
   summary: string;
   description?: string;
   parameters?: Record<string, unknown>[];
@@ -178,7 +204,9 @@ export interface Collection extends CollectionDef {
 export function defineCollection(def: CollectionDef): Collection {
   const columns = new Map<string, FilterColumn>([['id', { column: 'id', type: 'integer', nullable: false }]]);
   const wide = (s: ScalarField) => s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;
-  const addScalar = (name: string, s: ScalarField) => columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s) });
+  const addScalar = (name: string, s: ScalarField) => {
+    if (s.type !== 'json') columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s) });
+  };
   for (const [name, field] of Object.entries(def.fields)) {
     if (field.kind === 'scalar') addScalar(name, field);
     else if (field.kind === 'object') for (const [m, s] of Object.entries(field.members)) addScalar(`${name}.${m}`, s);
@@ -187,13 +215,13 @@ export function defineCollection(def: CollectionDef): Collection {
   const readable = Object.entries(def.fields).filter(([, fl]) => fl.kind !== 'writeOnly');
   const texts = Object.entries(def.fields).filter(([, fl]) => fl.kind === 'scalar' && fl.type === 'string' && fl.required && fl.valueSchema.anyOf === undefined);
   const text = texts.find(([, fl]) => fl.kind === 'scalar' && fl.valueSchema.pattern === undefined) ?? texts[0];
-  if (!text) throw new Error(`${def.name}: no required text field`);
+  if (!text && !def.textField) throw new Error(`${def.name}: no required text field`);
   return {
     ...def,
     rules: def.rules ?? {},
     columns,
     defaultFields: readable.filter(([, fl]) => !fl.extended).map(([n]) => n),
     allFields: readable.map(([n]) => n),
-    textField: text[0],
+    textField: def.textField ?? text![0],
   };
 }

@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import type { Access, Collection, RoleKind } from './collection.js';
+import { permissionFor, type Access, type Collection, type RoleKind } from './collection.js';
 import type { Field } from './fields.js';
 import { PHONE, COLOUR } from './fields.js';
 import type { Registry } from './registry.js';
@@ -36,6 +36,7 @@ function scalarType(s: TSchema): string {
 function typeOf(field: Field): string {
   switch (field.kind) {
     case 'scalar':
+      if (field.type === 'json') return `${field.valueSchema.type === 'array' ? 'array of strings' : 'object'}${field.nullable ? ' or null' : ''}`;
       return `${scalarType(field.valueSchema)}${field.nullable ? ' or null' : ''}`;
     case 'object':
       return `object {${Object.keys(field.members).join(', ')}}`;
@@ -80,7 +81,8 @@ const WORDS: Record<Access, (op: 'read' | 'write') => string> = {
 export function roleTable(registry: Registry): string {
   const roles: RoleKind[] = ['administrator', 'employee', 'contractor'];
   const cell = (c: Collection, role: RoleKind) => [WORDS[c.policy.read[role]]('read'), WORDS[c.policy.write[role]]('write')].filter(Boolean).join(', ') || 'none';
-  const rows = registry.list.map((c) => `| ${c.name} | \`${c.name}.read\`, \`${c.name}.write\` | ${roles.map((r) => cell(c, r)).join(' | ')} |`);
+  const perms = (c: Collection) => (c.readOnly ? [permissionFor(c, 'read')] : [permissionFor(c, 'read'), permissionFor(c, 'write')]).map((p) => `\`${p}\``).join(', ');
+  const rows = registry.list.map((c) => `| ${c.name} | ${perms(c)} | ${roles.map((r) => cell(c, r)).join(' | ')} |`);
   return ['| Collection | Permissions | Administrator | Employee | Contractor |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 

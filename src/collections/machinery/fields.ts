@@ -5,7 +5,8 @@ import type { Executor } from '../../db/tx.js';
  * Field declarations. Each carries its TypeBox schema (the single source for validation, the
  * `fields` catalogue, serialization and OpenAPI) and how it maps onto columns.
  */
-export type ValueType = 'string' | 'integer' | 'number' | 'boolean' | 'flag' | 'time' | 'datetime';
+/** `json`: a structured value (a list of event types) stored as JSON text; not filterable or sortable. */
+export type ValueType = 'string' | 'integer' | 'number' | 'boolean' | 'flag' | 'time' | 'datetime' | 'json';
 
 export interface BaseField {
   /** The write schema of the value (TypeBox). */
@@ -141,6 +142,8 @@ export const f = {
   /** A calendar date `YYYY-MM-DD`, stored as text (sorts and compares as text). */
   date: (column: string, opts: ScalarOpts = {}) =>
     scalar('string', Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', format: 'date' }))(column, opts),
+  /** A structured value of the given schema, stored as JSON text. */
+  json: (column: string, schema: TSchema, opts: ScalarOpts = {}) => scalar('json', schema)(column, opts),
   enum: (column: string, values: readonly string[], opts: ScalarOpts = {}) =>
     scalar('string', Type.Union(values.map((v) => Type.Literal(v))))(column, opts),
   /** With `partial`, members may be left out (an address); the object is still written as a whole. */

@@ -1,11 +1,11 @@
-import type { Collection } from './collection.js';
+import { permissionFor, type Collection } from './collection.js';
 import { REFERENCE_TABLES, type AssocField, type AssocListField, type ScalarField, type Target } from './fields.js';
 
 /** Every collection the API serves, and what is derived from their declarations. */
 export interface Registry {
   list: readonly Collection[];
   get(name: string): Collection | undefined;
-  /** `<collection>.read` and `<collection>.write` of every collection, in registry order. */
+  /** `<collection>.read` and `<collection>.write` of every collection, in registry order (see permissionFor). */
   permissions: readonly string[];
 }
 
@@ -40,6 +40,7 @@ export function createRegistry(list: Collection[]): Registry {
   return {
     list,
     get: (name) => byName.get(name),
-    permissions: list.flatMap((c) => [`${c.name}.read`, `${c.name}.write`]),
+    // Read-only collections have no write permission; collections sharing one name it once.
+    permissions: [...new Set(list.flatMap((c) => (c.readOnly ? [permissionFor(c, 'read')] : [permissionFor(c, 'read'), permissionFor(c, 'write')])))],
   };
 }

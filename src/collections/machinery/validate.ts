@@ -86,6 +86,7 @@ function isAssocShape(v: unknown, nullable: boolean): boolean {
 function toColumn(s: ScalarField, v: unknown): unknown {
   if (v === null || v === undefined) return null;
   if (s.type === 'time') return Date.parse(v as string); // writable instants are stored as epoch ms
+  if (s.type === 'json') return JSON.stringify(v);
   return s.type === 'boolean' ? (v ? 1 : 0) : v;
 }
 

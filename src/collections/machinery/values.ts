@@ -8,6 +8,8 @@ export function toApi(s: Pick<ScalarField, 'type'>, v: unknown): unknown {
       return v === 1 || v === true;
     case 'time':
       return new Date(Number(v)).toISOString();
+    case 'json':
+      return JSON.parse(v as string);
     case 'flag':
     case 'integer':
     case 'number':

@@ -63,6 +63,7 @@ export class ChangeRecorder {
 
   /** Rows about to change: their items as they are now are kept. */
   async touch(c: Collection, ids: number[]): Promise<void> {
+    if (c.recorded === false) return;
     const seen = this.of(c);
     const fresh = [...new Set(ids)].filter((id) => !seen.has(id));
     await this.touchRows(c, await this.load(c, fresh));
@@ -71,6 +72,7 @@ export class ChangeRecorder {
 
   /** Like touch, for rows the caller has already loaded whole. */
   async touchRows(c: Collection, rows: Row[]): Promise<void> {
+    if (c.recorded === false) return;
     const seen = this.of(c);
     const fresh = rows.filter((r) => !seen.has(r.id));
     const items = await present(this.db, c, this.caller, snapshotProjection(c), fresh);
@@ -79,6 +81,7 @@ export class ChangeRecorder {
 
   /** Rows just inserted. */
   created(c: Collection, ids: number[]): void {
+    if (c.recorded === false) return;
     const seen = this.of(c);
     for (const id of ids) if (!seen.has(id)) seen.set(id, null);
   }
@@ -89,6 +92,7 @@ export class ChangeRecorder {
     if (!ids.length) return;
     for (const other of this.registry.list) {
       for (const field of Object.values(other.fields)) {
+        if (other.recorded === false) continue;
         if (field.kind === 'assoc' && field.target === c.name && field.onDelete !== 'restrict') {
           const rows = await untyped(this.db).selectFrom(other.table).selectAll()
             .where('account_id', '=', this.caller.accountId).where(field.column, 'in', ids).execute();

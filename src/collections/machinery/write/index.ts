@@ -16,6 +16,7 @@ import { checkReferences, checkUnique } from './references.js';
 export type { WriteRequest } from './batch.js';
 export type { Change, ChangeHook, ChangeType, ChangeRecorder } from './changes.js';
 export type { WriteMetadata, WriteResult, WriteSuccess, WriteFailure } from './outcome.js';
+export { NO_ITEMS } from './outcome.js';
 
 export const MAX_ITEMS = 100;
 
@@ -87,9 +88,11 @@ export function createWriter(deps: WriterDeps): Writer {
         await applyAll(b, tx, changes);
         await changes.settle();
         const items = op === 'delete' ? b.written.map((id) => ({ id })) : b.written.map((id) => changes.item(c, id)!);
-        const out = success(input, items);
-        await request.seal?.(tx, out);
-        return out;
+        // What is sealed (an idempotency record) is the answer without the secrets a create shows
+        // once: a secret is stored where it is needed, nowhere else. A replay answers without it.
+        await request.seal?.(tx, success(input, items));
+        const reveal = c.rules.reveal;
+        return success(input, op === 'create' && reveal ? items.map((it, i) => ({ ...it, ...reveal(b.rows[i]) })) : items);
       });
     } catch (err) {
       if (err instanceof BatchFailed) return failure(c, input, err.errors);

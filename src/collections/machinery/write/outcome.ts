@@ -44,6 +44,9 @@ export function failure(c: Collection, input: unknown[], errors: ApiErrorBody[][
   };
 }
 
+/** The metadata of an action's answer: it took no items (spec §2.2: metadata in every non-error answer). */
+export const NO_ITEMS: WriteMetadata = Object.freeze({ receivedItemsCount: 0, validItems: [], invalidItems: [] }) as WriteMetadata;
+
 export function success(input: unknown[], items: Item[]): WriteSuccess {
   return { result: 'success', items, metadata: { receivedItemsCount: input.length, validItems: input.map((_, i) => i), invalidItems: [] } };
 }

@@ -1,0 +1,40 @@
+import { sql } from 'kysely';
+import { defineCollection, permissionFor, type Caller, type Collection, type EB } from '../machinery/collection.js';
+import type { Registry } from '../machinery/registry.js';
+import { eventFields } from './schema.js';
+
+export { recordEvents, publicData, matches } from './record.js';
+export { purgeEvents } from './retention.js';
+
+/** The collections whose events the caller may read: those it may read itself (token and role). */
+export function readableCollections(registry: Registry, caller: Caller): string[] {
+  return registry.list
+    .filter((c: Collection) => c.recorded !== false && caller.permissions.has(permissionFor(c, 'read')) && c.policy.read[caller.role] !== 'none')
+    .map((c) => c.name);
+}
+
+/**
+ * `/events`: the outbox of every committed change, read-only. The registry is passed as a
+ * function because events are part of it (src/collections/index.ts).
+ */
+export function eventsCollection(registry: () => Registry) {
+  return defineCollection({
+    name: 'events',
+    table: 'events',
+    description: 'Every committed change of an item, in commit order per account (docs/events.md). Read-only.',
+    fields: eventFields,
+    readOnly: true,
+    recorded: false,
+    textField: 'type',
+    example: (ref) => ({ type: 'jobs.created', collection: 'jobs', item: ref('jobs') }),
+    policy: {
+      // 'own': the events of the collections the token and the role may read.
+      read: { administrator: 'own', employee: 'own', contractor: 'none' },
+      write: { administrator: 'none', employee: 'none', contractor: 'none' },
+      own: (caller: Caller, eb: EB, table: string) => {
+        const names = readableCollections(registry(), caller);
+        return names.length ? eb(`${table}.collection`, 'in', names) : sql<boolean>`1 = 0`;
+      },
+    },
+  });
+}

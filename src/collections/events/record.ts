@@ -1,0 +1,75 @@
+import { PostgresAdapter, sql } from 'kysely';
+import type { Executor } from '../../db/tx.js';
+import type { Collection, Item } from '../machinery/collection.js';
+import type { Change, ChangeHook } from '../machinery/write/index.js';
+import { newMessageId } from '../../webhooks/sign.js';
+
+const CHUNK = 200;
+
+/**
+ * What an event may show of an item: its default fields without the computed ones (a file's
+ * `downloadUrl` is a signed credential). Write-only fields (passwords, webhook secrets) are never
+ * among the default fields.
+ */
+export function publicData(c: Collection, item: Item): Item {
+  const out: Item = {};
+  for (const [k, v] of Object.entries(item)) if (k === 'id' || c.fields[k]?.kind !== 'computed') out[k] = v;
+  return out;
+}
+
+/** Whether a webhook subscribed with `patterns` receives an event of this type. */
+export function matches(patterns: readonly string[], type: string): boolean {
+  const collection = type.slice(0, type.indexOf('.'));
+  return patterns.some((p) => p === '*' || p === type || p === `${collection}.*`);
+}
+
+/**
+ * The ordering promise (docs/events.md): the account's `events` counter row is locked before any
+ * event id is drawn, and held to the commit. Another transaction of the account draws its ids
+ * only once this one has committed, so ids become visible in increasing order. SQLite runs one
+ * write transaction at a time (BEGIN IMMEDIATE): ids are in commit order already.
+ */
+async function lockAccountEvents(tx: Executor, accountId: number, n: number): Promise<void> {
+  if (!(tx.getExecutor().adapter instanceof PostgresAdapter)) return;
+  await sql`insert into counters (account_id, name, value) values (${accountId}, 'events', ${n})
+    on conflict (account_id, name) do update set value = counters.value + excluded.value`.execute(tx);
+}
+
+/** The change hook: one `events` row per change, and one delivery per subscribed webhook. */
+export const recordEvents: ChangeHook = async (tx, caller, changes) => {
+  const recorded = changes.filter((ch) => ch.collection.recorded !== false);
+  if (!recorded.length) return;
+  await lockAccountEvents(tx, caller.accountId, recorded.length);
+  const rows = recorded.map((ch: Change) => ({
+    account_id: caller.accountId,
+    type: `${ch.collection.name}.${ch.type}`,
+    collection: ch.collection.name,
+    item_id: ch.id,
+    changes: ch.changes ? JSON.stringify(ch.changes) : null,
+    data: JSON.stringify(publicData(ch.collection, (ch.after ?? ch.before)!)),
+    // userId 0 is the operator (CLI, seeds); '' no OAuth client.
+    actor_id: caller.userId || null,
+    client_id: caller.clientId || null,
+    occurred: caller.now,
+  }));
+  const inserted: { id: number; type: string }[] = [];
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    inserted.push(...(await tx.insertInto('events').values(rows.slice(i, i + CHUNK)).returning(['id', 'type']).execute()));
+  }
+  await queueDeliveries(tx, caller.accountId, inserted, caller.now);
+};
+
+/** Fan-out in the same transaction: a committed event always has its deliveries queued. */
+async function queueDeliveries(tx: Executor, accountId: number, events: { id: number; type: string }[], now: number): Promise<void> {
+  const hooks = await tx.selectFrom('webhooks').select(['id', 'events'])
+    .where('account_id', '=', accountId).where('active', '=', 1).where('deleted', '=', 0).where('disabled_reason', 'is', null).execute();
+  if (!hooks.length) return;
+  const subscribed = hooks.map((w) => ({ id: w.id, patterns: JSON.parse(w.events) as string[] }));
+  const rows = events.flatMap((e) =>
+    subscribed.filter((w) => matches(w.patterns, e.type)).map((w) => ({
+      account_id: accountId, webhook_id: w.id, event_id: e.id, type: e.type, msg_id: newMessageId(),
+      state: 'pending' as const, attempts: 0, next_attempt_at: now, created: now, modified: now,
+    })),
+  );
+  for (let i = 0; i < rows.length; i += CHUNK) await tx.insertInto('deliveries').values(rows.slice(i, i + CHUNK)).execute();
+}

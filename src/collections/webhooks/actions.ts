@@ -1,0 +1,58 @@
+import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
+import { readByIds } from '../machinery/read.js';
+import { NO_ITEMS } from '../machinery/write/index.js';
+import { ApiError } from '../../http/errors.js';
+import type { Executor } from '../../db/tx.js';
+import { newMessageId, newSecret } from '../../webhooks/sign.js';
+
+/** For 24 h after a rotation, deliveries are signed with the old secret too. */
+const ROTATION_OVERLAP_MS = 86_400_000;
+
+const itemOf = (request: ActionRequest, name: string): number => {
+  if (request.item === undefined) throw new ApiError('unknownAction', `'${name}' applies to one webhook: POST /webhooks/:id/${name}`);
+  return request.item;
+};
+
+async function existing(db: Executor, accountId: number, id: number) {
+  const row = await db.selectFrom('webhooks').select(['id', 'secret'])
+    .where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+  if (!row) throw new ApiError('itemNotFound');
+  return row;
+}
+
+/** `POST /webhooks/:id/ping`: queues a `webhook.ping` delivery, sent at once by the worker. */
+export async function ping(request: ActionRequest): Promise<ActionAnswer> {
+  const id = itemOf(request, 'ping');
+  const { caller, services } = request;
+  await existing(services.database.db, caller.accountId, id);
+  const now = caller.now;
+  const { id: deliveryId } = await services.database.db.insertInto('deliveries').values({
+    account_id: caller.accountId, webhook_id: id, event_id: null, type: 'webhook.ping', msg_id: newMessageId(),
+    state: 'pending', attempts: 0, next_attempt_at: now, created: now, modified: now,
+  }).returning('id').executeTakeFirstOrThrow();
+  const deliveries = services.registry.get('deliveries')!;
+  const items = await readByIds(services.database.db, deliveries, caller, [deliveryId], { fields: deliveries.defaultFields, expand: new Map() });
+  return { status: 200, body: { result: 'success', deliveries: items, metadata: NO_ITEMS } };
+}
+
+/** `POST /webhooks/:id/rotateSecret`: a new secret, shown this once; the old one signs for 24 h more. */
+export async function rotateSecret(request: ActionRequest): Promise<ActionAnswer> {
+  const id = itemOf(request, 'rotateSecret');
+  const { caller, services } = request;
+  const webhooks = services.registry.get('webhooks')!;
+  const secret = newSecret();
+  const item = await services.writer.transact(caller, async (tx, changes) => {
+    const row = await existing(tx, caller.accountId, id);
+    await changes.touch(webhooks, [id]);
+    await tx.updateTable('webhooks').set({ secret, previous_secret: row.secret, previous_secret_until: caller.now + ROTATION_OVERLAP_MS, modified: caller.now })
+      .where('id', '=', id).where('account_id', '=', caller.accountId).execute();
+    await changes.settle();
+    return changes.item(webhooks, id)!;
+  });
+  return { status: 200, body: { result: 'success', webhooks: [{ ...item, secret }], metadata: NO_ITEMS } };
+}
+
+export const webhookActionDocs: Record<string, ActionDoc> = {
+  ping: { on: 'item', answers: 'deliveries', summary: 'Send a webhook.ping delivery now', description: 'Queues a `webhook.ping` delivery (data `{webhook: {id}}`), sent at once; answers the delivery.' },
+  rotateSecret: { on: 'item', summary: 'Replace the signing secret', description: 'Answers the webhook with its new `secret` (shown this once). For 24 h both secrets sign each delivery.' },
+};

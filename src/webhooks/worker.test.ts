@@ -1,0 +1,90 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { startReceiver, until } from '../../test/receiver.js';
+import { purgeEvents } from '../collections/events/index.js';
+import { refusedAddress, refusedUrl } from './address.js';
+import { ConfigError, loadConfig, parseSchedule } from '../config.js';
+import { startDeliveryWorker } from './worker.js';
+
+describe('webhook targets (SSRF)', () => {
+  it('refuses link-local always, loopback and private ranges unless allowed, mapped IPv6 as IPv4', () => {
+    for (const ip of ['169.254.169.254', 'fe80::1', '::ffff:169.254.169.254']) {
+      assert.ok(refusedAddress(ip, true), ip);
+      assert.ok(refusedAddress(ip, false), ip);
+    }
+    for (const ip of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.0.1', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1']) {
+      assert.ok(refusedAddress(ip, false), ip);
+      assert.equal(refusedAddress(ip, true), undefined, ip);
+    }
+    for (const ip of ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '8.8.8.8']) assert.equal(refusedAddress(ip, false), undefined, ip);
+    assert.match(refusedUrl('http://example.com/', false)!, /https/);
+    assert.equal(refusedUrl('http://example.com/', true), undefined);
+    assert.equal(refusedUrl('https://example.com/', false), undefined);
+    assert.ok(refusedUrl('https://user:pw@example.com/', false));
+    assert.ok(refusedUrl('not a url', true));
+  });
+});
+
+describe('webhook settings', () => {
+  it('parses WEBHOOK_RETRY_SCHEDULE, WEBHOOKS_ALLOW_PRIVATE_URLS and EVENTS_RETENTION_DAYS', () => {
+    assert.deepEqual(parseSchedule('5s,5m,30m,2h,1d,250ms'), [5000, 300_000, 1_800_000, 7_200_000, 86_400_000, 250]);
+    for (const bad of ['', '5', '5x', '-1s', '5s,,5m']) assert.throws(() => parseSchedule(bad), ConfigError, bad);
+    const d = loadConfig({} as NodeJS.ProcessEnv);
+    assert.deepEqual([d.webhookRetrySchedule.length, d.webhookRetrySchedule[0], d.webhooksAllowPrivateUrls, d.eventsRetentionDays], [7, 5000, false, 30]);
+    const c = loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s', WEBHOOKS_ALLOW_PRIVATE_URLS: '1', EVENTS_RETENTION_DAYS: '7' } as NodeJS.ProcessEnv);
+    assert.deepEqual([c.webhookRetrySchedule, c.webhooksAllowPrivateUrls, c.eventsRetentionDays], [[1000], true, 7]);
+    assert.throws(() => loadConfig({ EVENTS_RETENTION_DAYS: '0' } as NodeJS.ProcessEnv), ConfigError);
+  });
+});
+
+for (const dialect of DIALECTS) {
+  describe(`delivery worker (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    before(async () => {
+      // No worker in the app: the test runs its own, two of them, as two processes would.
+      ({ t, a } = await appWithTenants(dialect, { deliveries: false }));
+      t.config.webhooksAllowPrivateUrls = true;
+    });
+    after(() => t?.close());
+
+    it('sends each attempt once when two workers share the queue', async () => {
+      const rx = await startReceiver(() => ({ status: 200, delayMs: 5 }));
+      const hook = await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: rx.url, events: ['clients.*'] }] });
+      assert.equal(hook.status, 200, hook.raw);
+      const N = 60;
+      for (let i = 0; i < N / 3; i++) await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: `a${i}` }, { name: `b${i}` }, { name: `c${i}` }] });
+      const clock = () => t.clock.now;
+      const workers = [startDeliveryWorker(t.services, clock), startDeliveryWorker(t.services, clock)];
+      try {
+        await until(() => rx.received.length >= N, 20_000, 'every delivery');
+        await new Promise((r) => setTimeout(r, 500));
+      } finally {
+        await Promise.all(workers.map((w) => w.stop()));
+      }
+      const ids = rx.received.map((r) => r.headers['webhook-id']);
+      assert.equal(ids.length, N);
+      assert.equal(new Set(ids).size, N, 'no attempt sent twice');
+      const pending = await t.database.db.selectFrom('deliveries').select('id').where('state', '!=', 'succeeded').execute();
+      assert.deepEqual(pending, []);
+      await rx.close();
+    });
+
+    it('purges events and finished deliveries older than the retention, in batches, keeping pending ones', async () => {
+      const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['jobs.created'] }] })).body.webhooks[0];
+      await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'pending delivery' }] });
+      const before = Number((await t.database.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      assert.ok(before > 30, `enough events for several batches (${before})`);
+      // Nothing is old yet.
+      assert.deepEqual(await purgeEvents(t.database, t.clock.now, 30), { events: 0, deliveries: 0 });
+      const out = await purgeEvents(t.database, t.clock.now + 31 * 86_400_000, 30, 7);
+      assert.ok(out.deliveries >= 60, JSON.stringify(out));
+      assert.equal(out.events, before - 1, 'all but the event still being delivered');
+      const left = await t.database.db.selectFrom('events').select('type').execute();
+      assert.deepEqual(left.map((e) => e.type), ['jobs.created']);
+      const deliveries = await t.database.db.selectFrom('deliveries').select(['state', 'webhook_id']).execute();
+      assert.deepEqual(deliveries, [{ state: 'pending', webhook_id: hook.id }]);
+    });
+  });
+}

@@ -1,0 +1,97 @@
+import crypto from 'node:crypto';
+import type { Services } from '../collections/machinery/services.js';
+import { purgeEvents } from '../collections/events/retention.js';
+import { attempt } from './attempt.js';
+import { leaseDue } from './lease.js';
+
+const POLL_MS = 200;
+/** Attempts in flight per process, and per webhook: a slow receiver holds at most its own slots. */
+const MAX_IN_FLIGHT = 32;
+export const PER_WEBHOOK = 8;
+const PURGE_EVERY_MS = 3_600_000;
+
+export interface DeliveryWorker {
+  stop(): Promise<void>;
+}
+
+export interface WorkerLog {
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * The background sender, one per process (started when the app is ready, stopped on close). It
+ * leases due deliveries from the database and sends each off the request path; the queue is the
+ * `deliveries` table, so whatever is pending survives a crash and is sent after a restart.
+ * It also purges old events and finished deliveries now and then.
+ */
+export function startDeliveryWorker(services: Services, clock: () => number, log?: WorkerLog): DeliveryWorker {
+  const owner = `${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
+  const running = new Set<Promise<void>>();
+  const perWebhook = new Map<number, number>();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let lastPurge = 0;
+  let purging: Promise<unknown> | undefined;
+
+  const run = (d: Awaited<ReturnType<typeof leaseDue>>[number]) => {
+    perWebhook.set(d.webhook_id, (perWebhook.get(d.webhook_id) ?? 0) + 1);
+    const p = attempt(services, d, owner, clock)
+      .catch((err) => log?.warn({ err: (err as Error).message, delivery: d.id }, 'webhook delivery failed to run'))
+      .finally(() => {
+        running.delete(p);
+        const n = (perWebhook.get(d.webhook_id) ?? 1) - 1;
+        if (n <= 0) perWebhook.delete(d.webhook_id);
+        else perWebhook.set(d.webhook_id, n);
+        // A finished attempt frees a slot: look for more at once.
+        schedule(0);
+      });
+    running.add(p);
+  };
+
+  async function tick(): Promise<void> {
+    const now = clock();
+    const free = MAX_IN_FLIGHT - running.size;
+    if (free > 0) for (const d of await leaseDue(services.database, owner, now, free, PER_WEBHOOK, perWebhook)) run(d);
+    if (now - lastPurge >= PURGE_EVERY_MS && !purging) {
+      lastPurge = now;
+      // Beside the sending, not in its way: a long first purge does not hold deliveries up.
+      purging = purgeEvents(services.database, now, services.config.eventsRetentionDays, 500, () => !stopped)
+        .catch((err) => log?.warn({ err: (err as Error).message }, 'events purge failed'))
+        .then(() => (purging = undefined));
+    }
+  }
+
+  let ticking = false;
+  // A database outage fails every poll: it is logged once, not five times a second.
+  let failing = false;
+  function schedule(ms: number): void {
+    if (stopped || ticking) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      ticking = true;
+      tick()
+        .then(() => (failing = false))
+        .catch((err) => {
+          if (!failing) log?.warn({ err: (err as Error).message }, 'webhook worker poll failed (retrying)');
+          failing = true;
+        })
+        .finally(() => {
+          ticking = false;
+          schedule(POLL_MS);
+        });
+    }, ms);
+    timer.unref();
+  }
+  schedule(0);
+
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      // In-flight attempts end within the send timeout; their outcome is recorded before closing.
+      // A poll stuck on an unreachable database does not hold the shutdown for more than 5 s.
+      for (let i = 0; ticking && i < 500; i++) await new Promise((r) => setTimeout(r, 10));
+      await Promise.allSettled([...running, purging]);
+    },
+  };
+}
