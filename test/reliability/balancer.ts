@@ -29,7 +29,6 @@ export function haproxyConfig(o: BalancerOptions): string {
 
 defaults
     mode http
-    option httplog
     timeout connect 2s
     timeout client 30s
     timeout server 30s

@@ -258,9 +258,10 @@ describe('one of two processes SIGKILLed under write load behind HAProxy', { ski
       const after = await request(origin, token, 'GET', '/users?recordsPerPage=1');
       assert.equal(after.status, 200);
       assert.equal(after.headers?.get('x-served-by'), 'b');
+      const failedAt = writes.filter((w) => w.status !== 200).map((w) => w.sentAt - killedAt);
       t.diagnostic(
         `${writes.length} writes of ${size} users (${before.length} before the SIGKILL, ${afterKill.length} after); ${acked} acknowledged, all found; ` +
-          `${writes.length - acked} failed (${writes.filter((w) => w.status !== 200).map((w) => w.status || w.error).join(', ') || 'none'}), all in flight at the kill`,
+          `${writes.length - acked} failed (${writes.filter((w) => w.status !== 200).map((w) => w.status || w.error).join(', ') || 'none'}), sent ${failedAt.join(', ') || '-'} ms from the kill`,
       );
     } finally {
       await d?.close();
