@@ -8,6 +8,7 @@ import { measure, type LoadSettings, type Measurement, type Workload } from './l
 import { latencyChart, table, targets, type Row } from './report.js';
 import { rng, userItem, type AccountSize } from './seed.js';
 import { startProcess, type RunningServer } from './server.js';
+import { DIRECTUS_VERSION, startDirectus } from './peer-directus.js';
 
 /**
  * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
@@ -33,6 +34,10 @@ const nodeArgs = [
   // BENCH_NODE_ARGS: extra node flags for our server and the floor (diagnosis: heap sizes, GC traces).
   ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : []),
 ];
+/** `npm run bench -- --peer directus`: Directus's W1 and W3 beside ours in the same run (bench/peer-directus.ts). */
+const peerArg = process.argv.indexOf('--peer');
+const peer = peerArg >= 0 ? process.argv[peerArg + 1] : undefined;
+if (peer !== undefined && peer !== 'directus') throw new Error(`unknown peer '${peer}' (known: directus)`);
 const RATE_LIMITS = { RATE_LIMIT_API: '1000000000', RATE_LIMIT_AUTH: '1000000000' };
 
 const account = (users: number, clients: number, jobs: number, visits: number): AccountSize => ({ users, clients, jobs, visits });
@@ -41,6 +46,8 @@ const MAIN = [account(10_000, 1_000, 100_000, 200_000), account(10_000, 1_000, 1
 const SMALL = [account(1_000, 100, 1_000, 0), account(1_000, 100, 1_000, 0)];
 const LARGE = [account(100_000, 1_000, 100_000, 0), account(100_000, 1_000, 100_000, 0)];
 
+const ratio = (a?: Measurement, b?: Measurement, f: (m: Measurement) => number = (m) => m.requestsPerSecond) => (a && b ? f(a) / f(b) : undefined);
+const f2 = (v?: number) => (v === undefined ? 'n/a' : v.toFixed(2));
 const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
 const W1 = '/users?recordsPerPage=50';
 const W2 = `/jobs?where=${encodeURIComponent('title ~ "pump"')}&recordsPerPage=50&sort=-id`;
@@ -167,6 +174,19 @@ async function main() {
 
   }
 
+  // The peer, with the same load, on the same kind of database.
+  let peerNote = '';
+  if (peer === 'directus') {
+    const p = await startDirectus(root, databaseUrl, await freePort(), log);
+    try {
+      record('W1peer', `W1 peer: Directus ${DIRECTUS_VERSION} GET /users?limit=50`, await measure(p.server.url, p.w1, load), p.server.peakRss().max);
+      record('W3peer', `W3 peer: Directus ${DIRECTUS_VERSION} GET /items/jobs/ID`, await measure(p.server.url, p.w3, load), p.server.peakRss().max);
+      peerNote = `  ours / Directus ${DIRECTUS_VERSION} throughput: W1 ${f2(ratio(results.W1, results.W1peer))}, W3 ${f2(ratio(results.W3, results.W3peer))}`;
+    } finally {
+      await p.close();
+    }
+  }
+
   // Both cores: WORKERS=2 on the same database.
   if (runs('workers')) {
     server = await startOurs(copy.env, 2);
@@ -195,7 +215,6 @@ async function main() {
     await c.drop();
   }
 
-  const ratio = (a?: Measurement, b?: Measurement, f: (m: Measurement) => number = (m) => m.requestsPerSecond) => (a && b ? f(a) / f(b) : undefined);
   const mean = (m: Measurement) => m.mean;
   const ratios = {
     w1Bytes: ratio(results.W1, results.W1bytes),
@@ -207,7 +226,6 @@ async function main() {
     w1Workers: ratio(results.W1x2, results.W1),
     w4Workers: ratio(results.W4x2, results.W4),
   };
-  const f2 = (v?: number) => (v === undefined ? 'n/a' : v.toFixed(2));
   const cpus = os.cpus();
   const machine = `${cpus.length} x ${cpus[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`;
   const out = [
@@ -222,6 +240,7 @@ async function main() {
     `  floor answers as we do: W3 body identical ${sameW3 ? 'yes' : 'NO'}, W1 item shape identical ${sameW1Shape ? 'yes' : 'NO'}`,
     `  scaling, mean latency 100,000 / 1,000 rows: W1 ${f2(ratios.w1Scale)}, W2 ${f2(ratios.w2Scale)}`,
     `  WORKERS=2 / WORKERS=1 throughput: W1 ${f2(ratios.w1Workers)}, W4 ${f2(ratios.w4Workers)} (autocannon shares the 2 cores)`,
+    ...(peerNote ? [peerNote] : []),
     '',
     'targets:',
     targets([
