@@ -40,6 +40,8 @@ export function installDirectus(root: string, log: (m: string) => void): string 
 interface PeerDb {
   env: Record<string, string>;
   insert(table: string, rows: Record<string, unknown>[]): Promise<void>;
+  /** Planner statistics after seeding, as ours gets (vacuum analyze / analyze). */
+  analyze(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,9 @@ async function peerDatabase(root: string, databaseUrl: string | undefined): Prom
           );
         }
       },
+      async analyze() {
+        await client?.query('vacuum analyze');
+      },
       async close() {
         await client?.end();
         await new Promise((r) => setTimeout(r, 100));
@@ -97,6 +102,11 @@ async function peerDatabase(root: string, databaseUrl: string | undefined): Prom
       db.transaction(() => rows.forEach((r) => stmt.run(r)))();
       db.close();
     },
+    async analyze() {
+      const db = new Sqlite(file);
+      db.exec('analyze');
+      db.close();
+    },
     async close() {
       fs.rmSync(runDir, { recursive: true, force: true });
     },
@@ -107,6 +117,8 @@ export interface Peer {
   server: RunningServer;
   w1: Workload;
   w3: Workload;
+  /** Bytes of one W1 and one W3 answer, to compare with ours (Directus answers every user field). */
+  bytes: { w1: number; w3: number };
   close(): Promise<void>;
 }
 
@@ -190,22 +202,24 @@ export async function startDirectus(root: string, databaseUrl: string | undefine
       };
     });
     for (let i = 0; i < jobs.length; i += 50_000) await db.insert('jobs', jobs.slice(i, i + 50_000));
+    await db.analyze();
 
     const headers = { authorization: `Bearer ${token}` };
     const pickJob = rng(42);
     // The first half of the ids, as ours draws from the first account's jobs.
     const w1: Workload = { headers, path: '/users?limit=50' };
     const w3: Workload = { headers, path: () => `/items/jobs/${1 + Math.floor(pickJob() * (JOBS / 2))}` };
-    for (const w of [w1, w3]) {
-      const p = typeof w.path === 'string' ? w.path : w.path();
+    const bytes = { w1: 0, w3: 0 };
+    for (const [key, p] of [['w1', w1.path as string], ['w3', '/items/jobs/1']] as const) {
       const res = await fetch(`${base}${p}`, { headers });
       if (res.status !== 200) throw new Error(`directus ${p} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-      await res.arrayBuffer();
+      bytes[key] = (await res.arrayBuffer()).byteLength;
     }
     return {
       server,
       w1,
       w3,
+      bytes,
       async close() {
         await server.stop();
         await db.close();
