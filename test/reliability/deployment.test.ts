@@ -103,13 +103,13 @@ describe('two processes behind HAProxy on one PostgreSQL and Redis', { skip }, (
     d = await deploy(s.env);
     a = d.backends.a.origin;
     b = d.backends.b.origin;
-  });
+  }, { timeout: 90_000 });
   after(async () => {
     await d?.close();
     await s?.db.close();
   });
 
-  test('the balancer sends requests to both processes', async (t) => {
+  test('the balancer sends requests to both processes', { timeout: 60_000 }, async (t) => {
     const { token } = await issueToken(s.db.database.db, 'access', { clientId: s.clientId, userId: s.adminId, accountId: s.accountId, permissions: ['users.read'] }, Date.now());
     const by = new Set<string>();
     for (let i = 0; i < 4; i++) by.add((await request(d.origin, token, 'GET', '/users')).headers?.get('x-served-by') ?? '');
@@ -117,7 +117,7 @@ describe('two processes behind HAProxy on one PostgreSQL and Redis', { skip }, (
     t.diagnostic(`health check: GET ${d.healthPath}`);
   });
 
-  test('a session made on one process signs in on the other; the token issued once works on both', async () => {
+  test('a session made on one process signs in on the other; the token issued once works on both', { timeout: 60_000 }, async () => {
     const go = browser();
     const query = new URLSearchParams({ response_type: 'code', client_id: s.clientId, redirect_uri: REDIRECT, scope: 'default', state: 'st', access_type: 'offline' });
     const loginPage = await go(`${a}/oauth2/code?${query}`);
@@ -154,7 +154,7 @@ describe('two processes behind HAProxy on one PostgreSQL and Redis', { skip }, (
     }
   });
 
-  test('a client revoked with the CLI loses its tokens on both processes at once', async () => {
+  test('a client revoked with the CLI loses its tokens on both processes at once', { timeout: 60_000 }, async () => {
     const { clientId } = await createClient(s.db.database);
     const { token } = await issueToken(s.db.database.db, 'access', { clientId, userId: s.adminId, accountId: s.accountId, permissions: ['users.read'] }, Date.now());
     for (const origin of [a, b]) assert.equal((await request(origin, token, 'GET', '/users')).status, 200, origin);
@@ -162,7 +162,7 @@ describe('two processes behind HAProxy on one PostgreSQL and Redis', { skip }, (
     for (const origin of [b, a, d.origin]) assert.equal((await request(origin, token, 'GET', '/users')).status, 401, origin);
   });
 
-  test('a user deleted through one process loses its token on both at once', async () => {
+  test('a user deleted through one process loses its token on both at once', { timeout: 60_000 }, async () => {
     const { clientId } = await createClient(s.db.database);
     const admin = (await issueToken(s.db.database.db, 'access', { clientId, userId: s.adminId, accountId: s.accountId, permissions: [...ALL_PERMISSIONS] }, Date.now())).token;
     const created = await request(a, admin, 'POST', '/users', { users: [{ account: { id: s.accountId }, firstName: 'Gone', lastName: 'Soon', mobile: '+447700900123' }] });
@@ -174,7 +174,7 @@ describe('two processes behind HAProxy on one PostgreSQL and Redis', { skip }, (
     for (const origin of [b, a]) assert.equal((await request(origin, token, 'GET', '/users')).status, 401, origin);
   });
 
-  test('the rate limit is one counter across both processes (Redis)', async () => {
+  test('the rate limit is one counter across both processes (Redis)', { timeout: 60_000 }, async () => {
     // Clear of a window boundary, so all the requests count in one fixed window.
     if (Date.now() % 60_000 > 50_000) await sleep(60_000 - (Date.now() % 60_000) + 200);
     const { token } = await issueToken(s.db.database.db, 'access', { clientId: s.clientId, userId: s.adminId, accountId: s.accountId, permissions: ['users.read'] }, Date.now());
