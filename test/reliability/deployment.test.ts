@@ -60,7 +60,7 @@ async function setup(apiLimit: number): Promise<Setup> {
   const { clientId, clientSecret } = await createClient(db.database, { redirectUris: [REDIRECT] });
   const env = {
     DATA_DIR: db.dataDir, DATABASE_URL: db.config.databaseUrl!, REDIS_URL, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn',
-    RATE_LIMIT_API: String(apiLimit), RATE_LIMIT_AUTH: '0', WORKERS: '1',
+    RATE_LIMIT_API: String(apiLimit), RATE_LIMIT_AUTH: '0', WORKERS: '1', TRUST_PROXY: '127.0.0.1',
   };
   return { db, env, accountId: account.id, adminId: user.id, login, clientId, clientSecret };
 }
