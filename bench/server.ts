@@ -43,7 +43,12 @@ export async function startProcess(root: string, script: string, env: Record<str
   let out = '';
   const want = opts.workers ?? 1;
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start within 60 s:\n${out.slice(-2000)}`)), 60_000);
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      child.kill('SIGKILL');
+      reject(new Error(`${script} did not start within 60 s:\n${out.slice(-2000)}`));
+    }, 60_000);
     const onData = (d: Buffer) => {
       out += d.toString();
       if (opts.readyUrl) return;
@@ -54,12 +59,18 @@ export async function startProcess(root: string, script: string, env: Record<str
       }
     };
     if (opts.readyUrl) {
-      const poll = () =>
-        fetch(opts.readyUrl!).then(
-          (res) => (res.status === 200 ? (clearTimeout(timer), resolve(new URL(opts.readyUrl!).origin)) : setTimeout(poll, 250)),
-          () => child.exitCode === null && setTimeout(poll, 250),
-        );
-      poll();
+      // Polled until it answers 200, or the process exits, or the 60 s are up.
+      void (async () => {
+        while (!settled && child.exitCode === null) {
+          const ok = await fetch(opts.readyUrl!).then((res) => res.status === 200, () => false);
+          if (ok && !settled) {
+            settled = true;
+            clearTimeout(timer);
+            return resolve(new URL(opts.readyUrl!).origin);
+          }
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      })();
     }
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
