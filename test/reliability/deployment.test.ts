@@ -39,7 +39,7 @@ const skip = process.env.FSM_REQUIRE_ALL === '1' ? false
   : false;
 
 /** The block of docs/deployment.md between `<!-- name:start -->` and `<!-- name:end -->`, without the fence. */
-export function docBlock(name: string): string {
+function docBlock(name: string): string {
   const text = fs.readFileSync(path.join(ROOT, 'docs/deployment.md'), 'utf8');
   const m = new RegExp(`<!-- ${name}:start -->\\n([\\s\\S]*?)<!-- ${name}:end -->`).exec(text);
   assert.ok(m, `docs/deployment.md has no ${name} block`);
