@@ -9,6 +9,7 @@ import { latencyChart, table, targets, type Row } from './report.js';
 import { rng, userItem, type AccountSize } from './seed.js';
 import { startProcess, type RunningServer } from './server.js';
 import { deliveryStats, drained, startBenchReceiver } from './webhooks.js';
+import { DIRECTUS_VERSION, startDirectus } from './peer-directus.js';
 
 /**
  * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
@@ -34,6 +35,10 @@ const nodeArgs = [
   // BENCH_NODE_ARGS: extra node flags for our server and the floor (diagnosis: heap sizes, GC traces).
   ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : []),
 ];
+/** `npm run bench -- --peer directus`: Directus's W1 and W3 beside ours in the same run (bench/peer-directus.ts). */
+const peerArg = process.argv.indexOf('--peer');
+const peer = peerArg >= 0 ? process.argv[peerArg + 1] : undefined;
+if (peer !== undefined && peer !== 'directus') throw new Error(`unknown peer '${peer}' (known: directus)`);
 // Webhook receivers of the W4 webhook row listen on 127.0.0.1.
 const RATE_LIMITS = { RATE_LIMIT_API: '1000000000', RATE_LIMIT_AUTH: '1000000000', WEBHOOKS_ALLOW_PRIVATE_URLS: '1' };
 
@@ -43,6 +48,8 @@ const MAIN = [account(10_000, 1_000, 100_000, 200_000), account(10_000, 1_000, 1
 const SMALL = [account(1_000, 100, 1_000, 0), account(1_000, 100, 1_000, 0)];
 const LARGE = [account(100_000, 1_000, 100_000, 0), account(100_000, 1_000, 100_000, 0)];
 
+const ratio = (a?: Measurement, b?: Measurement, f: (m: Measurement) => number = (m) => m.requestsPerSecond) => (a && b ? f(a) / f(b) : undefined);
+const f2 = (v?: number) => (v === undefined ? 'n/a' : v.toFixed(2));
 const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
 const W1 = '/users?recordsPerPage=50';
 const W2 = `/jobs?where=${encodeURIComponent('title ~ "pump"')}&recordsPerPage=50&sort=-id`;
@@ -191,6 +198,26 @@ async function main() {
 
   }
 
+  // The peer, with the same load, on the same kind of database.
+  let peerNote = '';
+  if (peer === 'directus') {
+    try {
+      const p = await startDirectus(root, databaseUrl, await freePort(), log);
+      try {
+        record('W1peer', `W1 peer: Directus ${DIRECTUS_VERSION} GET /users?limit=50`, await measure(p.server.url, p.w1, load), p.server.peakRss().max);
+        record('W3peer', `W3 peer: Directus ${DIRECTUS_VERSION} GET /items/jobs/ID`, await measure(p.server.url, p.w3, load), p.server.peakRss().max);
+        peerNote = `  ours / Directus ${DIRECTUS_VERSION} throughput: W1 ${f2(ratio(results.W1, results.W1peer))}, W3 ${f2(ratio(results.W3, results.W3peer))}` +
+          ` (answer bytes, ours / Directus: W1 ${Buffer.byteLength(captured.w1.body)} / ${p.bytes.w1}, W3 ${Buffer.byteLength(captured.w3.body)} / ${p.bytes.w3})`;
+      } finally {
+        await p.close();
+      }
+    } catch (err) {
+      // A peer that cannot be installed, started or measured is reported under the ratios; ours still print.
+      peerNote = `  Directus ${DIRECTUS_VERSION} unavailable: ${(err as Error).message.split('\n')[0].slice(0, 200)}`;
+      log(peerNote.trim());
+    }
+  }
+
   // Both cores: WORKERS=2 on the same database.
   if (runs('workers')) {
     server = await startOurs(copy.env, 2);
@@ -219,7 +246,6 @@ async function main() {
     await c.drop();
   }
 
-  const ratio = (a?: Measurement, b?: Measurement, f: (m: Measurement) => number = (m) => m.requestsPerSecond) => (a && b ? f(a) / f(b) : undefined);
   const mean = (m: Measurement) => m.mean;
   const ratios = {
     w1Bytes: ratio(results.W1, results.W1bytes),
@@ -233,7 +259,6 @@ async function main() {
     w4Keyed: ratio(results.W4k, results.W4),
     w4Hook: ratio(results.W4hook, results.W4),
   };
-  const f2 = (v?: number) => (v === undefined ? 'n/a' : v.toFixed(2));
   const cpus = os.cpus();
   const machine = `${cpus.length} x ${cpus[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`;
   const out = [
@@ -250,6 +275,7 @@ async function main() {
     `  WORKERS=2 / WORKERS=1 throughput: W1 ${f2(ratios.w1Workers)}, W4 ${f2(ratios.w4Workers)} (autocannon shares the 2 cores)`,
     `  W4 with / without Idempotency-Key throughput: ${f2(ratios.w4Keyed)}`,
     `  W4 with a webhook on * / W4 without: ${f2(ratios.w4Hook)}; webhook deliveries: ${webhookNote}`,
+    ...(peerNote ? [peerNote] : []),
     '',
     'targets:',
     targets([

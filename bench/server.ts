@@ -30,10 +30,12 @@ function children(pid: number): number[] {
 
 /**
  * Starts a server script as its own process and resolves once it printed `listening on`
- * (every worker, with WORKERS > 1). `script` is relative to the project root.
+ * (every worker, with WORKERS > 1). `script` is relative to the project root. A peer server
+ * (bench/peer-directus.ts) passes its own arguments and a `readyUrl` to poll until it answers 200.
  */
-export async function startProcess(root: string, script: string, env: Record<string, string | undefined>, opts: { workers?: number; args?: string[] } = {}): Promise<RunningServer> {
-  const child: ChildProcess = spawn(process.execPath, [...(opts.args ?? []), path.join(root, script)], {
+export async function startProcess(root: string, script: string, env: Record<string, string | undefined>,
+  opts: { workers?: number; args?: string[]; scriptArgs?: string[]; readyUrl?: string } = {}): Promise<RunningServer> {
+  const child: ChildProcess = spawn(process.execPath, [...(opts.args ?? []), path.resolve(root, script), ...(opts.scriptArgs ?? [])], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,15 +43,35 @@ export async function startProcess(root: string, script: string, env: Record<str
   let out = '';
   const want = opts.workers ?? 1;
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start within 60 s:\n${out.slice(-2000)}`)), 60_000);
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      child.kill('SIGKILL');
+      reject(new Error(`${script} did not start within 60 s:\n${out.slice(-2000)}`));
+    }, 60_000);
     const onData = (d: Buffer) => {
       out += d.toString();
+      if (opts.readyUrl) return;
       const lines = out.match(/listening on (\S+)/g) ?? [];
       if (lines.length >= want) {
         clearTimeout(timer);
         resolve(String(lines[0]).replace('listening on ', ''));
       }
     };
+    if (opts.readyUrl) {
+      // Polled until it answers 200, or the process exits, or the 60 s are up.
+      void (async () => {
+        while (!settled && child.exitCode === null) {
+          const ok = await fetch(opts.readyUrl!).then((res) => res.status === 200, () => false);
+          if (ok && !settled) {
+            settled = true;
+            clearTimeout(timer);
+            return resolve(new URL(opts.readyUrl!).origin);
+          }
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      })();
+    }
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     child.once('exit', (code) => {

@@ -50,7 +50,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     exposeHeadRoutes: false,
     // Fastify's own 503 while closing is not in the envelope; the onRequest hook below answers instead.
     return503OnClosing: false,
-    trustProxy: false,
+    // Behind a balancer (docs/deployment.md): the client's address from the named proxies' X-Forwarded-For.
+    trustProxy: opts.config.trustProxy ?? false,
     ajv: { customOptions: { removeAdditional: false } },
   });
   app.decorate('config', opts.config);

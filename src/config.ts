@@ -1,3 +1,4 @@
+import net from 'node:net';
 import path from 'node:path';
 
 /** Everything the process reads from its environment, validated once at start. */
@@ -13,6 +14,11 @@ export interface Config {
   filesMaxBytes: number;
   logLevel: string;
   redisUrl?: string;
+  /**
+   * The proxies in front (TRUST_PROXY: addresses, CIDR ranges, or `loopback`, `linklocal`,
+   * `uniquelocal`), whose X-Forwarded-For is believed for the client's address; none by default.
+   */
+  trustProxy?: string[];
   /** Requests per minute per access token on the API; 0 turns the limit off. */
   rateLimitApi: number;
   /** Requests per minute on /oauth2/*: per address on the pages, per client id on the client endpoints; 0 is off. */
@@ -53,6 +59,19 @@ export function parseSchedule(raw: string, name = 'WEBHOOK_RETRY_SCHEDULE'): num
   return out;
 }
 
+/** Only named proxies: `true` (believe anyone's X-Forwarded-For) would let any client pick its address. */
+function trustProxy(env: NodeJS.ProcessEnv): string[] | undefined {
+  const entries = (env.TRUST_PROXY ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  for (const e of entries) {
+    const [addr, bits, extra] = e.split('/');
+    const family = net.isIP(addr);
+    const ok = ['loopback', 'linklocal', 'uniquelocal'].includes(e) ||
+      (family !== 0 && extra === undefined && (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))));
+    if (!ok) throw new ConfigError('TRUST_PROXY must list proxy addresses or CIDR ranges (or loopback, linklocal, uniquelocal), comma-separated');
+  }
+  return entries.length ? entries : undefined;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const port = int(env, 'PORT', 8080, 0, 65535);
@@ -86,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     filesMaxBytes: int(env, 'FILES_MAX_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
     logLevel: env.LOG_LEVEL || 'info',
     redisUrl: env.REDIS_URL || undefined,
+    trustProxy: trustProxy(env),
     rateLimitApi: int(env, 'RATE_LIMIT_API', 600, 0, 1_000_000_000),
     rateLimitAuth: int(env, 'RATE_LIMIT_AUTH', 60, 0, 1_000_000_000),
     metricsToken,

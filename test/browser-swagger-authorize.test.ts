@@ -15,10 +15,11 @@ describe('Swagger UI Authorize completes the OAuth flow in Chromium', { skip: br
   before(async () => {
     t = await createTestApp('sqlite');
     t.config.rateLimitAuth = 0;
-    tenant = await createTenant(t);
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    t.config.publicUrl = base; // before the OpenAPI document is first built
+    // Before the OpenAPI document is first built (the tests' conformance check reads it at the first request).
+    t.config.publicUrl = base;
+    tenant = await createTenant(t);
     browser = await launchBrowser();
   });
   after(async () => {

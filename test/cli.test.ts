@@ -231,22 +231,21 @@ for (const dialect of DIALECTS) {
       fails(await fsm('tokens', 'revoke', '--client', 'nope'), /no client 'nope'/);
     });
 
-    test('events purge: {"purged":0} without an events table; with one, rows older than EVENTS_RETENTION_DAYS go', async () => {
-      assert.deepEqual((await fsm('events', 'purge')).json, { purged: 0 });
+    test('events purge: events and finished deliveries older than EVENTS_RETENTION_DAYS go, the rest stay', async () => {
+      const acct = await fsm(...account, '--login', 'purger', '--password', 'correct horse');
+      const accountId = acct.json.account.id as number;
       const dbx = db.database.db;
-      await sql`create table events (id integer primary key, account_id integer not null, created bigint not null)`.execute(dbx);
-      try {
-        const day = 24 * 3600 * 1000;
-        const now = Date.now();
-        await sql`insert into events (id, account_id, created) values (1, 1, ${now - 40 * day}), (2, 1, ${now - 10 * day}), (3, 1, ${now})`.execute(dbx);
-        assert.deepEqual((await fsm('events', 'purge')).json, { purged: 1 });
-        assert.deepEqual((await fsmWith({ EVENTS_RETENTION_DAYS: '5' }, 'events', 'purge')).json, { purged: 1 });
-        const left = await sql<{ id: number }>`select id from events order by id`.execute(dbx);
-        assert.deepEqual(left.rows.map((r) => Number(r.id)), [3]);
-        fails(await fsmWith({ EVENTS_RETENTION_DAYS: 'soon' }, 'events', 'purge'), /EVENTS_RETENTION_DAYS must be an integer/);
-      } finally {
-        await sql`drop table events`.execute(dbx);
-      }
+      const day = 24 * 3600 * 1000;
+      const now = Date.now();
+      const event = (occurred: number) => ({ account_id: accountId, type: 'clients.created', collection: 'clients', item_id: 1, changes: null, data: '{}', actor_id: null, client_id: null, occurred });
+      const ids = (await dbx.insertInto('events').values([event(now - 40 * day), event(now - 10 * day)]).returning('id').execute()).map((r) => r.id);
+      const kept = await dbx.selectFrom('events').select('id').where('account_id', '=', accountId).where('id', 'not in', ids).execute();
+      assert.ok(kept.length > 0, 'the account and its seeds recorded events just now');
+      assert.deepEqual((await fsm('events', 'purge')).json, { purged: 1, deliveries: 0 });
+      assert.deepEqual((await fsmWith({ EVENTS_RETENTION_DAYS: '5' }, 'events', 'purge')).json, { purged: 1, deliveries: 0 });
+      const left = await dbx.selectFrom('events').select('id').where('account_id', '=', accountId).execute();
+      assert.deepEqual(left.map((r) => r.id).sort(), kept.map((r) => r.id).sort());
+      fails(await fsmWith({ EVENTS_RETENTION_DAYS: 'soon' }, 'events', 'purge'), /EVENTS_RETENTION_DAYS must be an integer/);
     });
 
     test('doctor: all well on this storage; a bad setting, an unreachable Redis, wrong TLS files are said in words', async () => {

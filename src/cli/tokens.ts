@@ -1,3 +1,4 @@
+import { purgeEvents } from '../collections/events/retention.js';
 import { sql } from 'kysely';
 import { idOption, type Command } from './command.js';
 import { CommandError, UsageError } from './validate.js';
@@ -28,18 +29,12 @@ export const tokensRevoke: Command = {
   },
 };
 
-const DAY_MS = 24 * 3600 * 1000;
-
 export const eventsPurge: Command = {
   name: 'events purge',
-  summary: 'Deletes the events older than EVENTS_RETENTION_DAYS (default 30). Run it daily (cron, a timer).',
-  details: 'Prints {"purged":N}; {"purged":0} while this version records no events.',
+  summary: 'Deletes the events and finished webhook deliveries older than EVENTS_RETENTION_DAYS (default 30), as the server does in the background.',
+  details: 'Prints {"purged":N,"deliveries":N}: the events and the deliveries removed.',
   async run({ database, config }) {
-    const table = (await database.db.introspection.getTables()).find((t) => t.name === 'events');
-    const column = table?.columns.find((c) => c.name === 'occurred' || c.name === 'created')?.name;
-    if (!table || !column) return { purged: 0 };
-    const cutoff = Date.now() - config.eventsRetentionDays * DAY_MS;
-    const r = await sql`delete from events where ${sql.ref(column)} < ${cutoff}`.execute(database.db);
-    return { purged: Number(r.numAffectedRows ?? 0) };
+    const { events, deliveries } = await purgeEvents(database, Date.now(), config.eventsRetentionDays);
+    return { purged: events, deliveries };
   },
 };

@@ -73,11 +73,12 @@ export const INDEX = {
  * collection dispatcher. The document is built once, from whatever collections are registered.
  */
 export async function docsPlugin(app: FastifyInstance): Promise<void> {
-  let doc: string | undefined;
+  // Built once per public origin (the configuration's; tests set it once they know their port).
+  let doc: { origin: string; text: string } | undefined;
   app.get('/', async (_request, reply) => reply.header('content-type', JSON_TYPE).send(JSON.stringify(INDEX)));
   app.get('/openapi.json', async (_request, reply) => {
-    doc ??= JSON.stringify(buildOpenApi(registry.list, app.config.publicUrl));
-    return reply.header('content-type', JSON_TYPE).header('cache-control', 'no-cache').send(doc);
+    if (doc?.origin !== app.config.publicUrl) doc = { origin: app.config.publicUrl, text: JSON.stringify(buildOpenApi(registry.list, app.config.publicUrl)) };
+    return reply.header('content-type', JSON_TYPE).header('cache-control', 'no-cache').send(doc.text);
   });
 
   const html = (reply: import('fastify').FastifyReply, type: string, body: string) =>

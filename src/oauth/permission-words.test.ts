@@ -23,6 +23,8 @@ describe('permissions in words', () => {
       ['Jobs', ['jobs.read', 'jobs.write']],
       ['Files', ['files.write']],
     ]);
-    assert.equal(groupPermissions(ALL_PERMISSIONS).length, COLLECTION_NAMES.length);
+    // One group per collection that has permissions of its own (deliveries go by webhooks.read).
+    assert.equal(groupPermissions(ALL_PERMISSIONS).length, new Set(ALL_PERMISSIONS.map((p) => p.split('.')[0])).size);
+    assert.ok(COLLECTION_NAMES.length >= groupPermissions(ALL_PERMISSIONS).length);
   });
 });
