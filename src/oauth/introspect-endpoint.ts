@@ -1,13 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { sendJson } from '../http/envelope.js';
-import { clientCredentials } from './client-auth.js';
+import { clientTokenRoute } from './client-token-route.js';
 import { PATHS } from './endpoints.js';
-import { sendTokenError } from './errors.js';
-import { authenticatedClient } from './steps/authenticate-client.js';
-import { clientRateLimit } from './steps/client-rate-limit.js';
-import { formParams } from './steps/form-params.js';
-import { tokenParam } from './steps/token-param.js';
-import { findClientToken, type TokenRecord } from './token-records.js';
+import type { TokenRecord } from './token-records.js';
 
 /** RFC 7662 §2.2 members of an active token; the scope is the literal `default` (PRODUCT §2). */
 function describe(token: TokenRecord) {
@@ -31,17 +25,5 @@ function describe(token: TokenRecord) {
  * `{"active": false}` and nothing more (§2.2).
  */
 export async function introspectEndpoint(app: FastifyInstance): Promise<void> {
-  const db = app.database.db;
-  app.post(PATHS.introspection, async (request, reply) => {
-    const limit = clientRateLimit(app, request, reply);
-    try {
-      const params = formParams(request);
-      const client = await authenticatedClient(db, clientCredentials(request.headers.authorization, params));
-      await limit.authenticated(client.clientId);
-      const token = await findClientToken(db, tokenParam(params), client.clientId, app.clock());
-      return sendJson(reply, 200, token?.live ? describe(token) : { active: false });
-    } catch (err) {
-      return sendTokenError(reply, await limit.failed(err), request.log);
-    }
-  });
+  clientTokenRoute(app, PATHS.introspection, async (_db, token) => (token?.live ? describe(token) : { active: false }));
 }
