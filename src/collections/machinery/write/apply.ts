@@ -53,7 +53,9 @@ export async function applyAll(b: Batch, db: Executor, changes: ChangeRecorder):
         changes.created(c, [id]);
       } else if (op === 'update') {
         id = old!.id;
-        await untyped(db).updateTable(c.table).set(ctx.row).where('id', '=', id).where('account_id', '=', caller.accountId).execute();
+        // The row version moves here, in the same statement: SQLite's trigger (src/db/versions.ts)
+        // then has nothing to add, instead of a second UPDATE of the row (PostgreSQL's sets it anyway).
+        await untyped(db).updateTable(c.table).set((eb) => ({ ...ctx.row, version: eb('version', '+', 1) })).where('id', '=', id).where('account_id', '=', caller.accountId).execute();
       } else {
         id = old!.id;
         await untyped(db).deleteFrom(c.table).where('id', '=', id).where('account_id', '=', caller.accountId).execute();

@@ -1,3 +1,4 @@
+import { prepared, run, slot } from '../../../db/compiled.js';
 import { untyped, type Executor } from '../../../db/tx.js';
 import type { Caller, Collection, Item, Row } from '../collection.js';
 import { ownersListing } from '../links.js';
@@ -58,7 +59,11 @@ export class ChangeRecorder {
 
   private async load(c: Collection, ids: number[]): Promise<Row[]> {
     if (!ids.length) return [];
-    return untyped(this.db).selectFrom(c.table).selectAll().where('account_id', '=', this.caller.accountId).where('id', 'in', ids).execute();
+    const build = (account: number, list: number[]) => untyped(this.db).selectFrom(c.table).selectAll().where('account_id', '=', account).where('id', 'in', list);
+    if (ids.length > 10) return build(this.caller.accountId, ids).execute();
+    // A write's own items (at most a few each time): compiled once per table and size, bound per write.
+    const q = prepared<Row>(untyped(this.db), `changes|${c.table}|${ids.length}`, () => build(slot('account'), ids.map((_, i) => slot<number>(`${i}`))).compile());
+    return run(untyped(this.db), q.bind({ account: this.caller.accountId, ...ids }));
   }
 
   /** Rows about to change: their items as they are now are kept. */
