@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from './index.js';
-import { withTransaction, type Executor } from './tx.js';
+import { ensureForTables, type Executor } from './tx.js';
 
 /** The counter name of a table's row count (and change version) in `counters`. */
 export const rowCounter = (table: string) => `rows:${table}`;
@@ -21,30 +21,25 @@ async function hasTrigger(db: Executor, dialect: Database['dialect'], name: stri
  * trigger function `fsm_count_rows` comes from migrations 004 and 006.
  */
 export async function ensureRowCounters(database: Database, tables: readonly string[]): Promise<void> {
-  for (const table of tables) {
-    const first = database.dialect === 'postgres' ? `${table}_count` : `${table}_count_insert`;
+  const first = (table: string) => (database.dialect === 'postgres' ? `${table}_count` : `${table}_count_insert`);
+  await ensureForTables(database, tables, 'counters', (db, table) => hasTrigger(db, database.dialect, first(table)), async (db, table) => {
     const name = rowCounter(table);
-    await withTransaction(database, async (db) => {
-      // Two processes starting together: the second waits here, then finds the triggers made.
-      if (database.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`counters:${table}`}))`.execute(db);
-      if (await hasTrigger(db, database.dialect, first)) return;
-      if (database.dialect === 'postgres') {
-        await sql.raw(`create trigger ${table}_count after insert or update or delete on ${table} for each row execute function fsm_count_rows()`).execute(db);
-      } else {
-        await sql.raw(`create trigger ${table}_count_insert after insert on ${table} begin
-          insert into counters (account_id, name, value, version) values (new.account_id, '${name}', 1, 1)
-            on conflict (account_id, name) do update set value = value + 1, version = version + 1;
-        end`).execute(db);
-        await sql.raw(`create trigger ${table}_count_delete after delete on ${table} begin
-          update counters set value = value - 1, version = version + 1 where account_id = old.account_id and name = '${name}';
-        end`).execute(db);
-        await sql.raw(`create trigger ${table}_count_update after update on ${table} begin
-          update counters set version = version + 1 where name = '${name}' and account_id in (old.account_id, new.account_id);
-        end`).execute(db);
-      }
-      await sql.raw(`insert into counters (account_id, name, value, version)
-        select account_id, '${name}', count(*), 1 from ${table} where true group by account_id
-        on conflict (account_id, name) do update set value = excluded.value, version = counters.version + 1`).execute(db);
-    });
-  }
+    if (database.dialect === 'postgres') {
+      await sql.raw(`create trigger ${table}_count after insert or update or delete on ${table} for each row execute function fsm_count_rows()`).execute(db);
+    } else {
+      await sql.raw(`create trigger ${table}_count_insert after insert on ${table} begin
+        insert into counters (account_id, name, value, version) values (new.account_id, '${name}', 1, 1)
+          on conflict (account_id, name) do update set value = value + 1, version = version + 1;
+      end`).execute(db);
+      await sql.raw(`create trigger ${table}_count_delete after delete on ${table} begin
+        update counters set value = value - 1, version = version + 1 where account_id = old.account_id and name = '${name}';
+      end`).execute(db);
+      await sql.raw(`create trigger ${table}_count_update after update on ${table} begin
+        update counters set version = version + 1 where name = '${name}' and account_id in (old.account_id, new.account_id);
+      end`).execute(db);
+    }
+    await sql.raw(`insert into counters (account_id, name, value, version)
+      select account_id, '${name}', count(*), 1 from ${table} where true group by account_id
+      on conflict (account_id, name) do update set value = excluded.value, version = counters.version + 1`).execute(db);
+  });
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from './index.js';
-import { withTransaction, type Executor } from './tx.js';
+import { ensureForTables, type Executor } from './tx.js';
 
 async function hasVersion(db: Executor, table: string): Promise<boolean> {
   const tables = await db.introspection.getTables();
@@ -15,20 +15,14 @@ async function hasVersion(db: Executor, table: string): Promise<boolean> {
  * from migration 011.
  */
 export async function ensureRowVersions(database: Database, tables: readonly string[]): Promise<void> {
-  for (const table of tables) {
-    if (await hasVersion(database.db, table)) continue;
-    await withTransaction(database, async (db) => {
-      // Two processes starting together: the second waits here, then finds the column made.
-      if (database.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`versions:${table}`}))`.execute(db);
-      if (await hasVersion(db, table)) return;
-      await sql.raw(`alter table ${table} add column version integer not null default 1`).execute(db);
-      if (database.dialect === 'postgres') {
-        await sql.raw(`create trigger ${table}_version before update on ${table} for each row execute function fsm_bump_version()`).execute(db);
-      } else {
-        await sql.raw(`create trigger ${table}_version after update on ${table} when new.version = old.version begin
-          update ${table} set version = old.version + 1 where id = new.id;
-        end`).execute(db);
-      }
-    });
-  }
+  await ensureForTables(database, tables, 'versions', hasVersion, async (db, table) => {
+    await sql.raw(`alter table ${table} add column version integer not null default 1`).execute(db);
+    if (database.dialect === 'postgres') {
+      await sql.raw(`create trigger ${table}_version before update on ${table} for each row execute function fsm_bump_version()`).execute(db);
+    } else {
+      await sql.raw(`create trigger ${table}_version after update on ${table} when new.version = old.version begin
+        update ${table} set version = old.version + 1 where id = new.id;
+      end`).execute(db);
+    }
+  });
 }

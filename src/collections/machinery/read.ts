@@ -94,10 +94,16 @@ export async function readByIds(db: Executor, c: Collection, ctx: Caller, ids: n
 /** Whole stored rows by id within the account (and the 'own' scope when given). */
 export async function rowsByIds(db: Executor, c: Collection, ctx: Caller, ids: number[], access: 'all' | 'own'): Promise<Map<number, Row>> {
   if (ids.length === 0) return new Map();
-  const rows = await untyped(db)
-    .selectFrom(c.table)
-    .selectAll(c.table)
-    .where((eb) => eb.and([scope(c, ctx, eb, access), eb(`${c.table}.id`, 'in', ids)]))
-    .execute();
+  const build = (accountId: number, idList: number[]) =>
+    untyped(db)
+      .selectFrom(c.table)
+      .selectAll(c.table)
+      .where((eb) => eb.and([access === 'all' ? eb(`${c.table}.account_id`, '=', accountId) : scope(c, ctx, eb, access), eb(`${c.table}.id`, 'in', idList)]))
+      .$castTo<Row>();
+  // Every write reads its items (and the change recorder reads them again): a batch of a few is
+  // compiled once per size and bound per write, as readByIds does.
+  const rows = access === 'all' && ids.length <= 10
+    ? await run(db, prepared(db, `rowsByIds|${c.table}|${ids.length}`, () => build(slot('account'), ids.map((_, i) => slot<number>(`${i}`))).compile()).bind({ account: ctx.accountId, ...ids }))
+    : await build(ctx.accountId, ids).execute();
   return new Map(rows.map((r) => [r.id as number, r]));
 }

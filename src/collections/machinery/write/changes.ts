@@ -1,9 +1,9 @@
-import { prepared, run, slot } from '../../../db/compiled.js';
 import { untyped, type Executor } from '../../../db/tx.js';
 import type { Caller, Collection, Item, Row } from '../collection.js';
 import { ownersListing } from '../links.js';
 import type { Projection } from '../modifiers.js';
 import { present } from '../present.js';
+import { rowsByIds } from '../read.js';
 import type { Registry } from '../registry.js';
 
 export type ChangeType = 'created' | 'updated' | 'deleted';
@@ -58,12 +58,7 @@ export class ChangeRecorder {
   }
 
   private async load(c: Collection, ids: number[]): Promise<Row[]> {
-    if (!ids.length) return [];
-    const build = (account: number, list: number[]) => untyped(this.db).selectFrom(c.table).selectAll().where('account_id', '=', account).where('id', 'in', list);
-    if (ids.length > 10) return build(this.caller.accountId, ids).execute();
-    // A write's own items (at most a few each time): compiled once per table and size, bound per write.
-    const q = prepared<Row>(untyped(this.db), `changes|${c.table}|${ids.length}`, () => build(slot('account'), ids.map((_, i) => slot<number>(`${i}`))).compile());
-    return run(untyped(this.db), q.bind({ account: this.caller.accountId, ...ids }));
+    return [...(await rowsByIds(this.db, c, this.caller, ids, 'all')).values()];
   }
 
   /** Rows about to change: their items as they are now are kept. */
