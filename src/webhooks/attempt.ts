@@ -14,44 +14,72 @@ export const serverCaller = (services: Services, accountId: number, now: number)
   accountId, userId: 0, role: 'administrator', permissions: new Set(), clientId: '', now, publicUrl: services.config.publicUrl,
 });
 
-/** The body of one delivery: `{type, timestamp, data}`, data being the event item as /events shows it. */
-async function payloadOf(services: Services, d: Leased, now: number): Promise<string | undefined> {
-  if (d.event_id === null) return JSON.stringify({ type: d.type, timestamp: new Date(now).toISOString(), data: { webhook: { id: d.webhook_id } } });
+/**
+ * The bodies of a webhook's leased deliveries, `{type, timestamp, data}` with data the event item
+ * as /events shows it: the events are read and presented in one go. Undefined for a purged event.
+ */
+async function payloadsOf(services: Services, accountId: number, ds: Leased[], now: number): Promise<(string | undefined)[]> {
   const events = services.registry.get('events')!;
-  const row = await services.database.db.selectFrom('events').selectAll().where('id', '=', d.event_id).executeTakeFirst();
-  if (!row) return undefined;
-  const [item] = await present(services.database.db, events, serverCaller(services, d.account_id, now), { fields: events.defaultFields, expand: new Map() }, [row]);
-  return JSON.stringify({ type: d.type, timestamp: item.occurred, data: item as Item });
+  const ids = ds.flatMap((d) => (d.event_id === null ? [] : [d.event_id]));
+  const rows = ids.length ? await services.database.db.selectFrom('events').selectAll().where('id', 'in', ids).where('account_id', '=', accountId).execute() : [];
+  const items = await present(services.database.db, events, serverCaller(services, accountId, now), { fields: events.defaultFields, expand: new Map() }, rows);
+  const byId = new Map(items.map((it) => [it.id as number, it]));
+  return ds.map((d) => {
+    if (d.event_id === null) return JSON.stringify({ type: d.type, timestamp: new Date(now).toISOString(), data: { webhook: { id: d.webhook_id } } });
+    const item = byId.get(d.event_id);
+    return item && JSON.stringify({ type: d.type, timestamp: item.occurred, data: item as Item });
+  });
 }
 
-/** One attempt of one leased delivery: send, then record what came of it. */
-export async function attempt(services: Services, d: Leased, owner: string, clock: () => number): Promise<void> {
+/**
+ * One attempt of each of a webhook's leased deliveries: sent side by side, then their outcomes
+ * recorded, the common case (a success) in one statement for the lot.
+ */
+export async function attemptAll(services: Services, ds: Leased[], owner: string, clock: () => number): Promise<void> {
+  if (!ds.length) return;
   const { database, config } = services;
-  const hook = await database.db.selectFrom('webhooks').selectAll().where('id', '=', d.webhook_id).executeTakeFirst();
+  const hook = await database.db.selectFrom('webhooks').selectAll().where('id', '=', ds[0].webhook_id).executeTakeFirst();
   if (!hook) return; // deleted meanwhile: its deliveries went with it
-  const payload = await payloadOf(services, d, clock());
-  let sent: Sent;
-  if (payload === undefined) sent = { status: null, error: 'the event was purged' };
-  else {
-    const secrets = [hook.secret];
-    if (hook.previous_secret && (hook.previous_secret_until ?? 0) > clock()) secrets.push(hook.previous_secret);
+  const payloads = await payloadsOf(services, ds[0].account_id, ds, clock());
+  const secrets = [hook.secret];
+  if (hook.previous_secret && (hook.previous_secret_until ?? 0) > clock()) secrets.push(hook.previous_secret);
+  const sent = await Promise.all(ds.map(async (d, i): Promise<Sent> => {
+    const payload = payloads[i];
+    if (payload === undefined) return { status: null, error: 'the event was purged' };
     // The signed timestamp is the real time of sending: receivers compare it with their clock.
-    sent = await sendDelivery(hook.url, payload, signedHeaders(d.msg_id, new Date(), payload, secrets), config.webhooksAllowPrivateUrls);
-  }
-  await record(services, d, hook, sent, owner, clock(), payload === undefined);
+    return sendDelivery(hook.url, payload, signedHeaders(d.msg_id, new Date(), payload, secrets), config.webhooksAllowPrivateUrls);
+  }));
+  await record(services, ds, hook, sent, owner, clock(), payloads.map((p) => p === undefined));
 }
 
-async function record(services: Services, d: Leased, hook: { id: number; failing_since: number | null }, sent: Sent, owner: string, now: number, final: boolean): Promise<void> {
+type Hook = { id: number; failing_since: number | null };
+
+async function record(services: Services, ds: Leased[], hook: Hook, sent: Sent[], owner: string, now: number, final: boolean[]): Promise<void> {
+  const db = services.database.db;
+  const ok = (s: Sent) => s.status !== null && s.status >= 200 && s.status < 300;
+  // Successes: one statement per status answered (usually one), no transaction.
+  const succeeded = new Map<number, number[]>();
+  ds.forEach((d, i) => ok(sent[i]) && succeeded.set(sent[i].status!, [...(succeeded.get(sent[i].status!) ?? []), d.id]));
+  for (const [status, ids] of succeeded) {
+    await db.updateTable('deliveries')
+      .set({ state: 'succeeded', last_status: status, last_error: null, next_attempt_at: now, lease_until: null, lease_owner: null, modified: now })
+      // A lease lost meanwhile (a retry asked, or it ran out): that outcome is not ours to record.
+      .where('id', 'in', ids).where('lease_owner', '=', owner).execute();
+  }
+  if (succeeded.size && hook.failing_since !== null) await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', hook.id).execute();
+  for (let i = 0; i < ds.length; i++) if (!ok(sent[i])) await recordFailure(services, ds[i], hook, sent[i], owner, now, final[i], succeeded.size > 0);
+}
+
+async function recordFailure(services: Services, d: Leased, hook: Hook, sent: Sent, owner: string, now: number, final: boolean, someSucceeded: boolean): Promise<void> {
   const webhooks = services.registry.get('webhooks') as Collection;
-  const ok = sent.status !== null && sent.status >= 200 && sent.status < 300;
   const gone = sent.status === 410;
   const delay = services.config.webhookRetrySchedule[d.attempts - 1];
-  const retry = !ok && !gone && !final && delay !== undefined;
-  const failing = !ok && hook.failing_since !== null && now - hook.failing_since >= FAILING_AFTER_MS;
+  const retry = !gone && !final && delay !== undefined;
+  const failing = !someSucceeded && hook.failing_since !== null && now - hook.failing_since >= FAILING_AFTER_MS;
   const disable = gone ? 'gone' : failing ? 'failing' : null;
   const outcome = async (tx: Executor) => {
     const updated = await tx.updateTable('deliveries').set({
-      state: ok ? 'succeeded' : retry ? 'pending' : 'failed',
+      state: retry ? 'pending' : 'failed',
       last_status: sent.status,
       last_error: sent.error?.slice(0, 1000) ?? null,
       next_attempt_at: retry ? now + Math.max(delay, sent.retryAfterMs ?? 0) : now,
@@ -59,7 +87,6 @@ async function record(services: Services, d: Leased, hook: { id: number; failing
       lease_owner: null,
       modified: now,
     }).where('id', '=', d.id).where('lease_owner', '=', owner).executeTakeFirst();
-    // The lease was lost (a retry asked meanwhile, or it ran out): that outcome is not ours to record.
     return Number(updated.numUpdatedRows) > 0;
   };
   if (disable) {
@@ -67,15 +94,13 @@ async function record(services: Services, d: Leased, hook: { id: number; failing
     await services.writer.transact(serverCaller(services, d.account_id, now), async (tx, changes) => {
       if (!(await outcome(tx))) return;
       await changes.touch(webhooks, [hook.id]);
-      await tx.updateTable('webhooks').set({ active: 0, disabled_reason: disable, modified: now }).where('id', '=', hook.id).execute();
+      await tx.updateTable('webhooks').set({ active: 0, disabled_reason: disable, modified: now }).where('id', '=', hook.id).where('active', '=', 1).execute();
     });
     return;
   }
-  // The common case is one statement, no transaction: a success, or a failure to retry.
   const db = services.database.db;
   if (!(await outcome(db))) return;
-  if (ok && hook.failing_since !== null) await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', hook.id).execute();
-  if (!ok && hook.failing_since === null) {
+  if (!someSucceeded && hook.failing_since === null) {
     await db.updateTable('webhooks').set({ failing_since: now }).where('id', '=', hook.id).where('failing_since', 'is', null).execute();
   }
 }

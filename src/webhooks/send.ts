@@ -23,9 +23,40 @@ function retryAfter(v: string | string[] | undefined, now: number): number | und
   return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
 
+const agents = new Map<string, http.Agent>();
+const AGENTS = 256;
+
+/**
+ * Connections are kept alive per origin and checked address: a socket is only ever connected to
+ * an address that passed the check (the agent's lookup answers only that address), and a name
+ * that resolves elsewhere later gets another agent. Idle sockets close after 4 s; the least
+ * recently used agents beyond 256 are closed.
+ */
+function agentFor(u: URL, target: { address: string; family: number }): http.Agent {
+  const key = `${u.protocol}//${u.host}|${target.address}`;
+  let agent = agents.get(key);
+  if (agent) {
+    agents.delete(key);
+  } else {
+    const lookup: LookupFunction = (_host, opts, cb) => {
+      if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
+      else cb(null, target.address, target.family);
+    };
+    const options = { keepAlive: true, maxSockets: 8, maxFreeSockets: 8, timeout: 4000, lookup };
+    agent = u.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+    if (agents.size >= AGENTS) {
+      const [oldest, old] = agents.entries().next().value!;
+      agents.delete(oldest);
+      old.destroy();
+    }
+  }
+  agents.set(key, agent);
+  return agent;
+}
+
 /**
  * POSTs one delivery. The host is resolved and every address checked (address.ts), then the
- * connection goes to the checked address (a custom lookup), so a second resolution cannot swap
+ * connection goes to the checked address (a custom lookup, kept with its agent), so a second resolution cannot swap
  * in another one. TLS still verifies the certificate against the host name. Redirects are not
  * followed: a 3xx is an answer like any other non-2xx.
  */
@@ -37,10 +68,6 @@ export async function sendDelivery(url: string, body: string, headers: Record<st
     if (err instanceof RefusedTarget) return { status: null, error: `refused: ${err.message}` };
     throw err;
   }
-  const lookup: LookupFunction = (_host, opts, cb) => {
-    if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
-    else cb(null, target.address, target.family);
-  };
   const u = new URL(url);
   const lib = u.protocol === 'https:' ? https : http;
   return new Promise<Sent>((resolve) => {
@@ -53,8 +80,7 @@ export async function sendDelivery(url: string, body: string, headers: Record<st
     };
     const req = lib.request(u, {
       method: 'POST',
-      lookup,
-      agent: false,
+      agent: agentFor(u, target),
       headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'fsm-webhooks/1', ...headers },
     }, (res) => {
       const chunks: Buffer[] = [];

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import type { Services } from '../collections/machinery/services.js';
 import { purgeEvents } from '../collections/events/retention.js';
-import { attempt } from './attempt.js';
-import { leaseDue } from './lease.js';
+import { attemptAll } from './attempt.js';
+import { leaseDue, type Leased } from './lease.js';
 
 const POLL_MS = 200;
 /** Attempts in flight per process, and per webhook: a slow receiver holds at most its own slots. */
@@ -33,16 +33,21 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
   let lastPurge = 0;
   let purging: Promise<unknown> | undefined;
 
-  const run = (d: Awaited<ReturnType<typeof leaseDue>>[number]) => {
-    perWebhook.set(d.webhook_id, (perWebhook.get(d.webhook_id) ?? 0) + 1);
-    const p = attempt(services, d, owner, clock)
-      .catch((err) => log?.warn({ err: (err as Error).message, delivery: d.id }, 'webhook delivery failed to run'))
+  let inFlight = 0;
+  /** A webhook's leased deliveries go out together; when they are done, their slots are free. */
+  const run = (ds: Leased[]) => {
+    const webhookId = ds[0].webhook_id;
+    perWebhook.set(webhookId, (perWebhook.get(webhookId) ?? 0) + ds.length);
+    inFlight += ds.length;
+    const p = attemptAll(services, ds, owner, clock)
+      .catch((err) => log?.warn({ err: (err as Error).message, deliveries: ds.map((d) => d.id) }, 'webhook delivery failed to run'))
       .finally(() => {
         running.delete(p);
-        const n = (perWebhook.get(d.webhook_id) ?? 1) - 1;
-        if (n <= 0) perWebhook.delete(d.webhook_id);
-        else perWebhook.set(d.webhook_id, n);
-        // A finished attempt frees a slot: look for more at once.
+        inFlight -= ds.length;
+        const n = (perWebhook.get(webhookId) ?? ds.length) - ds.length;
+        if (n <= 0) perWebhook.delete(webhookId);
+        else perWebhook.set(webhookId, n);
+        // Finished attempts free slots: look for more at once.
         schedule(0);
       });
     running.add(p);
@@ -50,8 +55,14 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
 
   async function tick(): Promise<void> {
     const now = clock();
-    const free = MAX_IN_FLIGHT - running.size;
-    if (free > 0) for (const d of await leaseDue(services.database, owner, now, free, PER_WEBHOOK, perWebhook)) run(d);
+    const free = MAX_IN_FLIGHT - inFlight;
+    if (free > 0) {
+      const byWebhook = new Map<number, Leased[]>();
+      for (const d of await leaseDue(services.database, owner, now, free, PER_WEBHOOK, perWebhook)) {
+        byWebhook.set(d.webhook_id, [...(byWebhook.get(d.webhook_id) ?? []), d]);
+      }
+      for (const ds of byWebhook.values()) run(ds);
+    }
     if (now - lastPurge >= PURGE_EVERY_MS && !purging) {
       lastPurge = now;
       // Beside the sending, not in its way: a long first purge does not hold deliveries up.
