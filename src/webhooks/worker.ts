@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Services } from '../collections/machinery/services.js';
 import { purgeEvents } from '../collections/events/retention.js';
 import { attemptAll } from './attempt.js';
@@ -9,6 +10,28 @@ const POLL_MS = 200;
 const MAX_IN_FLIGHT = 32;
 export const PER_WEBHOOK = 8;
 const PURGE_EVERY_MS = 3_600_000;
+/**
+ * Sending is background work: while requests keep the event loop busy (utilisation over 90 % in
+ * the last 100 ms or more), the worker pauses this long between batches, so a backlog of
+ * deliveries does not take the CPU the API answers with; once the load falls, it sends at full pace.
+ */
+const BUSY_UTILISATION = 0.9;
+const BUSY_PAUSE_MS = 20;
+
+/** Whether the event loop was busy lately, measured over windows of at least 100 ms. */
+function loopMeter(): () => boolean {
+  let mark = performance.eventLoopUtilization();
+  let busy = false;
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const since = performance.eventLoopUtilization(now, mark);
+    if (since.idle + since.active >= 100) {
+      busy = since.utilization > BUSY_UTILISATION;
+      mark = now;
+    }
+    return busy;
+  };
+}
 
 export interface DeliveryWorker {
   stop(): Promise<void>;
@@ -34,6 +57,7 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
   let purging: Promise<unknown> | undefined;
 
   let inFlight = 0;
+  const loopBusy = loopMeter();
   /** A webhook's leased deliveries go out together; when they are done, their slots are free. */
   const run = (ds: Leased[]) => {
     const webhookId = ds[0].webhook_id;
@@ -47,8 +71,8 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
         const n = (perWebhook.get(webhookId) ?? ds.length) - ds.length;
         if (n <= 0) perWebhook.delete(webhookId);
         else perWebhook.set(webhookId, n);
-        // Finished attempts free slots: look for more at once.
-        schedule(0);
+        // Finished attempts free slots: look for more at once, or after a pause while requests are busy.
+        schedule(loopBusy() ? BUSY_PAUSE_MS : 0);
       });
     running.add(p);
   };
