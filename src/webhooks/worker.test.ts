@@ -71,6 +71,41 @@ for (const dialect of DIALECTS) {
       await rx.close();
     });
 
+    it('records each outcome of a batch: successes at once, failures each with its status and next attempt', async () => {
+      // Odd-numbered clients are refused: one webhook's batch mixes 200s and 503s.
+      const rx = await startReceiver((r) => ({ status: /"name":"odd/.test(r.body) ? 503 : 201 }));
+      // Only this test's webhook receives these events.
+      await t.database.db.updateTable('webhooks').set({ active: 0 }).execute();
+      const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: rx.url, events: ['clients.created'] }] })).body.webhooks[0];
+      const made = await call(t.app, a.token, 'POST', '/clients', { clients: [0, 1, 2, 3, 4, 5].map((i) => ({ name: `${i % 2 ? 'odd' : 'even'}-${i}` })) });
+      assert.equal(made.status, 200);
+      const worker = startDeliveryWorker(t.services, () => t.clock.now);
+      try {
+        await until(() => rx.received.length >= 6, 20_000, 'six deliveries');
+        await until(async () => (await t.database.db.selectFrom('deliveries').select('id').where('webhook_id', '=', hook.id).where('lease_owner', 'is not', null).execute()).length === 0, 10_000, 'outcomes recorded');
+      } finally {
+        await worker.stop();
+      }
+      const rows = await t.database.db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id')
+        .select(['events.data', 'deliveries.state', 'deliveries.last_status', 'deliveries.attempts', 'deliveries.next_attempt_at'])
+        .where('deliveries.webhook_id', '=', hook.id).execute();
+      assert.equal(rows.length, 6);
+      for (const r of rows) {
+        const odd = /"name":"odd/.test(r.data);
+        assert.equal(r.state, odd ? 'pending' : 'succeeded', r.data);
+        assert.equal(r.last_status, odd ? 503 : 201, r.data);
+        assert.equal(r.attempts, 1);
+        if (odd) assert.equal(r.next_attempt_at, t.clock.now + t.config.webhookRetrySchedule[0]);
+      }
+      // A success in the batch means the webhook is not failing.
+      const w = await t.database.db.selectFrom('webhooks').select(['failing_since', 'active']).where('id', '=', hook.id).executeTakeFirstOrThrow();
+      assert.deepEqual(w, { failing_since: null, active: 1 });
+      // The retries left pending would keep their events from the purge test below.
+      await t.database.db.deleteFrom('deliveries').where('webhook_id', '=', hook.id).execute();
+      await call(t.app, a.token, 'DELETE', `/webhooks/${hook.id}`);
+      await rx.close();
+    });
+
     it('purges events and finished deliveries older than the retention, in batches, keeping pending ones', async () => {
       const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['jobs.created'] }] })).body.webhooks[0];
       await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'pending delivery' }] });
