@@ -66,6 +66,12 @@ export interface Rules {
   check?(i: TxItemContext): Promise<ApiErrorBody[]>;
   /** Sets server-side columns inside the transaction (generated references, defaults from other rows). */
   fill?(i: TxItemContext): Promise<void>;
+  /**
+   * The rules change rows of the account other than the batch's own (statuses: a new default clears
+   * the old one): on PostgreSQL the collection's writes in one account then run one at a time
+   * (src/collections/machinery/write/lock-rows.ts).
+   */
+  exclusive?: boolean;
   /** Runs after the item's row was written, in the same transaction. */
   after?(i: TxItemContext & { id: number }): Promise<void>;
   /**
