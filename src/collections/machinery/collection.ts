@@ -94,7 +94,7 @@ export interface CollectionDef {
   policy: Policy;
   rules?: Rules;
   /**
-   * Rows per account are counted by triggers into `counters` (`rows:<table>`), so an unfiltered
+   * Rows per account are counted by triggers into `row_counts` (slots summed), so an unfiltered
    * list answers `recordsCount` without counting. The triggers are made at start from this flag
    * (src/db/counted.ts), for tables that exist and have none yet.
    */
