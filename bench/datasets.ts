@@ -115,7 +115,8 @@ async function sqlExec(database: Database, text: string) {
 export async function workingCopy(root: string, ds: Dataset, sizes: AccountSize[], databaseUrl: string | undefined): Promise<WorkingCopy> {
   const key = cacheKey(root, ds.dialect, sizes);
   if (databaseUrl) {
-    const db = `fsmbench_${ds.name}_run`;
+    // Named after the checkout too: benches of two checkouts on one server must not drop each other's copy.
+    const db = `fsmbench_${ds.name}_run_${crypto.createHash('sha256').update(root).digest('hex').slice(0, 8)}`;
     await pgAdmin(databaseUrl, async (c) => {
       await c.query(`drop database if exists ${db} with (force)`);
       await c.query(`create database ${db} template fsmbench_${ds.name}_${key}`);

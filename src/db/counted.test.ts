@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { createAccount } from '../accounts/service.js';
 import { registry } from '../collections/index.js';
 import { DIALECTS, createTestDb, skipUnless, type TestDb } from '../../test/helpers.js';
-import { ensureRowCounters, rowCounter } from './counted.js';
+import { ensureRowCounters, rowCount } from './counted.js';
 
 /**
  * A table that becomes counted after it already holds rows (a collection newly marked `counted`
@@ -19,8 +19,11 @@ for (const dialect of DIALECTS) {
     });
     after(() => t?.close());
 
-    const counter = async (accountId: number) =>
-      Number((await t.database.db.selectFrom('counters').select('value').where('account_id', '=', accountId).where('name', '=', rowCounter('notes')).executeTakeFirst())?.value ?? -1);
+    // -1: no count kept at all (no slot row yet).
+    const counter = async (accountId: number) => {
+      const row = await rowCount(t.database.db, 'notes', accountId).executeTakeFirstOrThrow();
+      return row.version === null ? -1 : Number(row.value);
+    };
 
     test('every counted collection has its triggers on a fresh database', async () => {
       for (const c of registry.list.filter((x) => x.counted)) {

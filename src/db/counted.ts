@@ -1,9 +1,21 @@
 import { sql } from 'kysely';
 import type { Database } from './index.js';
-import { ensureForTables, type Executor } from './tx.js';
+import { ensureForTables, untyped, type Executor } from './tx.js';
 
-/** The counter name of a table's row count (and change version) in `counters`. */
-export const rowCounter = (table: string) => `rows:${table}`;
+const slots = (db: Executor, table: string, accountId: number) =>
+  untyped(db).selectFrom('row_counts').where('account_id', '=', accountId).where('tbl', '=', table);
+
+/**
+ * The count and change version of a counted table in an account, as one row (`value`, `version`):
+ * the sums over the table's slots in `row_counts` (migration 012). `version` is null before the
+ * account's first change to the table. `accountId` may be a compiled statement's slot.
+ */
+export const rowCount = (db: Executor, table: string, accountId: number) =>
+  slots(db, table, accountId).select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('value'), eb.lit(0)).as('value'), eb.fn.sum<number>('version').as('version')]);
+
+/** The change version alone, as a subquery. */
+export const rowVersion = (db: Executor, table: string, accountId: number) =>
+  slots(db, table, accountId).select((eb) => eb.fn.sum<number>('version').as('version'));
 
 async function hasTrigger(db: Executor, dialect: Database['dialect'], name: string): Promise<boolean> {
   const { rows } = dialect === 'postgres'
@@ -14,32 +26,37 @@ async function hasTrigger(db: Executor, dialect: Database['dialect'], name: stri
 
 /**
  * Row counts per account and table, kept by triggers in the same transaction as every change
- * (cascades included): `value` is the number of rows, `version` moves on every insert, update and
- * delete (the count cache of src/collections/machinery/count.ts is keyed by it). Which tables are
- * counted is a flag on each collection's declaration; this makes the triggers of any counted table
- * that has none yet, at start and after the migrations, and counts its existing rows. PostgreSQL's
- * trigger function `fsm_count_rows` comes from migrations 004 and 006.
+ * (cascades included) in `row_counts`, one row per slot: the count is the sum of `value`, and the
+ * sum of `version` moves on every insert, update and delete (the count cache of
+ * src/collections/machinery/count.ts is keyed by it). On PostgreSQL a transaction writes the slot
+ * of its connection (`fsm.slot`, see src/db/index.ts), so concurrent writers of one account never
+ * wait on a count; SQLite has one writer and slot 0. Which tables are counted is a flag on each
+ * collection's declaration; this makes the triggers of any counted table that has none yet, at
+ * start and after the migrations, and counts its existing rows. PostgreSQL's trigger function
+ * `fsm_count_rows` comes from migration 012.
  */
 export async function ensureRowCounters(database: Database, tables: readonly string[]): Promise<void> {
   const first = (table: string) => (database.dialect === 'postgres' ? `${table}_count` : `${table}_count_insert`);
   await ensureForTables(database, tables, 'counters', (db, table) => hasTrigger(db, database.dialect, first(table)), async (db, table) => {
-    const name = rowCounter(table);
     if (database.dialect === 'postgres') {
       await sql.raw(`create trigger ${table}_count after insert or update or delete on ${table} for each row execute function fsm_count_rows()`).execute(db);
     } else {
       await sql.raw(`create trigger ${table}_count_insert after insert on ${table} begin
-        insert into counters (account_id, name, value, version) values (new.account_id, '${name}', 1, 1)
-          on conflict (account_id, name) do update set value = value + 1, version = version + 1;
+        insert into row_counts (account_id, tbl, slot, value, version) values (new.account_id, '${table}', 0, 1, 1)
+          on conflict (account_id, tbl, slot) do update set value = value + 1, version = version + 1;
       end`).execute(db);
       await sql.raw(`create trigger ${table}_count_delete after delete on ${table} begin
-        update counters set value = value - 1, version = version + 1 where account_id = old.account_id and name = '${name}';
+        update row_counts set value = value - 1, version = version + 1 where account_id = old.account_id and tbl = '${table}' and slot = 0;
       end`).execute(db);
       await sql.raw(`create trigger ${table}_count_update after update on ${table} begin
-        update counters set version = version + 1 where name = '${name}' and account_id in (old.account_id, new.account_id);
+        update row_counts set version = version + 1 where tbl = '${table}' and slot = 0 and account_id in (old.account_id, new.account_id);
       end`).execute(db);
     }
-    await sql.raw(`insert into counters (account_id, name, value, version)
-      select account_id, '${name}', count(*), 1 from ${table} where true group by account_id
-      on conflict (account_id, name) do update set value = excluded.value, version = counters.version + 1`).execute(db);
+    // Slot 0 takes the rows not counted in other slots (a table whose triggers were missing for a while).
+    await sql.raw(`insert into row_counts (account_id, tbl, slot, value, version)
+      select account_id, '${table}', 0,
+        count(*) - coalesce((select sum(r.value) from row_counts r where r.account_id = t.account_id and r.tbl = '${table}' and r.slot <> 0), 0), 1
+      from ${table} t where true group by account_id
+      on conflict (account_id, tbl, slot) do update set value = excluded.value, version = row_counts.version + 1`).execute(db);
   });
 }

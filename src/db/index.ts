@@ -49,6 +49,8 @@ export function openDatabase(opts: DatabaseOptions): Database {
     pool.on('connect', (client) => {
       client.on('error', () => {});
       withNamedStatements(client);
+      // Queued before anything the pool's user sends on this connection.
+      client.query(TAKE_SLOT).catch(() => {});
     });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: kyselyLog('postgres', opts.observe) });
     return { db, dialect: 'postgres', close: () => db.destroy(), pool };
@@ -126,6 +128,15 @@ function withStatementCache(sqlite: SQLite.Database) {
  * floor's named statements are. The rest are sent as before.
  */
 const statementNames = new Map<string, string>();
+
+/**
+ * The connection's row-count slot (src/db/counted.ts, migration 012): the lowest number no other
+ * live connection to the database holds, kept for the connection's life by a session advisory lock
+ * (released when it closes), and told to the count triggers as the session setting `fsm.slot`.
+ * Two connections never share a slot, so two transactions never wait on each other's row counts.
+ */
+const TAKE_SLOT = `select set_config('fsm.slot', (select n::text from generate_series(1, 10000) n
+  where pg_try_advisory_lock(hashtext('fsm.slot'), n) limit 1), false)`;
 
 function withNamedStatements(client: pg.PoolClient) {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;

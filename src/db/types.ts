@@ -136,8 +136,20 @@ export interface CountersTable {
   account_id: number;
   name: string;
   value: number;
-  /** Bumped with every change to the table in the account (rows:<table> rows; migration 006). */
+  /** Unused since migration 012 (row counts moved to row_counts). */
   version: Generated<number>;
+}
+
+/**
+ * Row counts per account and counted table, in slots (migration 012): the count is the sum of
+ * `value`, the change version the sum of `version` over the account's slots of the table.
+ */
+export interface RowCountsTable {
+  account_id: number;
+  tbl: string;
+  slot: number;
+  value: number;
+  version: number;
 }
 
 export interface StatusesTable {
@@ -282,6 +294,7 @@ export interface DB {
   login_attempts: LoginAttemptsTable;
   settings: SettingsTable;
   counters: CountersTable;
+  row_counts: RowCountsTable;
   statuses: StatusesTable;
   clients: ClientsTable;
   jobs: JobsTable;

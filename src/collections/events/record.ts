@@ -39,7 +39,6 @@ async function lockAccountEvents(tx: Executor, accountId: number, n: number): Pr
 export const recordEvents: ChangeHook = async (tx, caller, changes) => {
   const recorded = changes.filter((ch) => ch.collection.recorded !== false);
   if (!recorded.length) return;
-  await lockAccountEvents(tx, caller.accountId, recorded.length);
   const rows = recorded.map((ch: Change) => ({
     account_id: caller.accountId,
     type: `${ch.collection.name}.${ch.type}`,
@@ -52,19 +51,24 @@ export const recordEvents: ChangeHook = async (tx, caller, changes) => {
     client_id: caller.clientId || null,
     occurred: caller.now,
   }));
+  // Read before the lock, which is held to the commit: under it only the events and their deliveries.
+  const hooks = await subscribedWebhooks(tx, caller.accountId);
+  await lockAccountEvents(tx, caller.accountId, recorded.length);
   const inserted: { id: number; type: string }[] = [];
   for (let i = 0; i < rows.length; i += CHUNK) {
     inserted.push(...(await tx.insertInto('events').values(rows.slice(i, i + CHUNK)).returning(['id', 'type']).execute()));
   }
-  await queueDeliveries(tx, caller.accountId, inserted, caller.now);
+  await queueDeliveries(tx, caller.accountId, inserted, caller.now, hooks);
 };
 
+const subscribedWebhooks = async (tx: Executor, accountId: number) =>
+  (await tx.selectFrom('webhooks').select(['id', 'events'])
+    .where('account_id', '=', accountId).where('active', '=', 1).where('deleted', '=', 0).where('disabled_reason', 'is', null).execute())
+    .map((w) => ({ id: w.id, patterns: JSON.parse(w.events) as string[] }));
+
 /** Fan-out in the same transaction: a committed event always has its deliveries queued. */
-async function queueDeliveries(tx: Executor, accountId: number, events: { id: number; type: string }[], now: number): Promise<void> {
-  const hooks = await tx.selectFrom('webhooks').select(['id', 'events'])
-    .where('account_id', '=', accountId).where('active', '=', 1).where('deleted', '=', 0).where('disabled_reason', 'is', null).execute();
-  if (!hooks.length) return;
-  const subscribed = hooks.map((w) => ({ id: w.id, patterns: JSON.parse(w.events) as string[] }));
+async function queueDeliveries(tx: Executor, accountId: number, events: { id: number; type: string }[], now: number, subscribed: { id: number; patterns: string[] }[]): Promise<void> {
+  if (!subscribed.length) return;
   const rows = events.flatMap((e) =>
     subscribed.filter((w) => matches(w.patterns, e.type)).map((w) => ({
       account_id: accountId, webhook_id: w.id, event_id: e.id, type: e.type, msg_id: newMessageId(),

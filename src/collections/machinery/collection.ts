@@ -66,6 +66,12 @@ export interface Rules {
   check?(i: TxItemContext): Promise<ApiErrorBody[]>;
   /** Sets server-side columns inside the transaction (generated references, defaults from other rows). */
   fill?(i: TxItemContext): Promise<void>;
+  /**
+   * The rules change rows of the account other than the batch's own (statuses: a new default clears
+   * the old one): on PostgreSQL the collection's writes in one account then run one at a time
+   * (src/collections/machinery/write/lock-rows.ts).
+   */
+  exclusive?: boolean;
   /** Runs after the item's row was written, in the same transaction. */
   after?(i: TxItemContext & { id: number }): Promise<void>;
   /**
@@ -88,7 +94,7 @@ export interface CollectionDef {
   policy: Policy;
   rules?: Rules;
   /**
-   * Rows per account are counted by triggers into `counters` (`rows:<table>`), so an unfiltered
+   * Rows per account are counted by triggers into `row_counts` (slots summed), so an unfiltered
    * list answers `recordsCount` without counting. The triggers are made at start from this flag
    * (src/db/counted.ts), for tables that exist and have none yet.
    */

@@ -1,7 +1,7 @@
 import type { Expression, SqlBool } from 'kysely';
 import { prepared, run, slot } from '../../db/compiled.js';
 import { untyped, type Executor } from '../../db/tx.js';
-import { rowCounter } from '../../db/counted.js';
+import { rowCount, rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB } from './collection.js';
 import type { ListQuery } from './modifiers.js';
 
@@ -10,8 +10,8 @@ import type { ListQuery } from './modifiers.js';
  * recordsCount, always exact.
  * - Unfiltered lists of every row in the account read the count the triggers of src/db/counted.ts keep.
  * - Filtered lists count their rows, and remember the count under the table's change counter for
- *   the account (`counters.version`, bumped by those triggers in the same
- *   transaction as every insert, update and delete). While the counter has not moved, no row of
+ *   the account (the sum of `row_counts.version` over the table's slots, moved by those triggers
+ *   in the same transaction as every insert, update and delete). While the counter has not moved, no row of
  *   the table changed in the account, so the remembered count is still the true one. `~` has to
  *   look at every matching row (8 % of 100,000 jobs in W2): counting grew with the account, reading
  *   the counter does not. Lists under 'own' access are not remembered: their scope reads other
@@ -41,7 +41,7 @@ export async function countRows(db: Executor, c: Collection, ctx: Caller, q: Lis
     .selectFrom(c.table)
     .select((eb) => [
       eb.fn.countAll<number>().as('n'),
-      eb.selectFrom('counters').select('version').where('account_id', '=', ctx.accountId).where('name', '=', rowCounter(c.table)).as('v'),
+      rowVersion(db, c.table, ctx.accountId).as('v'),
     ])
     .where(where)
     .executeTakeFirstOrThrow();
@@ -55,7 +55,7 @@ export async function countRows(db: Executor, c: Collection, ctx: Caller, q: Lis
 
 const counterQuery = (db: Executor, table: string) =>
   prepared<{ value: number; version: number }>(untyped(db), `counter|${table}`, () =>
-    untyped(db).selectFrom('counters').select(['value', 'version']).where('account_id', '=', slot('account')).where('name', '=', rowCounter(table)).compile(),
+    rowCount(db, table, slot('account')).compile(),
     { oneRow: true },
   );
 
@@ -69,18 +69,4 @@ function cacheOf(db: Executor) {
   let cache = caches.get(adapter);
   if (!cache) caches.set(adapter, (cache = new Map()));
   return cache;
-}
-
-/**
- * PostgreSQL: the triggers bump the account's counter row after each changed row, so two batches
- * updating rows in different orders could each hold a row the other needs while one waits for the
- * counter: a deadlock. Updates and deletes take the counter row first, before any row lock
- * (inserts lock only rows nobody else holds). Writers of one table and account queue here, as
- * creates already did on the row count.
- */
-export async function lockChangeCounter(db: Executor, c: Collection, accountId: number): Promise<void> {
-  if (!c.counted) return;
-  await db.executeQuery(prepared(untyped(db), `lock counter|${c.table}`, () =>
-    untyped(db).updateTable('counters').set((eb) => ({ version: eb('version', '+', 1) })).where('account_id', '=', slot('account')).where('name', '=', rowCounter(c.table)).compile(),
-  ).bind({ account: accountId }));
 }

@@ -34,6 +34,8 @@ export const statuses = defineCollection({
   },
   rules: {
     check,
+    // The fill below changes the old default, a row the batch does not name.
+    exclusive: true,
     // Clear the old default before writing the new one: a partial unique index allows only one.
     // The old default changes too, so the recorder is told before it does.
     async fill({ caller, db, op, item, changes }) {

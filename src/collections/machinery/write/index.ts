@@ -1,8 +1,8 @@
 import { withTransaction, type Executor } from '../../../db/tx.js';
 import { ApiError } from '../../../http/errors.js';
 import type { Caller } from '../collection.js';
-import { lockChangeCounter } from '../count.js';
 import { itemToRow } from '../validate.js';
+import { lockRows } from './lock-rows.js';
 import type { Services } from '../services.js';
 import { applyAll } from './apply.js';
 import { authorizeRules, loadAndAuthorize, roleAccess } from './authorize.js';
@@ -41,9 +41,9 @@ export interface WriterDeps {
  * The write pipeline: named steps, each in its own file, over one Batch.
  *  1. checkItems, validateRules (schema, ids, the collection's validate) — before the transaction
  *  2. roleAccess; prepare (slow work such as hashing) — before the transaction
- *  3. in one transaction: loadAndAuthorize, authorizeRules, checkReferences, checkUnique, the
- *     collection's check; checkIfMatch (after the counter lock: one lock order); applyAll (fill, write, lists, after); settle the changes (the hooks run
- *     here); the answer; seal
+ *  3. in one transaction: lockRows (one lock order, before any row is read); loadAndAuthorize,
+ *     authorizeRules, checkReferences, checkUnique, the collection's check; checkIfMatch; applyAll
+ *     (fill, write, lists, after); settle the changes (the hooks run here); the answer; seal
  *  4. after the commit: the collection's committed
  */
 export function createWriter(deps: WriterDeps): Writer {
@@ -74,6 +74,7 @@ export function createWriter(deps: WriterDeps): Writer {
     let result: WriteResult;
     try {
       result = await transact(caller, async (tx, changes) => {
+        await lockRows(b, tx, database.dialect);
         await loadAndAuthorize(b, tx);
         stopOnErrors(b.errors);
         authorizeRules(b);
@@ -83,7 +84,6 @@ export function createWriter(deps: WriterDeps): Writer {
         }
         if (c.rules.check) for (let i = 0; i < b.items.length; i++) b.errors[i].push(...(await c.rules.check(b.txContext(i, tx, changes))));
         stopOnErrors(b.errors);
-        if (op !== 'create' && database.dialect === 'postgres') await lockChangeCounter(tx, c, caller.accountId);
         await checkIfMatch(b, tx, database.dialect);
         await applyAll(b, tx, changes);
         await changes.settle();

@@ -1,0 +1,29 @@
+import { sql } from 'kysely';
+import type { Dialect } from '../../../db/index.js';
+import { untyped, type Executor } from '../../../db/tx.js';
+import type { Batch } from './batch.js';
+
+/**
+ * PostgreSQL, in the transaction, before anything is written: one lock order, so two batches never
+ * deadlock.
+ * - The rows an update or delete will write are locked first, all at once and in id order (`FOR NO
+ *   KEY UPDATE`, what an UPDATE takes, so inserts referencing them are not held up; `FOR UPDATE` for
+ *   a delete): two batches naming the same rows in different orders queue on the first row they
+ *   share instead of each holding one the other needs. Row counts never wait (each connection
+ *   writes its own slot, src/db/counted.ts), and the events lock is taken last (docs/events.md).
+ * - A batch that also changes rows it does not name, in an order of its own, first takes the
+ *   account's lock on the table (a transaction-scoped advisory lock), so such batches of one table
+ *   and account run one at a time: deletes (ON DELETE CASCADE and SET NULL), items that set an
+ *   association list (link rows, and the row versions at both ends), and collections whose rules
+ *   change other rows (`exclusive`, e.g. statuses: a new default clears the old one).
+ */
+export async function lockRows(b: Batch, db: Executor, dialect: Dialect): Promise<void> {
+  if (dialect !== 'postgres') return;
+  const { collection: c, caller, op } = b.request;
+  const lists = Object.entries(c.fields).filter(([, f]) => f.kind === 'assocList').map(([name]) => name);
+  const others = c.rules.exclusive || (op !== 'create' && (op === 'delete' || b.items.some((it) => lists.some((name) => it[name] !== undefined))));
+  if (others) await sql`select pg_advisory_xact_lock(${caller.accountId}, hashtext(${c.table}))`.execute(db);
+  if (op === 'create' || !b.ids.length) return;
+  const q = untyped(db).selectFrom(c.table).select('id').where('account_id', '=', caller.accountId).where('id', 'in', [...new Set(b.ids)]).orderBy('id');
+  await (op === 'delete' ? q.forUpdate() : q.forNoKeyUpdate()).execute();
+}
