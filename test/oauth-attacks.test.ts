@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, mock, test } from 'node:test';
 import { hashToken } from '../src/auth/secrets.js';
 import { revokeClient } from '../src/oauth/clients.js';
 import { WINDOW_MS } from '../src/http/rate-limit.js';
@@ -398,14 +398,15 @@ for (const dialect of DIALECTS) {
       const spray = (login: string, headers: Record<string, string> = {}, remoteAddress = '127.0.0.1') =>
         t.app.inject({ method: 'POST', url: action, remoteAddress, headers: { ...formHeaders, ...headers }, payload: formEncode({ csrf, login, password: 'Summer2024!' }) });
       const attempts = async (login: string) => (await t.database.db.selectFrom('login_attempts').select('id').where('login', '=', login).execute()).length;
-      t.clock.now = Math.floor(t.clock.now / WINDOW_MS) * WINDOW_MS + WINDOW_MS + 1000; // a fresh window, 59 s to go
+      // The in-process counters' windows follow Date.now(): mocked, a window past any earlier one.
+      mock.timers.enable({ apis: ['Date'], now: Date.now() + 2 * WINDOW_MS });
       t.config.rateLimitAuth = 2;
       try {
         assert.equal((await spray('spray-1')).statusCode, 401);
         assert.equal((await spray('spray-2')).statusCode, 401);
         const refused = await spray('spray-3');
         assert.equal(refused.statusCode, 429);
-        assert.equal(refused.headers['retry-after'], '59');
+        assert.equal(refused.headers['retry-after'], '60');
         assert.equal(await attempts('spray-3'), 0, 'refused before the password was checked');
         // A failed client authentication at the token endpoint counts against the address too...
         const token = await tokenRequest(t.app, { grant_type: 'authorization_code', code: 'x'.repeat(43), client_id: client.clientId, client_secret: 'wrong' });
@@ -428,9 +429,10 @@ for (const dialect of DIALECTS) {
         assert.ok(Number(absToken.headers['retry-after']) >= 1);
         // Another address has its own budget; the window's end restores this one.
         assert.equal((await spray('spray-6', {}, '10.9.8.7')).statusCode, 401);
-        t.clock.now += 59_000;
+        mock.timers.tick(WINDOW_MS);
         assert.equal((await spray('spray-7')).statusCode, 401);
       } finally {
+        mock.timers.reset();
         t.config.rateLimitAuth = 0;
       }
     });

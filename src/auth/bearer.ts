@@ -27,7 +27,8 @@ const tokenLookup = (db: Kysely<DB>, hash: string) =>
     .innerJoin('users as u', 'u.id', 't.user_id')
     .innerJoin('roles as r', 'r.id', 'u.role_id')
     .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
-    .select(['t.account_id', 't.user_id', 't.permissions', 't.client_id', 't.expires_at', 'r.kind'])
+    .innerJoin('accounts as a', 'a.id', 't.account_id')
+    .select(['t.account_id', 't.user_id', 't.permissions', 't.client_id', 't.expires_at', 'r.kind', 'a.auth_epoch'])
     .where('t.token_hash', '=', hash)
     .where('t.kind', '=', 'access')
     .where('t.revoked', '=', 0)
@@ -41,6 +42,28 @@ type TokenRow = InferResult<ReturnType<typeof tokenLookup>>[number];
  * showed query building on the hot path); each request only binds its token's hash.
  */
 const tokenQuery = (db: Kysely<DB>) => prepared<TokenRow>(db, 'bearer', () => tokenLookup(db, slot('hash')).compile(), { oneRow: true });
+/** The account's revocation epoch: one primary-key read. */
+const epochQuery = (db: Kysely<DB>) =>
+  prepared<{ auth_epoch: number | string }>(db, 'bearer epoch', () => db.selectFrom('accounts').select('auth_epoch').where('id', '=', slot<number>('id')).compile(), { oneRow: true });
+
+/** A token the join above accepted, and the account's epoch it was accepted under. */
+interface Verified {
+  accountId: number;
+  userId: number;
+  role: RoleKind;
+  permissions: ReadonlySet<string>;
+  clientId: string;
+  expiresAt: number;
+  epoch: number;
+}
+/** Verified tokens per process and database, by the token's hash; the oldest go first past the bound. */
+const MAX_CACHED = 10_000;
+const caches = new WeakMap<Kysely<DB>, Map<string, Verified>>();
+function cacheOf(db: Kysely<DB>): Map<string, Verified> {
+  let cache = caches.get(db);
+  if (!cache) caches.set(db, (cache = new Map()));
+  return cache;
+}
 
 /**
  * Tokens carry one of a few permission lists, so each is parsed once (parsing the JSON and building
@@ -58,25 +81,51 @@ function permissionSet(json: string): ReadonlySet<string> {
 }
 
 /**
- * Checks a bearer token against the database on every request, so revocation, expiry, a deleted
- * user or a revoked client take effect at once in every worker. The token's hash comes back too:
- * it keys the token's rate-limit bucket without hashing again.
+ * The caller of a request with a bearer token. A token is verified by the join above once, then
+ * cached in the process by its hash with the account's revocation epoch (`accounts.auth_epoch`,
+ * migration 013). Every later request reads that epoch by primary key: triggers bump it in the
+ * same transaction as every change that can fail a token of the account (a token revoked or
+ * deleted, a user deleted or given another role, a client revoked), so when it has moved the token
+ * is verified again, and a revocation takes effect on the very next request in every process and
+ * on every host. The join reads the epoch in the same statement (one snapshot): a revocation
+ * committed after it moves the epoch past the cached one. Expiry is checked on every request. The
+ * token's hash comes back too: it keys the token's rate-limit bucket without hashing again.
  */
 export async function authenticate(database: Database, header: string | undefined, now: number): Promise<AuthContext & { tokenHash: string }> {
   if (!header) throw new ApiError('tokenMissing', undefined, challenge());
   const m = BEARER.exec(header);
   if (!m) throw new ApiError('tokenInvalid', malformed(header), challenge('invalid_token'));
   const tokenHash = hashToken(m[1]);
-  const rows = await run(database.db, tokenQuery(database.db).bind({ hash: tokenHash }));
-  const row = rows[0];
-  if (!row || row.expires_at <= now) throw new ApiError('tokenInvalid', undefined, challenge('invalid_token'));
-  return {
-    accountId: row.account_id,
-    userId: row.user_id,
-    role: row.kind as RoleKind,
-    permissions: permissionSet(row.permissions),
-    clientId: row.client_id,
-    now,
-    tokenHash,
-  };
+  const db = database.db;
+  const cache = cacheOf(db);
+  let v = cache.get(tokenHash);
+  if (v) {
+    const epoch = (await run(db, epochQuery(db).bind({ id: v.accountId })))[0]?.auth_epoch;
+    if (epoch === undefined || Number(epoch) !== v.epoch) {
+      cache.delete(tokenHash);
+      v = undefined;
+    }
+  }
+  if (!v) {
+    const row = (await run(db, tokenQuery(db).bind({ hash: tokenHash })))[0];
+    if (!row) throw new ApiError('tokenInvalid', undefined, challenge('invalid_token'));
+    v = {
+      accountId: row.account_id,
+      userId: row.user_id,
+      role: row.kind as RoleKind,
+      permissions: permissionSet(row.permissions),
+      clientId: row.client_id,
+      expiresAt: Number(row.expires_at),
+      epoch: Number(row.auth_epoch),
+    };
+    if (v.expiresAt > now) {
+      if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+      cache.set(tokenHash, v);
+    }
+  }
+  if (v.expiresAt <= now) {
+    cache.delete(tokenHash);
+    throw new ApiError('tokenInvalid', undefined, challenge('invalid_token'));
+  }
+  return { accountId: v.accountId, userId: v.userId, role: v.role, permissions: v.permissions, clientId: v.clientId, now, tokenHash };
 }

@@ -12,6 +12,7 @@ import { idempotencyKeys } from './migrations/011_idempotency_keys.js';
 import { rowVersions } from './migrations/011_row_versions.js';
 import { events } from './migrations/010_events.js';
 import { rowCountSlots } from './migrations/012_row_count_slots.js';
+import { authEpochs } from './migrations/013_auth_epochs.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '011_row_versions': rowVersions,
   '010_events': events,
   '012_row_count_slots': rowCountSlots,
+  '013_auth_epochs': authEpochs,
 };
 
 /** Every migration this code knows, in order (readiness checks they are all applied). */

@@ -12,6 +12,8 @@ export interface AccountsTable {
   company_account_code: string | null;
   created: number;
   modified: number;
+  /** Bumped by triggers on every change that can fail an access token of the account (migration 013). */
+  auth_epoch: Generated<number>;
 }
 
 export interface RolesTable {
