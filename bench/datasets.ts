@@ -115,7 +115,8 @@ async function sqlExec(database: Database, text: string) {
 export async function workingCopy(root: string, ds: Dataset, sizes: AccountSize[], databaseUrl: string | undefined): Promise<WorkingCopy> {
   const key = cacheKey(root, ds.dialect, sizes);
   if (databaseUrl) {
-    const db = `fsmbench_${ds.name}_run`;
+    // Per bench process: runs from other checkouts on the same server must not drop this one's copy.
+    const db = `fsmbench_${ds.name}_run_${process.pid}`;
     await pgAdmin(databaseUrl, async (c) => {
       await c.query(`drop database if exists ${db} with (force)`);
       await c.query(`create database ${db} template fsmbench_${ds.name}_${key}`);

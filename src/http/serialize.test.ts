@@ -8,7 +8,7 @@ import { present } from '../collections/machinery/present.js';
 import { itemToRow } from '../collections/machinery/validate.js';
 import { createAccount } from '../accounts/service.js';
 import { ApiError, validationError } from './errors.js';
-import { errorAnswer, fallbacks, listAnswer } from './serialize.js';
+import { compiledCount, errorAnswer, fallbacks, listAnswer } from './serialize.js';
 import { DIALECTS, createTestDb, skipUnless, type TestDb } from '../../test/helpers.js';
 
 /**
@@ -66,7 +66,9 @@ for (const dialect of DIALECTS) {
           const items = await present(t.database.db, c, caller, q.projection, rowsOf(c, stored));
           const body = { result: 'success' as const, [c.name]: items, metadata: { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: items.length } };
           const before = fallbacks.count;
-          assert.equal(listAnswer(c, q.projection.fields, body), JSON.stringify(body), `${c.name} fields=${fields}`);
+          // The first answer of a projection is JSON.stringify's; the second compiles it.
+          for (let i = 0; i < 2; i++) assert.equal(listAnswer(c, q.projection.fields, body), JSON.stringify(body), `${c.name} fields=${fields}`);
+          assert.equal(compiledCount(c, q.projection.fields), 1, `${c.name} fields=${fields} compiled`);
           // The compiled code wrote it: no value made it fall back to JSON.stringify.
           assert.equal(fallbacks.count, before, `${c.name} fields=${fields} fell back`);
         }
@@ -79,8 +81,26 @@ test('a value of another type than declared falls back to JSON.stringify, with t
   const users = registry.get('users')!;
   const body = { result: 'success' as const, users: [{ id: 1, firstName: 5, hourlyRate: '12.50', status: { message: 'x' } }], metadata: { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: 1 } };
   const before = fallbacks.count;
-  assert.equal(listAnswer(users, ['firstName', 'hourlyRate', 'status'], body), JSON.stringify(body));
+  for (let i = 0; i < 2; i++) assert.equal(listAnswer(users, ['firstName', 'hourlyRate', 'status'], body), JSON.stringify(body));
+  assert.equal(compiledCount(users, ['firstName', 'hourlyRate', 'status']), 1);
   assert.equal(fallbacks.count, before + 1);
+});
+
+test('projections compile on their second answer, at most 50 per collection; the rest are JSON.stringify', () => {
+  const jobs = registry.get('jobs')!;
+  const names = Object.keys(jobs.fields).filter((n) => jobs.fields[n].kind !== 'writeOnly');
+  const body = { result: 'success' as const, jobs: [{ id: 1, title: 'x' }], metadata: { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: 1 } };
+  const once = ['title', 'reference'];
+  assert.equal(listAnswer(jobs, once, body), JSON.stringify(body));
+  assert.equal(compiledCount(jobs, once), 0);
+  // 60 projections (pairs of fields), each answered twice.
+  const projections = names.flatMap((a, i) => names.slice(i + 1).map((b) => [a, b])).slice(0, 60);
+  assert.equal(new Set(projections.map((p) => p.join())).size, projections.length);
+  for (const p of projections) {
+    const answer = { ...body, jobs: [{ id: 1, ...Object.fromEntries(p.map((n) => [n, null])) }] };
+    for (let i = 0; i < 2; i++) assert.equal(listAnswer(jobs, p, answer), JSON.stringify(answer));
+  }
+  assert.equal(compiledCount(jobs), 50);
 });
 
 test('error answers are JSON.stringify of the error envelope', () => {

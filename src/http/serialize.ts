@@ -89,22 +89,45 @@ function listSerializer(c: Collection, fields: string[]): Serializer {
   return compile(typesOf(envelope(c.name, N, 'ListMetadata'), (name) => (name === N ? item : shared(name))));
 }
 
-const lists = new WeakMap<Collection, Map<string, Serializer>>();
-// Projections are bounded by the declarations; a client asking for many only makes us start over.
-const LISTS_LIMIT = 200;
+/**
+ * Per collection, the projections' serializers. Compiling one takes milliseconds (a new function
+ * for V8 to parse and optimise), so a projection is compiled on its second answer, and at most
+ * COMPILED_LIMIT per collection: a client sending a new `fields` on every request then costs
+ * JSON.stringify, never a compilation per request. Entries are never dropped: the work of
+ * compiling and the memory it takes are bounded for the life of the process.
+ */
+interface Compiled {
+  serializers: Map<string, Serializer>;
+  seen: Set<string>;
+}
+const compiled = new WeakMap<Collection, Compiled>();
+const COMPILED_LIMIT = 50;
+const SEEN_LIMIT = 1000;
+
+function serializerFor(c: Collection, fields: string[]): Serializer | undefined {
+  let of = compiled.get(c);
+  if (!of) compiled.set(c, (of = { serializers: new Map(), seen: new Set() }));
+  const key = fieldsKey(fields);
+  const known = of.serializers.get(key);
+  if (known || of.serializers.size >= COMPILED_LIMIT) return known;
+  if (!of.seen.has(key)) {
+    if (of.seen.size >= SEEN_LIMIT) of.seen.clear();
+    of.seen.add(key);
+    return undefined;
+  }
+  const write = listSerializer(c, fields);
+  of.serializers.set(key, write);
+  return write;
+}
+
+/** How many projections of a collection have a compiled serializer (the tests read it). */
+export const compiledCount = (c: Collection, fields?: string[]): number =>
+  fields ? Number(compiled.get(c)?.serializers.has(fieldsKey(fields)) ?? false) : (compiled.get(c)?.serializers.size ?? 0);
 
 /** `{result, <collection>: items, metadata}` of a read (a list, or one item), as text. */
 export function listAnswer(c: Collection, fields: string[], body: { result: 'success'; metadata: Record<string, number> } & Record<string, Item[] | unknown>): string {
-  let byFields = lists.get(c);
-  if (!byFields) lists.set(c, (byFields = new Map()));
-  const key = fieldsKey(fields);
-  let write = byFields.get(key);
-  if (!write) {
-    write = listSerializer(c, fields);
-    if (byFields.size >= LISTS_LIMIT) byFields.clear();
-    byFields.set(key, write);
-  }
-  return write(body);
+  const write = serializerFor(c, fields);
+  return write ? write(body) : JSON.stringify(body);
 }
 
 let errorWriter: Serializer | undefined;
