@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { connect, type Database, type Dialect } from '../src/db/index.js';
+import { connect, type Database, type Dialect, type QueryObserver } from '../src/db/index.js';
 import { DERIVED_TABLES, createServices, type Services } from '../src/services.js';
 import { createAccount } from '../src/accounts/service.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
@@ -31,7 +31,7 @@ export interface TestDb {
 }
 
 /** A fresh, migrated database: a temporary SQLite file, or a new PostgreSQL database. */
-export async function createTestDb(dialect: Dialect): Promise<TestDb> {
+export async function createTestDb(dialect: Dialect, opts: { observe?: QueryObserver } = {}): Promise<TestDb> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsm-test-'));
   let databaseUrl: string | undefined;
   let drop = async () => {};
@@ -53,7 +53,7 @@ export async function createTestDb(dialect: Dialect): Promise<TestDb> {
     };
   }
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0' } as NodeJS.ProcessEnv);
-  const database = await connect({ databaseUrl, sqliteFile: path.join(dataDir, 'fsm.sqlite'), poolSize: 5, ...DERIVED_TABLES });
+  const database = await connect({ databaseUrl, sqliteFile: path.join(dataDir, 'fsm.sqlite'), poolSize: 5, ...DERIVED_TABLES, observe: opts.observe });
   return {
     database,
     services: createServices(config, database),
@@ -73,8 +73,8 @@ export interface TestApp extends TestDb {
   clock: { now: number };
 }
 
-export async function createTestApp(dialect: Dialect, opts: { deliveries?: boolean } = {}): Promise<TestApp> {
-  const db = await createTestDb(dialect);
+export async function createTestApp(dialect: Dialect, opts: { deliveries?: boolean; observe?: QueryObserver } = {}): Promise<TestApp> {
+  const db = await createTestDb(dialect, { observe: opts.observe });
   const clock = { now: Date.now() };
   const app = await buildApp({ config: db.config, database: db.database, clock: () => clock.now, deliveries: opts.deliveries });
   await app.ready();

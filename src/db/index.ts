@@ -20,8 +20,8 @@ export interface Database {
   pool?: pg.Pool;
 }
 
-/** Told of every statement's duration; the server passes the metrics' observer. */
-export type QueryObserver = (dialect: Dialect, seconds: number, failed: boolean) => void;
+/** Told of every statement's duration (and its SQL); the server passes the metrics' observer. */
+export type QueryObserver = (dialect: Dialect, seconds: number, failed: boolean, sql: string) => void;
 
 // int8 (counts, bigint columns) and numeric come back as strings from pg by default.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -37,7 +37,7 @@ export interface DatabaseOptions {
 
 /** Kysely's `log` hook, timing every statement that goes through Kysely's executor. */
 const kyselyLog = (dialect: Dialect, observe: QueryObserver | undefined): KyselyConfig['log'] =>
-  observe && ((event) => observe(dialect, event.queryDurationMillis / 1000, event.level === 'error'));
+  observe && ((event) => observe(dialect, event.queryDurationMillis / 1000, event.level === 'error', event.query.sql));
 
 export function openDatabase(opts: DatabaseOptions): Database {
   if (opts.databaseUrl) {
@@ -79,22 +79,22 @@ export function openDatabase(opts: DatabaseOptions): Database {
   };
   // The direct runner bypasses Kysely's executor and so its `log`: it is timed here instead.
   const observe = opts.observe;
-  registerDirect(db, observe ? timed(direct, (seconds, failed) => observe('sqlite', seconds, failed)) : direct);
+  registerDirect(db, observe ? timed(direct, (q, seconds, failed) => observe('sqlite', seconds, failed, q.sql)) : direct);
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
 /** Times a direct run; `undefined` means "not run here" (a transaction is open): Kysely runs and times it. */
-function timed<A, R>(fn: (a: A) => R | undefined, observe: (seconds: number, failed: boolean) => void): (a: A) => R | undefined {
+function timed<A, R>(fn: (a: A) => R | undefined, observe: (a: A, seconds: number, failed: boolean) => void): (a: A) => R | undefined {
   return (a) => {
     const start = performance.now();
     let r: R | undefined;
     try {
       r = fn(a);
     } catch (err) {
-      observe((performance.now() - start) / 1000, true);
+      observe(a, (performance.now() - start) / 1000, true);
       throw err;
     }
-    if (r !== undefined) observe((performance.now() - start) / 1000, false);
+    if (r !== undefined) observe(a, (performance.now() - start) / 1000, false);
     return r;
   };
 }

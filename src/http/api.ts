@@ -7,7 +7,8 @@ import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { list } from '../collections/machinery/read.js';
 import { isPlainObject } from '../collections/machinery/validate.js';
 import { isItemId } from '../collections/machinery/fields.js';
-import { API_VERSION, sendJson } from './envelope.js';
+import { API_VERSION, sendText } from './envelope.js';
+import { listAnswer } from './serialize.js';
 import { readItem, sendAnswer, writeItems } from './conditional.js';
 import { ApiError, badPercentEncoding } from './errors.js';
 import { openRetry } from './idempotency/index.js';
@@ -139,7 +140,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
       if (route.item !== undefined) return sendAnswer(reply, await readItem(app.services, c, ctx, route.item, q, header(request, 'if-none-match')));
       const { items, count } = await list(app.database.db, c, ctx, q);
       const metadata = { page: q.page, pagesCount: Math.ceil(count / q.recordsPerPage), recordsPerPage: q.recordsPerPage, recordsCount: count };
-      return sendJson(reply, 200, { result: 'success', [c.name]: items, metadata });
+      return sendText(reply, 200, listAnswer(c, q.projection.fields, { result: 'success', [c.name]: items, metadata }));
     }
 
     const retry = openRetry(app.database, request, ctx, method);

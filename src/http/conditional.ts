@@ -1,35 +1,36 @@
 import type { FastifyReply } from 'fastify';
 import type { Caller, Collection, Op } from '../collections/machinery/collection.js';
-import { currentEtag, noneMatchHolds } from '../collections/machinery/etag.js';
+import { currentEtag, etagOf, noneMatchHolds } from '../collections/machinery/etag.js';
 import type { ListQuery } from '../collections/machinery/modifiers.js';
-import { readByIds } from '../collections/machinery/read.js';
+import { present } from '../collections/machinery/present.js';
+import { projectedRows } from '../collections/machinery/read.js';
 import type { Services } from '../collections/machinery/services.js';
-import { JSON_TYPE, sendJson } from './envelope.js';
+import { sendJson, sendText } from './envelope.js';
 import { ApiError } from './errors.js';
+import { listAnswer } from './serialize.js';
 import type { Answer, Retry } from './idempotency/index.js';
 
 /** Sends an answer; a replay's body goes out byte for byte as it was first sent. */
 export function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
   if (answer.headers) reply.headers(answer.headers);
   if (answer.status === 304) return reply.code(304).removeHeader('content-type').send();
-  if (answer.raw === undefined) return sendJson(reply, answer.status, answer.body);
-  return reply.code(answer.status).header('content-type', JSON_TYPE).send(answer.raw);
+  return answer.raw === undefined ? sendJson(reply, answer.status, answer.body) : sendText(reply, answer.status, answer.raw);
 }
 
 /**
- * `GET /:collection/:item` with its ETag, and 304 when `If-None-Match` names it. The version is
- * read before the item: a write in between gives an older ETag with the newer item, which only
- * makes a later If-Match fail, never pass for changes the client has not seen.
+ * `GET /:collection/:item` with its ETag, and 304 when `If-None-Match` names it. The item's row
+ * and its version are one statement, so the ETag is always the version of the item sent.
  */
 export async function readItem(services: Services, c: Collection, caller: Caller, id: number, q: ListQuery, ifNoneMatch: string | undefined): Promise<Answer> {
   const db = services.database.db;
-  const etag = await currentEtag(db, c, caller, id);
-  if (etag === undefined) throw new ApiError('itemNotFound');
+  const rows = await projectedRows(db, c, caller, [id], q.projection, { version: true });
+  if (!rows.length) throw new ApiError('itemNotFound');
+  const etag = etagOf(id, Number(rows[0].version));
   if (noneMatchHolds(ifNoneMatch, etag)) return { status: 304, body: undefined, headers: { etag } };
-  const items = await readByIds(db, c, caller, [id], q.projection);
-  if (!items.length) throw new ApiError('itemNotFound');
+  const items = await present(db, c, caller, q.projection, rows);
   const metadata = { page: 1, pagesCount: 1, recordsPerPage: q.recordsPerPage, recordsCount: 1 };
-  return { status: 200, body: { result: 'success', [c.name]: items, metadata }, headers: { etag } };
+  const body = { result: 'success' as const, [c.name]: items, metadata };
+  return { status: 200, body, raw: listAnswer(c, q.projection.fields, body), headers: { etag } };
 }
 
 export interface WriteCall {

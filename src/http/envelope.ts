@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { ApiError, ERRORS } from './errors.js';
+import { errorAnswer } from './serialize.js';
 
 export const API_VERSION = '1.0';
 export const JSON_TYPE = 'application/json;charset=UTF-8';
@@ -12,13 +13,18 @@ export const STANDARD_HEADERS: Readonly<Record<string, string>> = {
   'x-version': API_VERSION,
 };
 
+/** A JSON answer already written as text (src/http/serialize.ts). */
+export function sendText(reply: FastifyReply, status: number, text: string): FastifyReply {
+  return reply.code(status).header('content-type', JSON_TYPE).send(text);
+}
+
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
-  return reply.code(status).header('content-type', JSON_TYPE).send(JSON.stringify(body));
+  return sendText(reply, status, JSON.stringify(body));
 }
 
 export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-  return sendJson(reply, err.status, { result: 'error', error: err.body });
+  return sendText(reply, err.status, errorAnswer(err.body));
 }
 
 // What a database (or Redis) that is down, restarting or refusing connections throws: SQLSTATE

@@ -87,7 +87,7 @@ export const countSignInFailure = (reason: 'invalid' | 'locked') => signInFailur
 export const countTokenGrant = (grantType: string | undefined) =>
   tokenGrants.inc({ grant_type: grantType === 'authorization_code' || grantType === 'refresh_token' ? grantType : 'other' });
 /** Given to the database as its query observer (src/db/index.ts). */
-export const observeQuery = (dialect: string, seconds: number, failed: boolean) =>
+export const observeQuery = (dialect: string, seconds: number, failed: boolean): void =>
   queryDuration.observe({ dialect, outcome: failed ? 'error' : 'ok' }, seconds);
 export const watchPool = (pool: PoolSource): (() => void) => {
   pools.add(pool);

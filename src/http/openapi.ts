@@ -1,9 +1,10 @@
 import type { Collection } from '../collections/machinery/collection.js';
-import { MAX_ID, type Field } from '../collections/machinery/fields.js';
+import { MAX_ID } from '../collections/machinery/fields.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../collections/machinery/modifiers.js';
 import { MAX_ITEMS } from '../collections/machinery/write/index.js';
 import { API_VERSION } from './envelope.js';
 import { ERRORS, VALIDATION } from './errors.js';
+import { envelope, itemSchema, pascal, plain, ref, SHARED_SCHEMAS, type Json } from './schemas.js';
 import { oauthPaths, OAUTH_SCHEMAS } from './openapi-oauth.js';
 import { operationsPaths } from './openapi-ops.js';
 import { RETRY_HEADERS, RETRY_PARAMETERS, withRetries } from './openapi-retries.js';
@@ -12,50 +13,13 @@ import { RETRY_HEADERS, RETRY_PARAMETERS, withRetries } from './openapi-retries.
  * The OpenAPI 3.1 document, generated from the collection registry and each field's TypeBox
  * schema (plain JSON Schema 2020-12, which OpenAPI 3.1 uses as is): nothing is written twice.
  */
-type Json = Record<string, unknown>;
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
-/** TypeBox schemas carry symbol keys; a JSON round trip leaves the plain JSON Schema. */
-const plain = (schema: unknown): Json => JSON.parse(JSON.stringify(schema));
-const nullable = (s: Json): Json => ({ anyOf: [s, { type: 'null' }] });
-
-/** What a field looks like in responses: associations with their `[*]` members. */
-function readSchema(field: Field): Json {
-  const doc = field.description ? { description: field.description } : {};
-  switch (field.kind) {
-    case 'assoc': {
-      // The members are the target's own declarations: the same schema its own items are served with.
-      const members = Object.fromEntries(Object.entries(field.members).map(([m, d]) => [m, { ...plain(d.schema), description: 'with fields=[*]' }]));
-      const obj = { type: 'object', properties: { id: { type: 'integer' }, ...members }, required: ['id'] };
-      return { ...(field.nullable ? nullable(obj) : obj), ...doc };
-    }
-    case 'assocList': {
-      const members = Object.fromEntries(Object.entries(field.members).map(([m, d]) => [m, plain(d.schema)]));
-      return { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' }, ...members }, required: ['id'] }, ...doc };
-    }
-    case 'object':
-      // Stored members that are null are left out of the object, so none is required in responses.
-      return { ...plain(field.schema), required: undefined, ...doc };
-    default:
-      return { ...plain(field.schema), ...(field.readOnly ? { readOnly: true } : {}), ...doc };
-  }
-}
-
 function schemasFor(c: Collection): Record<string, Json> {
   const N = pascal(c.name);
   const entries = Object.entries(c.fields);
-  const readable = entries.filter(([, f]) => f.kind !== 'writeOnly');
   const writable = entries.filter(([, f]) => !f.readOnly);
   const writeProps = Object.fromEntries(writable.map(([n, f]) => [n, { ...plain(f.schema), ...(f.kind === 'writeOnly' ? { writeOnly: true } : {}), ...(f.description ? { description: f.description } : {}) }]));
-  const defaults = c.defaultFields.join(', ');
   return {
-    [N]: {
-      type: 'object',
-      description: `${c.description} Without \`fields\` an item has: id, ${defaults}. \`fields=*\` adds the rest; \`[*]\` expands associations.`,
-      properties: { id: { type: 'integer', readOnly: true }, ...Object.fromEntries(readable.map(([n, f]) => [n, readSchema(f)])) },
-      required: ['id'],
-    },
+    [N]: itemSchema(c),
     [`${N}Create`]: {
       type: 'object',
       properties: writeProps,
@@ -67,51 +31,6 @@ function schemasFor(c: Collection): Record<string, Json> {
     [`${N}Write`]: envelope(c.name, N, 'WriteMetadata'),
   };
 }
-
-function envelope(name: string, item: string, metadata: string): Json {
-  return {
-    type: 'object',
-    properties: { result: { const: 'success' }, [name]: { type: 'array', items: ref(item) }, metadata: ref(metadata) },
-    required: ['result', name, 'metadata'],
-  };
-}
-
-const errorCodes = Object.values(ERRORS).map((e) => e.code);
-const validationCodes = Object.values(VALIDATION).map((v) => v.code);
-
-const SHARED_SCHEMAS: Record<string, Json> = {
-  Error: {
-    type: 'object',
-    properties: {
-      type: { enum: ['validation', 'content', 'client', 'server'] },
-      code: { type: 'integer', enum: [...errorCodes, ...validationCodes].sort() },
-      message: { type: 'string' },
-      field: { type: 'string', description: 'Only on validation errors: the offending member' },
-    },
-    required: ['type', 'code', 'message'],
-  },
-  ErrorEnvelope: { type: 'object', properties: { result: { const: 'error' }, error: ref('Error') }, required: ['result', 'error'] },
-  FailureEnvelope: {
-    type: 'object',
-    description: 'Validation failed for one or more items; nothing of the request was saved.',
-    properties: {
-      result: { const: 'failure' },
-      failures: { type: 'array', items: { type: 'object', properties: { rawData: {}, errors: { type: 'array', items: ref('Error') } }, required: ['rawData', 'errors'] } },
-      metadata: ref('WriteMetadata'),
-    },
-    required: ['result', 'failures', 'metadata'],
-  },
-  ListMetadata: {
-    type: 'object',
-    properties: { page: { type: 'integer' }, pagesCount: { type: 'integer' }, recordsPerPage: { type: 'integer' }, recordsCount: { type: 'integer' } },
-    required: ['page', 'pagesCount', 'recordsPerPage', 'recordsCount'],
-  },
-  WriteMetadata: {
-    type: 'object',
-    properties: { receivedItemsCount: { type: 'integer' }, validItems: { type: 'array', items: { type: 'integer' } }, invalidItems: { type: 'array', items: { type: 'integer' } } },
-    required: ['receivedItemsCount', 'validItems', 'invalidItems'],
-  },
-};
 
 const header = (description: string, required = true) => ({ description, required, schema: { type: 'string' } });
 /** The headers an error status always carries (PRODUCT §3). */

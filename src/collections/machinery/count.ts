@@ -17,9 +17,19 @@ import type { ListQuery } from './modifiers.js';
  *   the counter does not. Lists under 'own' access are not remembered: their scope reads other
  *   tables (a contractor's jobs are those with their visits), whose changes the counter misses.
  */
+/** Whether a list's count is the one the triggers keep: unfiltered, every row of the account. */
+export const keptCount = (c: Collection, q: ListQuery, access: 'all' | 'own'): boolean => access === 'all' && !!c.counted && !q.where;
+
+/** The column a list's rows carry the kept count in (read.ts): a name no table has. */
+export const KEPT_COUNT = 'fsm_kept_count';
+
+/** The kept count as a scalar subquery, selected with a list's rows (one statement for both). */
+export const keptCountColumn = (c: Collection, account: number) => (eb: EB) =>
+  eb.selectFrom('counters').select('value').where('account_id', '=', account).where('name', '=', rowCounter(c.table)).as(KEPT_COUNT);
+
 export async function countRows(db: Executor, c: Collection, ctx: Caller, q: ListQuery, access: 'all' | 'own', where: (eb: EB) => Expression<SqlBool>): Promise<number> {
   const kept = access === 'all' && !!c.counted;
-  if (kept && !q.where) {
+  if (keptCount(c, q, access)) {
     const rows = await run(untyped(db), counterQuery(db, c.table).bind({ account: ctx.accountId }));
     return Number(rows[0]?.value ?? 0);
   }

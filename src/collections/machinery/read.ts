@@ -5,7 +5,7 @@ import type { Caller, Collection, EB, Item, Row } from './collection.js';
 import { fieldsKey, present } from './present.js';
 import { whereToSql } from './filter.js';
 import type { ListQuery, Projection } from './modifiers.js';
-import { countRows } from './count.js';
+import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
 export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
@@ -18,8 +18,8 @@ export function readAccess(c: Collection, ctx: Caller): 'all' | 'own' {
   return c.policy.read[ctx.role] === 'own' ? 'own' : 'all';
 }
 
-function columnsFor(c: Collection, p: Projection): string[] {
-  const cols = new Set(['id']);
+function columnsFor(c: Collection, p: Projection, version = false): string[] {
+  const cols = new Set(version ? ['id', 'version'] : ['id']);
   for (const name of p.fields) {
     const field = c.fields[name];
     if (field.kind === 'scalar' || field.kind === 'assoc') cols.add(field.column);
@@ -51,8 +51,12 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
     if (q.where) parts.push(whereToSql(c, q.where, eb));
     return eb.and(parts);
   };
+  // An unfiltered list of every row reads the count the triggers keep: as a column of its rows
+  // query, so the page and its count are one statement (one round trip, one snapshot).
+  const kept = keptCount(c, q, access);
   const rowsQuery = (account: number, limit: number, offset: number) => {
     let query = untyped(db).selectFrom(c.table).select(columnsFor(c, q.projection)).where((eb) => rowsWhere(eb, account));
+    if (kept) query = query.select(keptCountColumn(c, account));
     // account_id first: one direction with the sort, so (account_id, <sort>) indexes can be walked.
     query = query.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
     for (const s of q.sort) query = query.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
@@ -65,28 +69,42 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
         rowsQuery(slot('account'), slot('limit'), slot('offset')).compile(),
       ).bind({ account: ctx.accountId, limit: q.recordsPerPage, offset }))
     : rowsQuery(ctx.accountId, q.recordsPerPage, offset).execute();
+  if (kept) {
+    const found = await rows;
+    // A page past the end has no row to carry the count: it is read on its own.
+    const count = found.length ? Number(found[0][KEPT_COUNT] ?? 0) : await countRows(db, c, ctx, q, access, where);
+    return { items: await present(db, c, ctx, q.projection, found), count };
+  }
   const [found, count] = await Promise.all([rows, countRows(db, c, ctx, q, access, where)]);
   return { items: await present(db, c, ctx, q.projection, found), count };
 }
 
 const sortKey = (q: ListQuery) => q.sort.map((s) => `${s.desc ? '-' : ''}${s.column}`).join(',');
 
-/** Items by id, in the order given, within what the caller may read. Missing ids are skipped. */
-export async function readByIds(db: Executor, c: Collection, ctx: Caller, ids: number[], p: Projection): Promise<Item[]> {
+/**
+ * The rows of items by id within what the caller may read, with the columns of a projection (and
+ * the row version, for an ETag, when asked). Missing ids are skipped; the order is the database's.
+ */
+export async function projectedRows(db: Executor, c: Collection, ctx: Caller, ids: number[], p: Projection, opts: { version?: boolean } = {}): Promise<Row[]> {
   if (ids.length === 0) return [];
   const access = readAccess(c, ctx);
   const build = (accountId: number, idList: number[]) =>
     untyped(db)
       .selectFrom(c.table)
-      .select(columnsFor(c, p))
+      .select(columnsFor(c, p, opts.version))
       .where((eb) => eb.and([access === 'all' ? eb(`${c.table}.account_id`, '=', accountId) : scope(c, ctx, eb, access), eb(`${c.table}.id`, 'in', idList)]))
       .$castTo<Row>();
   // A single item (GET /jobs/ID) or a small batch is compiled once per shape and bound per request.
-  const rows = access === 'all' && ids.length <= 10
-    ? await run(db, prepared(db, `byIds|${c.table}|${fieldsKey(p.fields)}|${ids.length}`, () => build(slot('account'), ids.map((_, i) => slot<number>(`${i}`))).compile(), { oneRow: ids.length === 1 })
+  return access === 'all' && ids.length <= 10
+    ? await run(db, prepared(db, `byIds|${c.table}|${fieldsKey(p.fields)}|${ids.length}|${opts.version ? 'v' : ''}`, () => build(slot('account'), ids.map((_, i) => slot<number>(`${i}`))).compile(), { oneRow: ids.length === 1 })
         .bind({ account: ctx.accountId, ...ids }))
     : await build(ctx.accountId, ids).execute();
-  if (ids.length === 1) return present(db, c, ctx, p, rows);
+}
+
+/** Items by id, in the order given, within what the caller may read. Missing ids are skipped. */
+export async function readByIds(db: Executor, c: Collection, ctx: Caller, ids: number[], p: Projection): Promise<Item[]> {
+  const rows = await projectedRows(db, c, ctx, ids, p);
+  if (ids.length <= 1) return present(db, c, ctx, p, rows);
   const byId = new Map(rows.map((r) => [r.id as number, r]));
   return present(db, c, ctx, p, ids.map((id) => byId.get(id)).filter((r): r is Row => r !== undefined));
 }

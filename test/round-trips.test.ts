@@ -1,0 +1,67 @@
+/**
+ * The statements the hot reads send (docs/performance.md, "Round trips"), counted on each database
+ * through the query observer every statement passes (Kysely's log, and SQLite's direct runner):
+ * a change that adds a round trip to W1 (`GET /users?recordsPerPage=50`) or W3 (`GET /jobs/ID` with
+ * its ETag) fails here.
+ *
+ * Today each request authenticates (one token lookup) and counts its rate limit (one upsert); then
+ * W1 reads its page and the kept count in one statement, and W3 its item and row version in one.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DIALECTS, call, createTenant, createTestApp, skipUnless, type Tenant, type TestApp } from './helpers.js';
+
+const AUTH_AND_RATE_LIMIT = 2;
+
+for (const dialect of DIALECTS) {
+  describe(`round trips of the hot reads (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    let recording: string[] | undefined;
+    let jobId: number;
+    before(async () => {
+      // No webhook delivery worker: its polls would be counted with the request.
+      t = await createTestApp(dialect, { deliveries: false, observe: (_d, _s, _f, sql) => recording?.push(sql) });
+      a = await createTenant(t);
+      const created = await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'Boiler service' }] });
+      assert.equal(created.status, 200, created.raw);
+      jobId = created.body.jobs[0].id;
+    });
+    after(() => t.close());
+
+    /** The statements one request sends, after the same request once (so nothing is first-time work). */
+    async function statementsOf(url: string, headers: Record<string, string> = {}) {
+      await call(t.app, a.token, 'GET', url, undefined, headers);
+      recording = [];
+      const res = await call(t.app, a.token, 'GET', url, undefined, headers);
+      const sent = recording;
+      recording = undefined;
+      return { res, sent };
+    }
+
+    test('W1: the page and its kept count are one statement', async () => {
+      const { res, sent } = await statementsOf('/users?recordsPerPage=50');
+      assert.equal(res.status, 200);
+      assert.equal(res.body.metadata.recordsCount, 1);
+      assert.equal(sent.length, AUTH_AND_RATE_LIMIT + 1, sent.join('\n'));
+      assert.equal(sent.filter((s) => /from "users"/.test(s)).length, 1, sent.join('\n'));
+    });
+
+    test('W1 past the last page: the count is read on its own', async () => {
+      const { res, sent } = await statementsOf('/users?recordsPerPage=50&page=3');
+      assert.equal(res.status, 200);
+      assert.deepEqual([res.body.users.length, res.body.metadata.recordsCount], [0, 1]);
+      assert.equal(sent.length, AUTH_AND_RATE_LIMIT + 2, sent.join('\n'));
+    });
+
+    test('W3: the item and its version (the ETag) are one statement; a 304 too', async () => {
+      const { res, sent } = await statementsOf(`/jobs/${jobId}`);
+      assert.equal(res.status, 200);
+      assert.match(String(res.headers.etag), new RegExp(`^"${jobId}\\.\\d+"$`));
+      assert.equal(sent.length, AUTH_AND_RATE_LIMIT + 1, sent.join('\n'));
+      const again = await statementsOf(`/jobs/${jobId}`, { 'if-none-match': String(res.headers.etag) });
+      assert.equal(again.res.status, 304);
+      assert.equal(again.sent.length, AUTH_AND_RATE_LIMIT + 1, again.sent.join('\n'));
+    });
+  });
+}
