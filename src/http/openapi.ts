@@ -45,7 +45,8 @@ function readSchema(field: Field): Json {
 function schemasFor(c: Collection): Record<string, Json> {
   const N = pascal(c.name);
   const entries = Object.entries(c.fields);
-  const readable = entries.filter(([, f]) => f.kind !== 'writeOnly');
+  // A write-only field the server sets itself (a webhook's `secret`) is in the answers that reveal it.
+  const readable = entries.filter(([, f]) => f.kind !== 'writeOnly' || f.readOnly);
   const writable = entries.filter(([, f]) => !f.readOnly);
   const writeProps = Object.fromEntries(writable.map(([n, f]) => [n, { ...plain(f.schema), ...(f.kind === 'writeOnly' ? { writeOnly: true } : {}), ...(f.description ? { description: f.description } : {}) }]));
   const defaults = c.defaultFields.join(', ');

@@ -21,7 +21,7 @@ for (const dialect of DIALECTS) {
 
     test('a delivery from the server verifies and types its event; a tampered body or another secret is refused', async () => {
       const [hook] = await fsm.create('webhooks', [{ url: rx.url, events: ['jobs.created'] }]);
-      const secret = (hook as { secret?: string }).secret!;
+      const secret = hook.secret!;
       assert.match(secret, /^whsec_/);
       const [job] = await fsm.create('jobs', [{ title: 'Announced' }]);
       await until(() => rx.received.length > 0, 20_000, 'the delivery');
