@@ -41,8 +41,8 @@ export type Where<N extends Collection> =
 
 /** `fields`: field names, `*` (every field) and `[*]` (associations in full). */
 export type Selector<N extends Collection> = Field<N> | '*' | '[*]';
-/** The items a `fields` selection yields: `id` and the fields named (every field with `*`). */
-export type Selected<N extends Collection, F extends Selector<N>> = '*' extends F ? Item<N> : Pick<Item<N>, Extract<F | 'id', keyof Item<N>>>;
+/** The items a `fields` selection yields: `id` and the fields named (any field with `*` or `[*]`). */
+export type Selected<N extends Collection, F extends Selector<N>> = [Extract<F, '*' | '[*]'>] extends [never] ? Pick<Item<N>, Extract<F | 'id', keyof Item<N>>> : Item<N>;
 
 export interface ListOptions<N extends Collection, F extends Selector<N>> {
   where?: Where<N>;
