@@ -7,7 +7,7 @@ import { DIALECTS, serve, signedInClient, skipUnless, type Served } from './fixt
 
 /** What the proxy does with one request: forward it, forward it and drop the answer, or answer itself. */
 type Plan = 'forward' | 'drop' | { status: number; retryAfter?: string; code: number };
-interface Seen { method: string; url: string; key: string | undefined; answered: number | 'dropped' }
+interface Seen { method: string; url: string; key: string | undefined; answered: number | 'dropped'; replayed?: boolean }
 
 /** Between the client and the real server: a flaky network or a busy load balancer, as told. */
 async function startProxy(target: string) {
@@ -36,6 +36,7 @@ async function startProxy(target: string) {
         return;
       }
       s.answered = answer.status;
+      s.replayed = answer.headers.get('idempotency-replayed') === 'true';
       const out: Record<string, string> = {};
       answer.headers.forEach((v, k) => { if (k !== 'content-length' && k !== 'transfer-encoding' && k !== 'connection') out[k] = v; });
       res.writeHead(answer.status, out).end(body);
@@ -76,6 +77,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(proxy.seen.map((x) => x.answered), ['dropped', 200]);
       assert.ok(proxy.seen[0].key);
       assert.equal(proxy.seen[1].key, proxy.seen[0].key);
+      assert.equal(proxy.seen[1].replayed, true); // the server's first answer, not a second write
       assert.equal(waits.length, 1);
       assert.equal(await titled('Created once'), 1);
       assert.equal((await fsm.get('jobs', job.id, { fields: ['title'] })).title, 'Created once');
