@@ -1,4 +1,4 @@
-// Runs every compiled test file (dist/**/*.test.js) with node's test runner.
+// Runs every compiled test file (dist/**/*.test.js, and the client package's packages/client/dist-test) with node's test runner.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,7 +12,7 @@ function find(dir) {
 }
 
 const only = process.argv.slice(2);
-const files = [...find('dist/src'), ...find('dist/test')]
+const files = [...find('dist/src'), ...find('dist/test'), ...find('packages/client/dist-test')]
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .filter((f) => !f.includes(`${path.sep}reliability${path.sep}`) || process.env.FSM_RELIABILITY === '1')
   .sort();

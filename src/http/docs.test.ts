@@ -58,6 +58,9 @@ describe('OpenAPI document and reference page', () => {
     assert.ok(doc.components.schemas.Users.properties.role.properties.name, 'association members with [*]');
     assert.equal(doc.components.schemas.UsersCreate.properties.newPassword.writeOnly, true);
     assert.equal(doc.components.schemas.Files.properties.downloadUrl.readOnly, true);
+    // Shown in the create and rotateSecret answers only, but declared, so generated clients see it.
+    assert.equal(doc.components.schemas.Webhooks.properties.secret.readOnly, true);
+    assert.equal(doc.components.schemas.Users.properties.newPassword, undefined);
   });
 
   test('documents modifiers, headers, security, every error code, the upload and OAuth endpoints', () => {

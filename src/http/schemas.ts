@@ -39,7 +39,8 @@ export function readSchema(field: Field): Json {
 
 /** An item as responses show it; the answers' compiled serializers derive from it too (serialize.ts). */
 export function itemSchema(c: Collection): Json & { properties: Record<string, Json> } {
-  const readable = Object.entries(c.fields).filter(([, f]) => f.kind !== 'writeOnly');
+  // A write-only field the server sets itself (a webhook's `secret`) is in the answers that reveal it.
+  const readable = Object.entries(c.fields).filter(([, f]) => f.kind !== 'writeOnly' || f.readOnly);
   const defaults = c.defaultFields.join(', ');
   return {
     type: 'object',

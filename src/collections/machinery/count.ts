@@ -25,7 +25,9 @@ export const KEPT_COUNT = 'fsm_kept_count';
 
 /** The kept count as a scalar subquery, selected with a list's rows (one statement for both). */
 export const keptCountColumn = (c: Collection, account: number) => (eb: EB) =>
-  eb.selectFrom('counters').select('value').where('account_id', '=', account).where('name', '=', rowCounter(c.table)).as(KEPT_COUNT);
+  // The sum over the table's count slots (src/db/counted.ts), as one value.
+  eb.selectFrom('row_counts').select((s) => s.fn.coalesce(s.fn.sum<number>('value'), s.lit(0)).as('value'))
+    .where('account_id', '=', account).where('tbl', '=', c.table).as(KEPT_COUNT);
 
 export async function countRows(db: Executor, c: Collection, ctx: Caller, q: ListQuery, access: 'all' | 'own', where: (eb: EB) => Expression<SqlBool>): Promise<number> {
   const kept = access === 'all' && !!c.counted;
