@@ -13,6 +13,10 @@ const slots = (db: Executor, table: string, accountId: number) =>
 export const rowCount = (db: Executor, table: string, accountId: number) =>
   slots(db, table, accountId).select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('value'), eb.lit(0)).as('value'), eb.fn.sum<number>('version').as('version')]);
 
+/** The count alone (0 before the account's first row), as a subquery. */
+export const rowCountValue = (db: Executor, table: string, accountId: number) =>
+  slots(db, table, accountId).select((eb) => eb.fn.coalesce(eb.fn.sum<number>('value'), eb.lit(0)).as('value'));
+
 /** The change version alone, as a subquery. */
 export const rowVersion = (db: Executor, table: string, accountId: number) =>
   slots(db, table, accountId).select((eb) => eb.fn.sum<number>('version').as('version'));

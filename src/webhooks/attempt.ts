@@ -59,7 +59,10 @@ async function record(services: Services, ds: Leased[], hook: Hook, sent: Sent[]
   const ok = (s: Sent) => s.status !== null && s.status >= 200 && s.status < 300;
   // Successes: one statement per status answered (usually one), no transaction.
   const succeeded = new Map<number, number[]>();
-  ds.forEach((d, i) => ok(sent[i]) && succeeded.set(sent[i].status!, [...(succeeded.get(sent[i].status!) ?? []), d.id]));
+  ds.forEach((d, i) => {
+    const status = sent[i].status;
+    if (status !== null && ok(sent[i])) succeeded.set(status, [...(succeeded.get(status) ?? []), d.id]);
+  });
   for (const [status, ids] of succeeded) {
     await db.updateTable('deliveries')
       .set({ state: 'succeeded', last_status: status, last_error: null, next_attempt_at: now, lease_until: null, lease_owner: null, modified: now })

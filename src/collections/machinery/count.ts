@@ -1,7 +1,7 @@
 import type { Expression, SqlBool } from 'kysely';
 import { prepared, run, slot } from '../../db/compiled.js';
 import { untyped, type Executor } from '../../db/tx.js';
-import { rowCount, rowVersion } from '../../db/counted.js';
+import { rowCount, rowCountValue, rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB } from './collection.js';
 import type { ListQuery } from './modifiers.js';
 
@@ -24,10 +24,7 @@ export const keptCount = (c: Collection, q: ListQuery, access: 'all' | 'own'): b
 export const KEPT_COUNT = 'fsm_kept_count';
 
 /** The kept count as a scalar subquery, selected with a list's rows (one statement for both). */
-export const keptCountColumn = (c: Collection, account: number) => (eb: EB) =>
-  // The sum over the table's count slots (src/db/counted.ts), as one value.
-  eb.selectFrom('row_counts').select((s) => s.fn.coalesce(s.fn.sum<number>('value'), s.lit(0)).as('value'))
-    .where('account_id', '=', account).where('tbl', '=', c.table).as(KEPT_COUNT);
+export const keptCountColumn = (db: Executor, c: Collection, account: number) => rowCountValue(db, c.table, account).as(KEPT_COUNT);
 
 export async function countRows(db: Executor, c: Collection, ctx: Caller, q: ListQuery, access: 'all' | 'own', where: (eb: EB) => Expression<SqlBool>): Promise<number> {
   const kept = access === 'all' && !!c.counted;

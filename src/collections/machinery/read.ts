@@ -56,7 +56,7 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
   const kept = keptCount(c, q, access);
   const rowsQuery = (account: number, limit: number, offset: number) => {
     let query = untyped(db).selectFrom(c.table).select(columnsFor(c, q.projection)).where((eb) => rowsWhere(eb, account));
-    if (kept) query = query.select(keptCountColumn(c, account));
+    if (kept) query = query.select(keptCountColumn(db, c, account));
     // account_id first: one direction with the sort, so (account_id, <sort>) indexes can be walked.
     query = query.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
     for (const s of q.sort) query = query.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
