@@ -16,7 +16,7 @@ import { requestIdOptions } from './http/logging.js';
 import { metricsPlugin } from './http/metrics.js';
 import { routeTable } from './http/route-table.js';
 import { notFoundOr405 } from './http/route.js';
-import { startDeliveryWorker, type DeliveryWorker } from './webhooks/worker.js';
+import { startDeliveryWorker, type DeliveryWorker, type RequestActivity } from './webhooks/worker.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -74,7 +74,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     done(null, payload);
   });
   const headers = { ...STANDARD_HEADERS, ...securityHeaders(hsts) };
+  // The delivery worker steps aside while requests keep the process busy (src/webhooks/worker.ts).
+  const activity: RequestActivity = { lastRequestAt: 0 };
   app.addHook('onRequest', (request, reply, done) => {
+    activity.lastRequestAt = performance.now();
     reply.headers(headers).header('x-request-id', request.id);
     if (!closing) return done();
     sendError(reply.header('connection', 'close'), new ApiError('unavailable', 'the server is shutting down', { 'retry-after': '1' }));
@@ -94,7 +97,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Webhook deliveries are sent in the background, never on a request's path (src/webhooks/).
   let worker: DeliveryWorker | undefined;
   app.addHook('onReady', async () => {
-    if (opts.deliveries !== false) worker = startDeliveryWorker(app.services, app.clock, app.log);
+    if (opts.deliveries !== false) worker = startDeliveryWorker(app.services, app.clock, app.log, activity);
   });
   app.addHook('preClose', async () => {
     await worker?.stop();

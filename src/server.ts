@@ -8,7 +8,7 @@ import { loggerOptions } from './http/logging.js';
 import { observeQuery, watchPool } from './http/metrics.js';
 
 async function serve(config: Config): Promise<void> {
-  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), ...DERIVED_TABLES, observe: observeQuery });
+  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), ...DERIVED_TABLES, observe: observeQuery, backgroundCheckpoints: true });
   if (database.pool) watchPool(database.pool);
   const app = await buildApp({
     config,

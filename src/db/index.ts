@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, type KyselyConfig } from 'kysely';
@@ -18,6 +19,11 @@ export interface Database {
   close(): Promise<void>;
   /** PostgreSQL's connection pool, for its gauges (src/http/metrics.ts); none on SQLite. */
   pool?: pg.Pool;
+  /**
+   * SQLite: lets compiled queries on `conn` (the connection a transaction holds, src/db/tx.ts) run
+   * directly, as they do outside transactions: the transaction owns the connection meanwhile.
+   */
+  bindDirect?(conn: Kysely<DB>): void;
 }
 
 /** Told of every statement's duration (and its SQL); the server passes the metrics' observer. */
@@ -33,6 +39,12 @@ export interface DatabaseOptions {
   sqliteFile?: string;
   poolSize?: number;
   observe?: QueryObserver;
+  /**
+   * SQLite file: run WAL checkpoints on a thread of their own (src/db/checkpointer.ts) instead of
+   * at the end of a commit on the event loop. For the server; short-lived processes (the CLI)
+   * leave SQLite's automatic checkpoints on.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 /** Kysely's `log` hook, timing every statement that goes through Kysely's executor. */
@@ -64,10 +76,11 @@ export function openDatabase(opts: DatabaseOptions): Database {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
-  const statements = withStatementCache(sqlite);
+  const checkpointer = opts.backgroundCheckpoints && file !== ':memory:' ? startCheckpointer(sqlite, file) : undefined;
+  const statements = withStatementCache(sqlite, checkpointer);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }), log: kyselyLog('sqlite', opts.observe) });
-  const direct = (q: Parameters<Parameters<typeof registerDirect>[1]>[0]) => {
-    if (sqlite.inTransaction) return undefined;
+  type Query = Parameters<Parameters<typeof registerDirect>[1]>[0];
+  const runNow = (q: Query) => {
     const stmt = statements.prepare(q.sql);
     if (stmt.reader && stmt.readonly && q[ONE_ROW]) {
       const row = stmt.get(q.parameters as unknown[]);
@@ -77,10 +90,19 @@ export function openDatabase(opts: DatabaseOptions): Database {
     stmt.run(q.parameters as unknown[]);
     return [];
   };
+  // Outside a transaction a statement runs at once unless a transaction is open (it then waits its
+  // turn through Kysely's mutex); the transaction's own connection always runs at once.
+  const direct = (q: Query) => (sqlite.inTransaction ? undefined : runNow(q));
   // The direct runner bypasses Kysely's executor and so its `log`: it is timed here instead.
   const observe = opts.observe;
-  registerDirect(db, observe ? timed(direct, (q, seconds, failed) => observe('sqlite', seconds, failed, q.sql)) : direct);
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const withTiming = (fn: (q: Query) => unknown[] | undefined) => (observe ? timed(fn, (q, seconds, failed) => observe('sqlite', seconds, failed, q.sql)) : fn);
+  registerDirect(db, withTiming(direct));
+  const inTransaction = withTiming(runNow);
+  const close = async () => {
+    await db.destroy();
+    await statements.closed();
+  };
+  return { db, dialect: 'sqlite', close, bindDirect: (conn) => registerDirect(conn, inTransaction) };
 }
 
 /** Times a direct run; `undefined` means "not run here" (a transaction is open): Kysely runs and times it. */
@@ -99,15 +121,60 @@ function timed<A, R>(fn: (a: A) => R | undefined, observe: (a: A, seconds: numbe
   };
 }
 
+/** How often the checkpointer looks at the WAL's size (src/db/checkpointer.ts). */
+const CHECKPOINT_EVERY_MS = 250;
+
+/**
+ * The connection's own checkpoints while the thread runs: only past this many pages of WAL (16 MB
+ * of 4 KB pages), a safety net the thread normally keeps the WAL far below.
+ */
+const NET_PAGES = 4096;
+
+/** Starts the checkpoint thread and moves the connection's own checkpoints out to the safety net. */
+function startCheckpointer(sqlite: SQLite.Database, file: string): { stop(): Promise<void> } {
+  const worker = new Worker(new URL('./checkpointer.js', import.meta.url), { workerData: { file: path.resolve(file), everyMs: CHECKPOINT_EVERY_MS } });
+  worker.unref();
+  let failed = false;
+  // A thread that cannot run: SQLite's automatic checkpoints, as before.
+  worker.on('error', () => {
+    failed = true;
+    sqlite.pragma('wal_autocheckpoint = 1000');
+  });
+  sqlite.pragma(`wal_autocheckpoint = ${NET_PAGES}`);
+  return {
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (failed) return resolve();
+        const done = () => {
+          clearTimeout(timeout);
+          resolve();
+        };
+        const timeout = setTimeout(() => void worker.terminate().then(done, done), 5_000);
+        worker.once('message', () => void worker.terminate().then(done, done));
+        worker.once('exit', done);
+        worker.postMessage('close');
+      }),
+  };
+}
+
 /**
  * Kysely prepares every query it runs, and with better-sqlite3 preparing costs more than running
  * most of our queries (the profile of the read path). The machinery builds a bounded set of SQL
  * texts, so each is prepared once per connection. Statements run synchronously, never overlapping.
  */
-function withStatementCache(sqlite: SQLite.Database) {
+function withStatementCache(sqlite: SQLite.Database, checkpointer?: { stop(): Promise<void> }) {
   const statements = new Map<string, SQLite.Statement>();
+  let closing: Promise<void> | undefined;
   return {
-    close: () => sqlite.close(),
+    // The checkpointer's connection closes first: the last connection to close checkpoints the
+    // WAL into the database file and removes it. (Kysely does not wait for this: see `closed`.)
+    close() {
+      closing ??= (async () => {
+        await checkpointer?.stop();
+        sqlite.close();
+      })();
+    },
+    closed: () => closing ?? Promise.resolve(),
     prepare(text: string) {
       let stmt = statements.get(text);
       if (!stmt) {

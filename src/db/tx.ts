@@ -15,6 +15,7 @@ export const untyped = (db: Executor) => db as unknown as Kysely<any>;
 export async function withTransaction<T>(database: Database, fn: (trx: Executor) => Promise<T>): Promise<T> {
   if (database.dialect === 'postgres') return database.db.transaction().execute(fn);
   return database.db.connection().execute(async (conn) => {
+    database.bindDirect?.(conn);
     await sql`begin immediate`.execute(conn);
     try {
       const result = await fn(conn);

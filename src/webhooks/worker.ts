@@ -11,12 +11,15 @@ const MAX_IN_FLIGHT = 32;
 export const PER_WEBHOOK = 8;
 const PURGE_EVERY_MS = 3_600_000;
 /**
- * Sending is background work: while requests keep the event loop busy (utilisation over 90 % in
- * the last 100 ms or more), the worker pauses this long between batches, so a backlog of
- * deliveries does not take the CPU the API answers with; once the load falls, it sends at full pace.
+ * Sending is background work: while requests keep coming (one arrived in the last 100 ms) and the
+ * event loop is busy (over half of the last 100 ms or more), the worker pauses this long between
+ * batches, so a backlog of deliveries does not take the CPU the API answers with. Its own work
+ * alone never slows it: once requests stop or the load falls, it sends at full pace. Under a
+ * sustained full load deliveries therefore lag, and catch up after (docs/events.md).
  */
-const BUSY_UTILISATION = 0.9;
-const BUSY_PAUSE_MS = 20;
+const BUSY_UTILISATION = 0.5;
+const BUSY_PAUSE_MS = 250;
+const RECENT_MS = 100;
 
 /** Whether the event loop was busy lately, measured over windows of at least 100 ms. */
 function loopMeter(): () => boolean {
@@ -25,12 +28,17 @@ function loopMeter(): () => boolean {
   return () => {
     const now = performance.eventLoopUtilization();
     const since = performance.eventLoopUtilization(now, mark);
-    if (since.idle + since.active >= 100) {
+    if (since.idle + since.active >= RECENT_MS) {
       busy = since.utilization > BUSY_UTILISATION;
       mark = now;
     }
     return busy;
   };
+}
+
+/** When the last request arrived (performance.now()); the app notes each one (src/app.ts). */
+export interface RequestActivity {
+  lastRequestAt: number;
 }
 
 export interface DeliveryWorker {
@@ -47,7 +55,7 @@ export interface WorkerLog {
  * `deliveries` table, so whatever is pending survives a crash and is sent after a restart.
  * It also purges old events and finished deliveries now and then.
  */
-export function startDeliveryWorker(services: Services, clock: () => number, log?: WorkerLog): DeliveryWorker {
+export function startDeliveryWorker(services: Services, clock: () => number, log?: WorkerLog, activity?: RequestActivity): DeliveryWorker {
   const owner = `${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
   const running = new Set<Promise<void>>();
   const perWebhook = new Map<number, number>();
@@ -58,6 +66,7 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
 
   let inFlight = 0;
   const loopBusy = loopMeter();
+  const yieldToRequests = () => activity !== undefined && performance.now() - activity.lastRequestAt < RECENT_MS && loopBusy();
   /** A webhook's leased deliveries go out together; when they are done, their slots are free. */
   const run = (ds: Leased[]) => {
     const webhookId = ds[0].webhook_id;
@@ -72,7 +81,7 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
         if (n <= 0) perWebhook.delete(webhookId);
         else perWebhook.set(webhookId, n);
         // Finished attempts free slots: look for more at once, or after a pause while requests are busy.
-        schedule(loopBusy() ? BUSY_PAUSE_MS : 0);
+        schedule(yieldToRequests() ? BUSY_PAUSE_MS : 0);
       });
     running.add(p);
   };

@@ -1,5 +1,6 @@
 import { PostgresAdapter, sql } from 'kysely';
-import type { Executor } from '../../db/tx.js';
+import { prepared, run, slot } from '../../db/compiled.js';
+import { untyped, type Executor } from '../../db/tx.js';
 import type { Collection, Item } from '../machinery/collection.js';
 import type { Change, ChangeHook } from '../machinery/write/index.js';
 import { newMessageId } from '../../webhooks/sign.js';
@@ -55,16 +56,32 @@ export const recordEvents: ChangeHook = async (tx, caller, changes) => {
   const hooks = await subscribedWebhooks(tx, caller.accountId);
   await lockAccountEvents(tx, caller.accountId, recorded.length);
   const inserted: { id: number; type: string }[] = [];
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    inserted.push(...(await tx.insertInto('events').values(rows.slice(i, i + CHUNK)).returning(['id', 'type']).execute()));
-  }
+  for (let i = 0; i < rows.length; i += CHUNK) inserted.push(...(await insertMany<{ id: number; type: string }>(tx, 'events', rows.slice(i, i + CHUNK), ['id', 'type'])));
   await queueDeliveries(tx, caller.accountId, inserted, caller.now, hooks);
 };
 
-const subscribedWebhooks = async (tx: Executor, accountId: number) =>
-  (await tx.selectFrom('webhooks').select(['id', 'events'])
-    .where('account_id', '=', accountId).where('active', '=', 1).where('deleted', '=', 0).where('disabled_reason', 'is', null).execute())
-    .map((w) => ({ id: w.id, patterns: JSON.parse(w.events) as string[] }));
+/**
+ * Rows of one shape inserted in one statement, compiled once per table, columns and number of rows
+ * (every write records its events: building the statement through Kysely each time cost more than
+ * running it).
+ */
+async function insertMany<R>(tx: Executor, table: 'events' | 'deliveries', rows: Record<string, unknown>[], returning: string[]): Promise<R[]> {
+  const cols = Object.keys(rows[0]);
+  const q = prepared<R>(tx, `insertMany|${table}|${cols.join(',')}|${rows.length}|${returning.join(',')}`, () => {
+    const values = rows.map((_, i) => Object.fromEntries(cols.map((k) => [k, slot(`${i}.${k}`)])));
+    const insert = untyped(tx).insertInto(table).values(values);
+    return (returning.length ? insert.returning(returning) : insert).compile() as never;
+  });
+  const values: Record<string, unknown> = {};
+  rows.forEach((row, i) => cols.forEach((k) => (values[`${i}.${k}`] = row[k])));
+  return run(tx, q.bind(values));
+}
+
+const subscribedWebhooks = async (tx: Executor, accountId: number) => {
+  const q = prepared<{ id: number; events: string }>(tx, 'subscribedWebhooks', () => tx.selectFrom('webhooks').select(['id', 'events'])
+    .where('account_id', '=', slot<number>('account')).where('active', '=', 1).where('deleted', '=', 0).where('disabled_reason', 'is', null).compile());
+  return (await run(tx, q.bind({ account: accountId }))).map((w) => ({ id: w.id, patterns: JSON.parse(w.events) as string[] }));
+};
 
 /** Fan-out in the same transaction: a committed event always has its deliveries queued. */
 async function queueDeliveries(tx: Executor, accountId: number, events: { id: number; type: string }[], now: number, subscribed: { id: number; patterns: string[] }[]): Promise<void> {
@@ -75,5 +92,5 @@ async function queueDeliveries(tx: Executor, accountId: number, events: { id: nu
       state: 'pending' as const, attempts: 0, next_attempt_at: now, created: now, modified: now,
     })),
   );
-  for (let i = 0; i < rows.length; i += CHUNK) await tx.insertInto('deliveries').values(rows.slice(i, i + CHUNK)).execute();
+  for (let i = 0; i < rows.length; i += CHUNK) await insertMany(tx, 'deliveries', rows.slice(i, i + CHUNK), []);
 }

@@ -47,12 +47,12 @@ export const jobs = defineCollection({
     authorize({ caller, op }) {
       if (op === 'delete' && caller.role === 'contractor') throw new ApiError('roleForbids', 'contractors cannot delete jobs');
     },
-    async fill({ caller, db, op, row }) {
+    async fill({ caller, db, op, row, once }) {
       if (op !== 'create') return;
       row.created_by = caller.userId;
       if (row.status_id === undefined) {
-        const status = await db.selectFrom('statuses').select('id').where('account_id', '=', caller.accountId).where('is_default', '=', 1).executeTakeFirstOrThrow();
-        row.status_id = status.id;
+        row.status_id = await once('defaultStatus', async () =>
+          (await db.selectFrom('statuses').select('id').where('account_id', '=', caller.accountId).where('is_default', '=', 1).executeTakeFirstOrThrow()).id);
       }
       if (row.reference === undefined) row.reference = await nextReference(db, caller.accountId);
     },

@@ -52,6 +52,11 @@ export interface TxItemContext extends ItemContext {
   db: Executor;
   /** Rules that change other rows say so here first, so the change is seen (events). */
   changes: ChangeRecorder;
+  /**
+   * What `fn` finds, looked up once per write under `key` (the account's default role or status,
+   * which every item of a batch would otherwise read again).
+   */
+  once<T>(key: string, fn: () => Promise<T>): Promise<T>;
 }
 
 /** What a collection adds to the shared write pipeline; each hook is optional. */

@@ -54,10 +54,10 @@ export const users = defineCollection({
     async prepare({ item, row }) {
       if (typeof item.newPassword === 'string') row.password_hash = await hashPassword(item.newPassword);
     },
-    async fill({ caller, db, op, item, row, existing }) {
+    async fill({ caller, db, op, item, row, existing, once }) {
       if (op === 'create' && row.role_id === undefined) {
-        const role = await db.selectFrom('roles').select('id').where('account_id', '=', caller.accountId).where('kind', '=', 'employee').executeTakeFirstOrThrow();
-        row.role_id = role.id;
+        row.role_id = await once('employeeRole', async () =>
+          (await db.selectFrom('roles').select('id').where('account_id', '=', caller.accountId).where('kind', '=', 'employee').executeTakeFirstOrThrow()).id);
       }
       if (item.deleted !== undefined) row.active = item.deleted ? 0 : 1;
       if (op === 'update' && typeof item.newPassword === 'string' && !existing?.login && item.login === undefined) {

@@ -1,3 +1,4 @@
+import { prepared, run, slot } from '../../../db/compiled.js';
 import { untyped, type Executor } from '../../../db/tx.js';
 import { validationError, type ApiErrorBody } from '../../../http/errors.js';
 import type { Collection } from '../collection.js';
@@ -33,6 +34,34 @@ function uniqueField(c: Collection, err: Error): string {
   return 'id';
 }
 
+/** The columns a row sets (those with a value), in a stable order: they name its compiled statement. */
+const columnsOf = (row: Record<string, unknown>) => Object.keys(row).filter((k) => row[k] !== undefined).sort();
+
+/**
+ * One row inserted, by a statement compiled once per table and set of columns (the write path
+ * sends one per item; building each through Kysely cost more than SQLite took to run it).
+ */
+async function insertRow(db: Executor, table: string, row: Record<string, unknown>): Promise<{ id: number }> {
+  const cols = columnsOf(row);
+  const q = prepared<{ id: number }>(db, `insert|${table}|${cols.join(',')}`, () =>
+    untyped(db).insertInto(table).values(Object.fromEntries(cols.map((k) => [k, slot(k)]))).returning('id').compile());
+  const [inserted] = await run(db, q.bind(row));
+  return inserted;
+}
+
+/**
+ * One row updated, likewise compiled once per table and columns. The row version moves in the same
+ * statement: SQLite's trigger (src/db/versions.ts) then has nothing to add, instead of a second
+ * UPDATE of the row (PostgreSQL's sets it anyway).
+ */
+async function updateRow(db: Executor, table: string, row: Record<string, unknown>, id: number, accountId: number): Promise<void> {
+  const cols = columnsOf(row);
+  const q = prepared(db, `update|${table}|${cols.join(',')}`, () =>
+    untyped(db).updateTable(table).set((eb) => ({ ...Object.fromEntries(cols.map((k) => [k, slot(k)])), version: eb('version', '+', 1) }))
+      .where('id', '=', slot<number>('where.id')).where('account_id', '=', slot<number>('where.account')).compile());
+  await run(db, q.bind({ ...row, 'where.id': id, 'where.account': accountId }));
+}
+
 /**
  * Step 4, in the transaction: each item's row (with the collection's `fill` before and `after`
  * after it), its association lists, and the change recorded. A unique or foreign key the database
@@ -49,13 +78,11 @@ export async function applyAll(b: Batch, db: Executor, changes: ChangeRecorder):
       await c.rules.fill?.(ctx);
       let id: number;
       if (op === 'create') {
-        id = (await untyped(db).insertInto(c.table).values({ ...ctx.row, account_id: caller.accountId }).returning('id').executeTakeFirstOrThrow()).id;
+        id = (await insertRow(db, c.table, { ...ctx.row, account_id: caller.accountId })).id;
         changes.created(c, [id]);
       } else if (op === 'update') {
         id = old!.id;
-        // The row version moves here, in the same statement: SQLite's trigger (src/db/versions.ts)
-        // then has nothing to add, instead of a second UPDATE of the row (PostgreSQL's sets it anyway).
-        await untyped(db).updateTable(c.table).set((eb) => ({ ...ctx.row, version: eb('version', '+', 1) })).where('id', '=', id).where('account_id', '=', caller.accountId).execute();
+        await updateRow(db, c.table, ctx.row, id, caller.accountId);
       } else {
         id = old!.id;
         await untyped(db).deleteFrom(c.table).where('id', '=', id).where('account_id', '=', caller.accountId).execute();

@@ -34,6 +34,7 @@ export class Batch {
   /** The written ids, in request order. */
   written: number[] = [];
   access: 'all' | 'own' = 'all';
+  private readonly found = new Map<string, Promise<unknown>>();
 
   constructor(readonly request: WriteRequest) {
     this.errors = request.input.map(() => []);
@@ -45,6 +46,11 @@ export class Batch {
   }
 
   txContext(index: number, db: Executor, changes: ChangeRecorder): TxItemContext {
-    return { ...this.itemContext(index), db, changes };
+    const once = <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+      let p = this.found.get(key) as Promise<T> | undefined;
+      if (!p) this.found.set(key, (p = fn()));
+      return p;
+    };
+    return { ...this.itemContext(index), db, changes, once };
   }
 }

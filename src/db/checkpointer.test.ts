@@ -1,0 +1,77 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { openDatabase, type Database } from './index.js';
+import { withTransaction } from './tx.js';
+
+/**
+ * The server's SQLite checkpoints run on their own thread (src/db/checkpointer.ts): its connection
+ * checkpoints only past 16 MB of WAL (a safety net), yet what it commits reaches the database file
+ * within moments, the WAL stays bounded under a stream of commits, and closing leaves no WAL.
+ */
+const size = (file: string) => (fs.existsSync(file) ? fs.statSync(file).size : 0);
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const MB = 2 ** 20;
+
+/** One 4 KB row per transaction, as a busy server commits; a moment between each 256. */
+async function commit(database: Database, megabytes: number) {
+  await sql`create table if not exists blobs (id integer primary key, b blob)`.execute(database.db);
+  for (let i = 0; i < megabytes * 256; i++) {
+    await withTransaction(database, (tx) => sql`insert into blobs (b) values (randomblob(4000))`.execute(tx));
+    if (i % 256 === 255) await pause(5);
+  }
+}
+
+async function inDir(fn: (dir: string) => Promise<void>) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsm-checkpoint-'));
+  try {
+    await fn(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('SQLite: the thread checkpoints what the server commits, below the connection\'s own threshold', () => inDir(async (dir) => {
+  // 4 MB (about 8 MB of WAL): under the connection's 16 MB safety net, so only the thread can
+  // have copied it over.
+  const file = path.join(dir, 'fsm.sqlite');
+  const database = openDatabase({ sqliteFile: file, backgroundCheckpoints: true });
+  await commit(database, 4);
+  await pause(800);
+  assert.ok(size(file) > 4 * MB, `database file ${size(file)} bytes after 4 MB committed`);
+  await database.close();
+  assert.equal(size(`${file}-wal`), 0, 'closing leaves everything in the database file');
+  const reopened = openDatabase({ sqliteFile: file });
+  const { rows } = await sql<{ n: number }>`select count(*) as n from blobs`.execute(reopened.db);
+  assert.equal(Number(rows[0].n), 4 * 256);
+  await reopened.close();
+
+  // The control: the same commits with the same threshold and no thread stay in the WAL.
+  const other = path.join(dir, 'control.sqlite');
+  const control = openDatabase({ sqliteFile: other });
+  await sql`pragma wal_autocheckpoint = 4096`.execute(control.db);
+  await commit(control, 4);
+  await pause(800);
+  assert.ok(size(other) < MB, `control database file ${size(other)} bytes`);
+  assert.ok(size(`${other}-wal`) > 4 * MB, `control WAL ${size(`${other}-wal`)} bytes`);
+  await control.close();
+}));
+
+test('SQLite: under a stream of commits without gaps the WAL stays bounded', () => inDir(async (dir) => {
+  const file = path.join(dir, 'fsm.sqlite');
+  const database = openDatabase({ sqliteFile: file, backgroundCheckpoints: true });
+  await commit(database, 48);
+  // 48 MB committed, about twice that written to the WAL; it starts over instead of growing.
+  assert.ok(size(`${file}-wal`) < 32 * MB, `WAL of ${size(`${file}-wal`)} bytes after 48 MB committed`);
+  await database.close();
+}));
+
+test('SQLite without the thread (the CLI): automatic checkpoints as SQLite does them', () => inDir(async (dir) => {
+  const database = openDatabase({ sqliteFile: path.join(dir, 'fsm.sqlite') });
+  const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(database.db);
+  assert.equal(rows[0].wal_autocheckpoint, 1000);
+  await database.close();
+}));
