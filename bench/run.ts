@@ -192,6 +192,8 @@ async function main() {
     if (runs('W4k')) record('W4k', `W4 with Idempotency-Key, ${ROUNDS} turns`, mergeTurns(turns.W4k), rss);
     if (runs('W4hook')) {
       record('W4hook', `W4 with a webhook on *, ${ROUNDS} turns`, mergeTurns(turns.W4hook), rss);
+      // Its deliveries wait while it is paused: resumed, the worker sends the backlog.
+      await setActive(true);
       const done = await drained(rx.arrivals);
       const stats = deliveryStats(rx.arrivals);
       webhookNote = stats

@@ -121,7 +121,7 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
         })
         .finally(() => {
           ticking = false;
-          schedule(POLL_MS);
+          schedule(yieldToRequests() ? BUSY_PAUSE_MS : POLL_MS);
         });
     }, ms);
     timer.unref();
