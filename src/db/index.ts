@@ -121,7 +121,7 @@ function timed<A, R>(fn: (a: A) => R | undefined, observe: (a: A, seconds: numbe
   };
 }
 
-/** How often the checkpointer looks at the WAL's size (src/db/checkpointer.ts). */
+/** How often the checkpointer looks for new commits (src/db/checkpointer.ts). */
 const CHECKPOINT_EVERY_MS = 250;
 
 /**
