@@ -1,6 +1,6 @@
 import { PostgresAdapter, sql } from 'kysely';
-import { prepared, run, slot } from '../../db/compiled.js';
-import { untyped, type Executor } from '../../db/tx.js';
+import { insertRows, prepared, run, slot } from '../../db/compiled.js';
+import type { Executor } from '../../db/tx.js';
 import type { Collection, Item } from '../machinery/collection.js';
 import type { Change, ChangeHook } from '../machinery/write/index.js';
 import { newMessageId } from '../../webhooks/sign.js';
@@ -56,26 +56,9 @@ export const recordEvents: ChangeHook = async (tx, caller, changes) => {
   const hooks = await subscribedWebhooks(tx, caller.accountId);
   await lockAccountEvents(tx, caller.accountId, recorded.length);
   const inserted: { id: number; type: string }[] = [];
-  for (let i = 0; i < rows.length; i += CHUNK) inserted.push(...(await insertMany<{ id: number; type: string }>(tx, 'events', rows.slice(i, i + CHUNK), ['id', 'type'])));
+  for (let i = 0; i < rows.length; i += CHUNK) inserted.push(...(await insertRows<{ id: number; type: string }>(tx, 'events', rows.slice(i, i + CHUNK), ['id', 'type'])));
   await queueDeliveries(tx, caller.accountId, inserted, caller.now, hooks);
 };
-
-/**
- * Rows of one shape inserted in one statement, compiled once per table, columns and number of rows
- * (every write records its events: building the statement through Kysely each time cost more than
- * running it).
- */
-async function insertMany<R>(tx: Executor, table: 'events' | 'deliveries', rows: Record<string, unknown>[], returning: string[]): Promise<R[]> {
-  const cols = Object.keys(rows[0]);
-  const q = prepared<R>(tx, `insertMany|${table}|${cols.join(',')}|${rows.length}|${returning.join(',')}`, () => {
-    const values = rows.map((_, i) => Object.fromEntries(cols.map((k) => [k, slot(`${i}.${k}`)])));
-    const insert = untyped(tx).insertInto(table).values(values);
-    return (returning.length ? insert.returning(returning) : insert).compile() as never;
-  });
-  const values: Record<string, unknown> = {};
-  rows.forEach((row, i) => cols.forEach((k) => (values[`${i}.${k}`] = row[k])));
-  return run(tx, q.bind(values));
-}
 
 const subscribedWebhooks = async (tx: Executor, accountId: number) => {
   const q = prepared<{ id: number; events: string }>(tx, 'subscribedWebhooks', () => tx.selectFrom('webhooks').select(['id', 'events'])
@@ -92,5 +75,5 @@ async function queueDeliveries(tx: Executor, accountId: number, events: { id: nu
       state: 'pending' as const, attempts: 0, next_attempt_at: now, created: now, modified: now,
     })),
   );
-  for (let i = 0; i < rows.length; i += CHUNK) await insertMany(tx, 'deliveries', rows.slice(i, i + CHUNK), []);
+  for (let i = 0; i < rows.length; i += CHUNK) await insertRows(tx, 'deliveries', rows.slice(i, i + CHUNK));
 }

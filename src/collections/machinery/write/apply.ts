@@ -1,4 +1,4 @@
-import { prepared, run, slot } from '../../../db/compiled.js';
+import { insertRows, prepared, run, slot } from '../../../db/compiled.js';
 import { untyped, type Executor } from '../../../db/tx.js';
 import { validationError, type ApiErrorBody } from '../../../http/errors.js';
 import type { Collection } from '../collection.js';
@@ -38,18 +38,6 @@ function uniqueField(c: Collection, err: Error): string {
 const columnsOf = (row: Record<string, unknown>) => Object.keys(row).filter((k) => row[k] !== undefined).sort();
 
 /**
- * One row inserted, by a statement compiled once per table and set of columns (the write path
- * sends one per item; building each through Kysely cost more than SQLite took to run it).
- */
-async function insertRow(db: Executor, table: string, row: Record<string, unknown>): Promise<{ id: number }> {
-  const cols = columnsOf(row);
-  const q = prepared<{ id: number }>(db, `insert|${table}|${cols.join(',')}`, () =>
-    untyped(db).insertInto(table).values(Object.fromEntries(cols.map((k) => [k, slot(k)]))).returning('id').compile());
-  const [inserted] = await run(db, q.bind(row));
-  return inserted;
-}
-
-/**
  * One row updated, likewise compiled once per table and columns. The row version moves in the same
  * statement: SQLite's trigger (src/db/versions.ts) then has nothing to add, instead of a second
  * UPDATE of the row (PostgreSQL's sets it anyway).
@@ -78,7 +66,8 @@ export async function applyAll(b: Batch, db: Executor, changes: ChangeRecorder):
       await c.rules.fill?.(ctx);
       let id: number;
       if (op === 'create') {
-        id = (await insertRow(db, c.table, { ...ctx.row, account_id: caller.accountId })).id;
+        // Compiled once per table and set of columns (src/db/compiled.ts), as the update below.
+        [{ id }] = await insertRows<{ id: number }>(untyped(db), c.table, [{ ...ctx.row, account_id: caller.accountId }], ['id']);
         changes.created(c, [id]);
       } else if (op === 'update') {
         id = old!.id;
