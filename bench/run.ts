@@ -160,7 +160,7 @@ async function main() {
   // What keys and webhooks cost a write, measured interleaved: W4, W4 with an Idempotency-Key on
   // every request, and W4 with one webhook subscribed to `*` take turns in short rounds on the same
   // server, so the machine's drift and the database's growth fall on all three alike (single
-  // back-to-back rows of the same build differed by up to 15 %). The webhook is paused (no
+  // back-to-back rows of the same build differed by 15–30 %). The webhook is paused (no
   // deliveries queued) except in its own turns. Then how fast the worker delivers the backlog.
   let webhookNote = 'skipped';
   if (runs('W4k') || runs('W4hook')) {

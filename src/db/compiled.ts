@@ -81,6 +81,9 @@ export async function run<R>(db: Kysely<any>, q: CompiledQuery<R>): Promise<R[]>
   return (rows ?? (await db.executeQuery(q)).rows) as R[];
 }
 
+/** The columns a row sets (those with a value), in a stable order: they name its compiled statement. */
+export const columnsOf = (row: Record<string, unknown>): string[] => Object.keys(row).filter((k) => row[k] !== undefined).sort();
+
 /**
  * Rows of one shape inserted by one statement, compiled once per table, columns (those the first
  * row sets), number of rows and columns returned: every write inserts its items and their events
@@ -88,7 +91,7 @@ export async function run<R>(db: Kysely<any>, q: CompiledQuery<R>): Promise<R[]>
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function insertRows<R = unknown>(db: Kysely<any>, table: string, rows: Record<string, unknown>[], returning: string[] = []): Promise<R[]> {
-  const cols = Object.keys(rows[0]).filter((k) => rows[0][k] !== undefined).sort();
+  const cols = columnsOf(rows[0]);
   const q = prepared<R>(db, `insertRows|${table}|${cols.join(',')}|${rows.length}|${returning.join(',')}`, () => {
     const insert = db.insertInto(table).values(rows.map((_, i) => Object.fromEntries(cols.map((k) => [k, slot(`${i}.${k}`)]))));
     return (returning.length ? insert.returning(returning) : insert).compile() as CompiledQuery<R>;

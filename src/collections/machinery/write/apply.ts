@@ -1,4 +1,4 @@
-import { insertRows, prepared, run, slot } from '../../../db/compiled.js';
+import { columnsOf, insertRows, prepared, run, slot } from '../../../db/compiled.js';
 import { untyped, type Executor } from '../../../db/tx.js';
 import { validationError, type ApiErrorBody } from '../../../http/errors.js';
 import type { Collection } from '../collection.js';
@@ -33,9 +33,6 @@ function uniqueField(c: Collection, err: Error): string {
   }
   return 'id';
 }
-
-/** The columns a row sets (those with a value), in a stable order: they name its compiled statement. */
-const columnsOf = (row: Record<string, unknown>) => Object.keys(row).filter((k) => row[k] !== undefined).sort();
 
 /**
  * One row updated, likewise compiled once per table and columns. The row version moves in the same
