@@ -75,3 +75,27 @@ test('SQLite without the thread (the CLI): automatic checkpoints as SQLite does 
   assert.equal(rows[0].wal_autocheckpoint, 1000);
   await database.close();
 }));
+
+test('SQLite: the planner statistics follow a table that grew, and the server\'s statements plan again', () => inDir(async (dir) => {
+  const file = path.join(dir, 'fsm.sqlite');
+  const database = openDatabase({ sqliteFile: file, backgroundCheckpoints: true, statisticsEveryMs: 100 });
+  const db = database.db;
+  try {
+    await sql`create table events (id integer primary key, account_id integer, data text)`.execute(db);
+    await sql`create index events_account_id on events (account_id, id)`.execute(db);
+    for (let i = 0; i < 10; i++) await sql`insert into events (account_id, data) values (1, 'x')`.execute(db);
+    await sql`analyze`.execute(db);
+    const plan = async () => (await sql<{ detail: string }>`explain query plan select * from events where id in (1, 2, 3, 4, 5, 6, 7, 8) and account_id = 1`.execute(db)).rows.map((r) => r.detail).join('; ');
+    // 10 rows known: scanning them is what the planner picks, and would keep picking at any size.
+    assert.match(await plan(), /^SCAN events$/);
+    await withTransaction(database, (tx) => sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 100000) insert into events (account_id, data) select 1 + i % 2, 'x' from n`.execute(tx));
+    let now = await plan();
+    for (let i = 0; i < 100 && /^SCAN/.test(now); i++) {
+      await pause(50);
+      now = await plan();
+    }
+    assert.match(now, /SEARCH events USING (INTEGER PRIMARY KEY|INDEX events_account_id)/, `plan after 100,000 rows: ${now}`);
+  } finally {
+    await database.close();
+  }
+}));

@@ -11,16 +11,25 @@
  * for a stream of commits without gaps: the WAL stays bounded as with SQLite's defaults. The
  * durability is SQLite's `synchronous = NORMAL` in WAL mode, as before: a commit is written to the
  * WAL, and the WAL reaches the disk before any checkpoint uses it.
+ *
+ * The same thread keeps the query planner's statistics up to date (`PRAGMA optimize`, as SQLite
+ * advises for long-lived connections): statistics gathered while a table was small make the
+ * planner scan it whole later. Measured: `select * from events where id in (8 ids)` planned as a
+ * scan with statistics of 10 events took 21 ms per call at 100,000 events instead of 0.02 ms, and
+ * held webhook deliveries to 60 a second. When the statistics change the thread says so, and the
+ * server's connection reloads them (src/db/index.ts), which re-plans its statements.
  */
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 
-const { file, everyMs } = workerData as { file: string; everyMs: number };
+const { file, everyMs, statisticsEveryMs } = workerData as { file: string; everyMs: number; statisticsEveryMs: number };
 const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof SQLite;
 const db = new Driver(file);
 db.pragma('busy_timeout = 50');
 db.pragma('wal_autocheckpoint = 0');
+// ANALYZE reads at most about this many rows of each index: milliseconds, whatever the table's size.
+db.pragma('analysis_limit = 1000');
 
 // `data_version` moves whenever another connection commits: nothing new, nothing to copy.
 let seen = -1;
@@ -36,9 +45,34 @@ const timer = setInterval(() => {
   }
 }, everyMs);
 
+/** The statistics as they stand, or none when nothing was ever analyzed (no sqlite_stat1 yet). */
+const snapshot = (): string | null => {
+  const exists = db.prepare("select 1 from sqlite_schema where name = 'sqlite_stat1'").get();
+  return exists ? (db.prepare('select group_concat(tbl || idx || stat, char(10)) as s from sqlite_stat1').get() as { s: string | null }).s : null;
+};
+
+// Every table, not only those this connection queried (0x10000); analyzed when its row count
+// moved far from its statistics (0x02). Nothing to do costs a fraction of a millisecond.
+let changedSince = -1;
+const optimize = () => {
+  try {
+    const version = db.pragma('data_version', { simple: true }) as number;
+    if (version === changedSince) return;
+    changedSince = version;
+    const before = snapshot();
+    db.pragma('optimize = 0x10002');
+    if (snapshot() !== before) parentPort!.postMessage('statistics');
+  } catch {
+    // Busy: the next round tries again.
+  }
+};
+optimize();
+const statisticsTimer = setInterval(optimize, statisticsEveryMs);
+
 parentPort!.on('message', (m) => {
   if (m !== 'close') return;
   clearInterval(timer);
+  clearInterval(statisticsTimer);
   db.close();
   parentPort!.postMessage('closed');
 });

@@ -45,6 +45,8 @@ export interface DatabaseOptions {
    * leave SQLite's automatic checkpoints on.
    */
   backgroundCheckpoints?: boolean;
+  /** How often that thread checks the planner statistics (default 10 s; tests shorten it). */
+  statisticsEveryMs?: number;
 }
 
 /** Kysely's `log` hook, timing every statement that goes through Kysely's executor. */
@@ -73,10 +75,10 @@ export function openDatabase(opts: DatabaseOptions): Database {
   const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof SQLite;
   const sqlite = new Driver(file);
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
-  const checkpointer = opts.backgroundCheckpoints && file !== ':memory:' ? startCheckpointer(sqlite, file) : undefined;
+  const checkpointer = opts.backgroundCheckpoints && file !== ':memory:' ? startCheckpointer(sqlite, file, opts.statisticsEveryMs ?? STATISTICS_EVERY_MS) : undefined;
   const statements = withStatementCache(sqlite, checkpointer);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }), log: kyselyLog('sqlite', opts.observe) });
   type Query = Parameters<Parameters<typeof registerDirect>[1]>[0];
@@ -121,8 +123,13 @@ function timed<A, R>(fn: (a: A) => R | undefined, observe: (a: A, seconds: numbe
   };
 }
 
+/** How long a statement waits for another process's write lock. */
+const BUSY_TIMEOUT_MS = 5000;
+
 /** How often the checkpointer looks for new commits (src/db/checkpointer.ts). */
 const CHECKPOINT_EVERY_MS = 250;
+/** How often it checks whether a table grew or shrank past its planner statistics. */
+const STATISTICS_EVERY_MS = 10_000;
 
 /**
  * The connection's own checkpoints while the thread runs: only past this many pages of WAL (16 MB
@@ -131,9 +138,26 @@ const CHECKPOINT_EVERY_MS = 250;
 const NET_PAGES = 4096;
 
 /** Starts the checkpoint thread and moves the connection's own checkpoints out to the safety net. */
-function startCheckpointer(sqlite: SQLite.Database, file: string): { stop(): Promise<void> } {
-  const worker = new Worker(new URL('./checkpointer.js', import.meta.url), { workerData: { file: path.resolve(file), everyMs: CHECKPOINT_EVERY_MS } });
+function startCheckpointer(sqlite: SQLite.Database, file: string, statisticsEveryMs: number): { stop(): Promise<void> } {
+  const worker = new Worker(new URL('./checkpointer.js', import.meta.url), { workerData: { file: path.resolve(file), everyMs: CHECKPOINT_EVERY_MS, statisticsEveryMs } });
   worker.unref();
+  // New planner statistics (the thread ran ANALYZE): this connection loads them, which makes its
+  // prepared statements plan again. Loading takes the write lock for a moment: never inside a
+  // transaction, and never waiting for another process's (the event loop would stop); then later.
+  const loadStatistics = (tries = 20) => {
+    if (!sqlite.open || tries === 0) return;
+    const later = () => void setTimeout(() => loadStatistics(tries - 1), 50).unref();
+    if (sqlite.inTransaction) return later();
+    sqlite.pragma('busy_timeout = 0');
+    try {
+      sqlite.exec('analyze sqlite_schema');
+    } catch {
+      later();
+    } finally {
+      sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+  };
+  worker.on('message', (m) => m === 'statistics' && loadStatistics());
   let failed = false;
   // A thread that cannot run: SQLite's automatic checkpoints, as before.
   worker.on('error', () => {
@@ -150,7 +174,7 @@ function startCheckpointer(sqlite: SQLite.Database, file: string): { stop(): Pro
           resolve();
         };
         const timeout = setTimeout(() => void worker.terminate().then(done, done), 5_000);
-        worker.once('message', () => void worker.terminate().then(done, done));
+        worker.on('message', (m) => m === 'closed' && void worker.terminate().then(done, done));
         worker.once('exit', done);
         worker.postMessage('close');
       }),
