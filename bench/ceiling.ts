@@ -3,9 +3,13 @@ import http from 'node:http';
 import { jobItem, postgresFloor, sha256, sqliteFloor, userItem, type FloorDb } from './floor.js';
 
 /**
- * The two ceilings, each a bare node:http server (run as its own process, as our server is):
+ * The ceilings, each a bare node:http server (run as its own process, as our server is):
  * - bytes: answers W1 and W3 with the very response bytes captured from our server;
- * - floor: answers W1 and W3 with the same SQL on the same driver and database, and JSON.stringify.
+ * - floor: answers W1 and W3 with the same SQL on the same driver and database, and JSON.stringify;
+ * - one statement: only the data, one statement per request (W1's page with its kept count, W3's
+ *   item), JSON.stringify, the same headers; the token is checked against a table read at start,
+ *   so nothing of authentication reaches the database. No correct server that reads the database on
+ *   each request does less: it bounds what any such server can reach against the bytes ceiling.
  */
 const mode = process.env.CEILING_MODE;
 // Every header our answers must carry (spec §1.7, the security headers), and per request the
@@ -71,8 +75,34 @@ function floorHandler(db: FloorDb): http.RequestListener {
   };
 }
 
+/** One statement per request, the bearer token checked in memory (see above). */
+function oneStatementHandler(db: FloorDb, tokens: Map<string, number>): http.RequestListener {
+  return (req, res) => {
+    const run = async () => {
+      const auth = req.headers.authorization;
+      const account = auth?.startsWith('Bearer ') ? tokens.get(sha256(auth.slice(7))) : undefined;
+      if (account === undefined) return send(res, 401, '{"result":"error"}');
+      const url = req.url!;
+      if (url.startsWith('/users')) {
+        const perPage = Number(/recordsPerPage=(\d+)/.exec(url)?.[1] ?? 50);
+        const rows = await db.usersPage(account, perPage, 0);
+        const count = Number(rows[0]?.kept_count ?? 0);
+        const metadata = { page: 1, pagesCount: Math.ceil(count / perPage), recordsPerPage: perPage, recordsCount: count };
+        return send(res, 200, JSON.stringify({ result: 'success', users: rows.map(userItem), metadata }));
+      }
+      const job = await db.job(account, Number(url.split('/')[2]));
+      if (!job) return send(res, 404, '{"result":"error"}');
+      const metadata = { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: 1 };
+      return send(res, 200, JSON.stringify({ result: 'success', jobs: [jobItem(job)], metadata }));
+    };
+    run().catch(() => send(res, 500, '{"result":"error"}'));
+  };
+}
+
+const floorDb = () => (process.env.DATABASE_URL ? postgresFloor(process.env.DATABASE_URL) : sqliteFloor(`${process.env.DATA_DIR}/fsm.sqlite`));
 const handler = mode === 'bytes' ? bytesHandler()
-  : floorHandler(process.env.DATABASE_URL ? postgresFloor(process.env.DATABASE_URL) : sqliteFloor(`${process.env.DATA_DIR}/fsm.sqlite`));
+  : mode === 'one-statement' ? oneStatementHandler(floorDb(), new Map(JSON.parse(process.env.CEILING_TOKENS ?? '[]') as [string, number][]))
+  : floorHandler(floorDb());
 const server = http.createServer(handler);
 server.keepAliveTimeout = 72_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {

@@ -13,6 +13,8 @@ export interface FloorDb {
   /** Counts the request in the token's rate-limit window (the upsert our server runs). */
   hit(bucket: string, windowStart: number): Promise<number>;
   job(accountId: number, id: number): Promise<Record<string, any> | undefined>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** W1's page and its kept count in one statement (the count as a column of each row), as our server reads it. */
+  usersPage(accountId: number, limit: number, offset: number): Promise<Record<string, any>[]>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 const TOKEN = `select t.account_id, t.user_id, t.permissions, t.client_id, t.expires_at, r.kind from oauth_tokens as t
@@ -22,6 +24,8 @@ const TOKEN = `select t.account_id, t.user_id, t.permissions, t.client_id, t.exp
 const USERS = `select id, first_name, last_name, company_name, email, phone, mobile, hourly_rate, active, colour, is_assignable,
   role_id, status_message, status_timestamp, account_id, deleted from users where account_id = $1 order by account_id asc, id asc limit $2 offset $3`;
 const COUNT = `select value from counters where account_id = $1 and name = 'rows:users'`;
+/** The page with the kept row count (the sum of the table's count slots, migration 012) as a column. */
+const PAGE = USERS.replace(' from users where', ` , (select sum(value) from row_counts where account_id = $1 and tbl = 'users') as kept_count from users where`);
 const HIT = `insert into rate_limits (bucket, window_start, hits) values ($1, $2, 1)
   on conflict (bucket) do update set
     hits = case when excluded.window_start > rate_limits.window_start then 1 else rate_limits.hits + 1 end,
@@ -43,11 +47,13 @@ export function sqliteFloor(file: string): FloorDb {
   const count = prep(COUNT);
   const job = prep(JOB);
   const hit = prep(HIT);
+  const page = prep(PAGE);
   return {
     token: async (hash) => token.get(hash) as never,
     users: async (a, l, o) => users.all(a, l, o) as never,
     usersCount: async (a) => Number((count.get(a) as { value: number } | undefined)?.value ?? 0),
     job: async (a, id) => job.get(a, id) as never,
+    usersPage: async (a, l, o) => page.all(a, a, l, o) as never,
     // `all`, not `get`: SQLite runs its WAL auto-checkpoint only when a write steps to the end; with
     // `get` the WAL grew without bound (a server must checkpoint, so the floor pays for it too).
     hit: async (b, w) => Number((hit.all(b, w)[0] as { hits: number }).hits),
@@ -67,6 +73,7 @@ export function postgresFloor(url: string): FloorDb {
     usersCount: async (a) => Number((await q('count', COUNT, [a]))[0]?.value ?? 0),
     job: async (a, id) => (await q('job', JOB, [a, id]))[0],
     hit: async (b, w) => Number((await q('hit', HIT, [b, w]))[0].hits),
+    usersPage: (a, l, o) => q('page', PAGE.replace('where account_id = $1 order', 'where account_id >= $1 and account_id <= $1 order'), [a, l, o]),
   };
 }
 

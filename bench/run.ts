@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -217,6 +218,7 @@ async function main() {
   // The ceilings, right after, with the same load.
   let sameW3 = false;
   let sameW1Shape = false;
+  let sameLeanW3 = false;
   if (runs('ceilings')) {
   const bytesFile = path.join(root, '.bench', 'run', 'captured.json');
   fs.writeFileSync(bytesFile, JSON.stringify(captured));
@@ -232,6 +234,14 @@ async function main() {
   sameW3 = floorW3.body === captured.w3.body;
   record('W1floor', 'W1 ceiling: floor', await measure(ceiling.url, w.W1, load), ceiling.peakRss().max);
   record('W3floor', 'W3 ceiling: floor', await measure(ceiling.url, w.W3, load), ceiling.peakRss().max);
+  await ceiling.stop();
+  // One statement per request, authentication in memory: what no correct server reading the database does less than.
+  const tokenAccounts = JSON.stringify([[createHash('sha256').update(tokens.access).digest('hex'), main.accounts[0].accountId]]);
+  ceiling = await startProcess(root, 'dist/bench/ceiling.js', { ...copy.env, CEILING_MODE: 'one-statement', CEILING_TOKENS: tokenAccounts, PORT: await ceilingPort() }, { args: nodeArgs });
+  const leanW3 = await capture(ceiling.url, w3Fixed, w.W1.headers);
+  sameLeanW3 = leanW3.body === captured.w3.body;
+  record('W1lean', 'W1 ceiling: one statement', await measure(ceiling.url, w.W1, load), ceiling.peakRss().max);
+  record('W3lean', 'W3 ceiling: one statement', await measure(ceiling.url, w.W3, load), ceiling.peakRss().max);
   await ceiling.stop();
   sameW1Shape = JSON.stringify(Object.keys(JSON.parse(floorW1.body).users[0])) === JSON.stringify(Object.keys(JSON.parse(captured.w1.body).users[0]));
 
@@ -291,6 +301,8 @@ async function main() {
     w3Bytes: ratio(results.W3, results.W3bytes),
     w1Floor: ratio(results.W1, results.W1floor),
     w3Floor: ratio(results.W3, results.W3floor),
+    w1Lean: ratio(results.W1lean, results.W1bytes),
+    w3Lean: ratio(results.W3lean, results.W3bytes),
     w1Scale: ratio(scale.W1large, scale.W1small, mean),
     w2Scale: ratio(scale.W2large, scale.W2small, mean),
     w1Workers: ratio(results.W1x2, results.W1),
@@ -313,6 +325,7 @@ async function main() {
     `  W1 ours / bytes ceiling  ${f2(ratios.w1Bytes)}    W1 ours / floor ceiling  ${f2(ratios.w1Floor)}`,
     `  W3 ours / bytes ceiling  ${f2(ratios.w3Bytes)}    W3 ours / floor ceiling  ${f2(ratios.w3Floor)}`,
     `  floor answers as we do: W3 body identical ${sameW3 ? 'yes' : 'NO'}, W1 item shape identical ${sameW1Shape ? 'yes' : 'NO'}`,
+    `  one statement / bytes ceiling (the most a server reading the database each request reaches): W1 ${f2(ratios.w1Lean)}, W3 ${f2(ratios.w3Lean)}; W3 body identical ${sameLeanW3 ? 'yes' : 'NO'}`,
     `  scaling, mean latency 100,000 / 1,000 rows: W1 ${f2(ratios.w1Scale)}, W2 ${f2(ratios.w2Scale)}`,
     `  WORKERS=2 / WORKERS=1 throughput: W1 ${f2(ratios.w1Workers)}, W4 ${f2(ratios.w4Workers)} (autocannon shares the 2 cores)`,
     `  W4 with / without Idempotency-Key throughput (interleaved turns): ${f2(ratios.w4Keyed)}`,

@@ -107,6 +107,27 @@ for (const dialect of DIALECTS) {
       assert.equal(refused.status, 403, JSON.stringify(refused.body));
     });
 
+    // A GET reads the cached token's epoch in its own statement, and nothing leaves before it is confirmed.
+    test("a user's role changed through a: b's next GET is answered under the new role", async () => {
+      const { userId, token } = await userWithToken('administrator');
+      for (let i = 0; i < 2; i++) assert.equal((await api(b.origin, token, 'GET', '/webhooks')).status, 200, 'an administrator lists webhooks');
+      const employee = (await site.db.database.db.selectFrom('roles').select('id').where('account_id', '=', site.accountId).where('kind', '=', 'employee').executeTakeFirstOrThrow()).id;
+      assert.equal((await api(a.origin, site.token, 'PATCH', `/users/${userId}`, { users: [{ role: { id: employee } }] })).status, 200);
+      const refused = await api(b.origin, token, 'GET', '/webhooks');
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    });
+
+    test('a revoked token gets its 401 on b even where the GET would fail otherwise (an unknown item or collection)', async () => {
+      const { userId, token } = await userWithToken('employee');
+      await cachedOnB(token);
+      assert.equal((await api(b.origin, token, 'GET', '/jobs/2000000000')).status, 404);
+      cli('tokens', 'revoke', '--user', String(userId));
+      for (const url of ['/jobs/2000000000', '/nosuchcollection', '/users?where=nope%20%3D%201']) {
+        const r = await api(b.origin, token, 'GET', url);
+        assert.equal(r.status, 401, `${url}: ${JSON.stringify(r.body)}`);
+      }
+    });
+
     test('a client revoked with the CLI (`clients revoke`)', async () => {
       const { client, token } = await userWithToken('employee');
       await cachedOnB(token);

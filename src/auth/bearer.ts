@@ -3,7 +3,7 @@ import { prepared, run, slot } from '../db/compiled.js';
 import type { Database } from '../db/index.js';
 import type { DB } from '../db/types.js';
 import { ApiError } from '../http/errors.js';
-import type { AuthContext, RoleKind } from './context.js';
+import type { AuthContext, EpochCheck, RoleKind } from './context.js';
 import { hashToken } from './secrets.js';
 
 // The scheme is case-insensitive (RFC 7235 §2.1), followed by one or more spaces.
@@ -45,6 +45,24 @@ const tokenQuery = (db: Kysely<DB>) => prepared<TokenRow>(db, 'bearer', () => to
 /** The account's revocation epoch: one primary-key read. */
 const epochQuery = (db: Kysely<DB>) =>
   prepared<{ auth_epoch: number | string }>(db, 'bearer epoch', () => db.selectFrom('accounts').select('auth_epoch').where('id', '=', slot<number>('id')).compile(), { oneRow: true });
+
+/** The account's revocation epoch as a column of another statement: `(select auth_epoch ...) as auth_epoch`. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const epochColumn = (db: Kysely<any>, account: number) =>
+  db.selectFrom('accounts').select('auth_epoch').where('id', '=', account).as('auth_epoch');
+
+/**
+ * Whether a deferred check holds: the epoch read by the request's statement (or now, when none
+ * carried it) is the one the token was verified under. When it moved, the token leaves the cache:
+ * the request is answered again after a full verification (a revoked token gets its 401).
+ */
+export async function confirmEpoch(database: Database, check: EpochCheck, tokenHash: string): Promise<boolean> {
+  const db = database.db;
+  const seen = check.seen ?? (await run(db, epochQuery(db).bind({ id: check.accountId })))[0]?.auth_epoch;
+  if (seen !== undefined && Number(seen) === check.expected) return true;
+  cacheOf(db).delete(tokenHash);
+  return false;
+}
 
 /** A token the join above accepted, and the account's epoch it was accepted under. */
 interface Verified {
@@ -91,7 +109,7 @@ function permissionSet(json: string): ReadonlySet<string> {
  * committed after it moves the epoch past the cached one. Expiry is checked on every request. The
  * token's hash comes back too: it keys the token's rate-limit bucket without hashing again.
  */
-export async function authenticate(database: Database, header: string | undefined, now: number): Promise<AuthContext & { tokenHash: string }> {
+export async function authenticate(database: Database, header: string | undefined, now: number, opts: { defer?: boolean } = {}): Promise<AuthContext & { tokenHash: string; epoch?: EpochCheck }> {
   if (!header) throw new ApiError('tokenMissing', undefined, challenge());
   const m = BEARER.exec(header);
   if (!m) throw new ApiError('tokenInvalid', malformed(header), challenge('invalid_token'));
@@ -99,6 +117,9 @@ export async function authenticate(database: Database, header: string | undefine
   const db = database.db;
   const cache = cacheOf(db);
   let v = cache.get(tokenHash);
+  if (v && opts.defer && v.expiresAt > now) {
+    return { accountId: v.accountId, userId: v.userId, role: v.role, permissions: v.permissions, clientId: v.clientId, now, tokenHash, epoch: { accountId: v.accountId, expected: v.epoch } };
+  }
   if (v) {
     const epoch = (await run(db, epochQuery(db).bind({ id: v.accountId })))[0]?.auth_epoch;
     if (epoch === undefined || Number(epoch) !== v.epoch) {

@@ -90,11 +90,12 @@ export const columnsOf = (row: Record<string, unknown>): string[] => Object.keys
  * this way, and building each statement through Kysely cost more than the database took to run it.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function insertRows<R = unknown>(db: Kysely<any>, table: string, rows: Record<string, unknown>[], returning: string[] = []): Promise<R[]> {
+export async function insertRows<R = unknown>(db: Kysely<any>, table: string, rows: Record<string, unknown>[], returning: string[] | '*' = []): Promise<R[]> {
   const cols = columnsOf(rows[0]);
-  const q = prepared<R>(db, `insertRows|${table}|${cols.join(',')}|${rows.length}|${returning.join(',')}`, () => {
+  const back = returning === '*' ? '*' : returning.join(',');
+  const q = prepared<R>(db, `insertRows|${table}|${cols.join(',')}|${rows.length}|${back}`, () => {
     const insert = db.insertInto(table).values(rows.map((_, i) => Object.fromEntries(cols.map((k) => [k, slot(`${i}.${k}`)]))));
-    return (returning.length ? insert.returning(returning) : insert).compile() as CompiledQuery<R>;
+    return (returning === '*' ? insert.returningAll() : returning.length ? insert.returning(returning) : insert).compile() as CompiledQuery<R>;
   });
   const values: Record<string, unknown> = {};
   rows.forEach((row, i) => cols.forEach((k) => (values[`${i}.${k}`] = row[k])));

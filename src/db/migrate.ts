@@ -13,6 +13,7 @@ import { rowVersions } from './migrations/011_row_versions.js';
 import { events } from './migrations/010_events.js';
 import { rowCountSlots } from './migrations/012_row_count_slots.js';
 import { authEpochs } from './migrations/013_auth_epochs.js';
+import { eventBatches } from './migrations/014_event_batches.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '010_events': events,
   '012_row_count_slots': rowCountSlots,
   '013_auth_epochs': authEpochs,
+  '014_event_batches': eventBatches,
 };
 
 /** Every migration this code knows, in order (readiness checks they are all applied). */

@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { DIALECTS, createTestApp, createTenant, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
 import { ALL_PERMISSIONS, registry } from '../index.js';
 import type { Caller } from '../machinery/collection.js';
@@ -14,9 +15,11 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * The ordering promise under concurrency: a reader polling `where=id > last` sees every event
- * exactly once. A hook after the event recorder waits a random while before the commit, so
- * transactions that drew their ids earlier often commit later: without the per-account lock
- * that orders them, the reader skips events.
+ * exactly once. Transactions that drew their ids earlier must often commit later, or the test
+ * proves nothing: a hook after the event recorder waits a random while before the commit, and on
+ * PostgreSQL, where the ids are drawn inside COMMIT (migration 014), a second deferred trigger made
+ * here waits a random while after ours drew them. Without the per-account lock that orders
+ * commits, the reader skips events.
  */
 for (const dialect of DIALECTS) {
   describe(`events ordering (${dialect})`, { skip: skipUnless(dialect) }, () => {
@@ -25,6 +28,13 @@ for (const dialect of DIALECTS) {
     before(async () => {
       t = await createTestApp(dialect, { deliveries: false });
       a = await createTenant(t);
+      if (dialect === 'postgres') {
+        // Deferred triggers on one row event fire in name order: this one after event_batches_record.
+        await sql`create function test_slow_commit() returns trigger language plpgsql as $$
+          begin perform pg_sleep(random() * 0.015); return null; end $$`.execute(t.database.db);
+        await sql`create constraint trigger event_batches_slow after insert on event_batches
+          deferrable initially deferred for each row execute function test_slow_commit()`.execute(t.database.db);
+      }
     });
     after(() => t?.close());
 

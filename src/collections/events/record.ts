@@ -25,18 +25,20 @@ export function matches(patterns: readonly string[], type: string): boolean {
 }
 
 /**
- * The ordering promise (docs/events.md): the account's `events` counter row is locked before any
- * event id is drawn, and held to the commit. Another transaction of the account draws its ids
- * only once this one has committed, so ids become visible in increasing order. SQLite runs one
- * write transaction at a time (BEGIN IMMEDIATE): ids are in commit order already.
+ * PostgreSQL: the events are staged as one row, and written at the commit by the database itself
+ * (migration 014): under the account's events lock, held only while the database commits, so
+ * event ids become visible in increasing order per account (docs/events.md) and no writer waits on
+ * another's round trips. The same trigger queues the deliveries.
  */
-async function lockAccountEvents(tx: Executor, accountId: number, n: number): Promise<void> {
-  if (!(tx.getExecutor().adapter instanceof PostgresAdapter)) return;
-  await sql`insert into counters (account_id, name, value) values (${accountId}, 'events', ${n})
-    on conflict (account_id, name) do update set value = counters.value + excluded.value`.execute(tx);
-}
+const stageEvents = (tx: Executor, accountId: number, rows: object[], now: number) =>
+  run(tx, prepared(tx, 'stageEvents', () => sql`insert into event_batches (account_id, events, now)
+    values (${slot<number>('account')}, ${slot('events')}::jsonb, ${slot<number>('now')})`.compile(tx))
+    .bind({ account: accountId, events: JSON.stringify(rows), now }));
 
-/** The change hook: one `events` row per change, and one delivery per subscribed webhook. */
+/**
+ * The change hook: one `events` row per change, and one delivery per subscribed webhook. SQLite
+ * runs one write transaction at a time (BEGIN IMMEDIATE): ids drawn now are in commit order already.
+ */
 export const recordEvents: ChangeHook = async (tx, caller, changes) => {
   const recorded = changes.filter((ch) => ch.collection.recorded !== false);
   if (!recorded.length) return;
@@ -52,9 +54,8 @@ export const recordEvents: ChangeHook = async (tx, caller, changes) => {
     client_id: caller.clientId || null,
     occurred: caller.now,
   }));
-  // Read before the lock, which is held to the commit: under it only the events and their deliveries.
+  if (tx.getExecutor().adapter instanceof PostgresAdapter) return void (await stageEvents(tx, caller.accountId, rows, caller.now));
   const hooks = await subscribedWebhooks(tx, caller.accountId);
-  await lockAccountEvents(tx, caller.accountId, recorded.length);
   const inserted: { id: number; type: string }[] = [];
   for (let i = 0; i < rows.length; i += CHUNK) inserted.push(...(await insertRows<{ id: number; type: string }>(tx, 'events', rows.slice(i, i + CHUNK), ['id', 'type'])));
   await queueDeliveries(tx, caller.accountId, inserted, caller.now, hooks);

@@ -6,6 +6,8 @@ import { fieldsKey, present } from './present.js';
 import { whereToSql } from './filter.js';
 import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
+import { epochColumn } from '../../auth/bearer.js';
+import type { EpochCheck } from '../../auth/context.js';
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
 export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
@@ -54,9 +56,13 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
   // An unfiltered list of every row reads the count the triggers keep: as a column of its rows
   // query, so the page and its count are one statement (one round trip, one snapshot).
   const kept = keptCount(c, q, access);
+  const compiled = !q.where && access === 'all';
+  // A GET's token epoch rides along with the page (one round trip less), on the compiled path.
+  const epoch = compiled ? unread(ctx) : undefined;
   const rowsQuery = (account: number, limit: number, offset: number) => {
     let query = untyped(db).selectFrom(c.table).select(columnsFor(c, q.projection)).where((eb) => rowsWhere(eb, account));
     if (kept) query = query.select(keptCountColumn(db, c, account));
+    if (epoch) query = query.select(epochColumn(db, account));
     // account_id first: one direction with the sort, so (account_id, <sort>) indexes can be walked.
     query = query.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
     for (const s of q.sort) query = query.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
@@ -64,10 +70,10 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
   };
   const offset = (q.page - 1) * q.recordsPerPage;
   // Without a `where`, the rows query differs per request only in account, page size and page.
-  const rows = !q.where && access === 'all'
-    ? run(db, prepared(db, `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}`, () =>
+  const rows = compiled
+    ? run(db, prepared(db, `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}|${epoch ? 'e' : ''}`, () =>
         rowsQuery(slot('account'), slot('limit'), slot('offset')).compile(),
-      ).bind({ account: ctx.accountId, limit: q.recordsPerPage, offset }))
+      ).bind({ account: ctx.accountId, limit: q.recordsPerPage, offset })).then((found) => seen(epoch, found))
     : rowsQuery(ctx.accountId, q.recordsPerPage, offset).execute();
   if (kept) {
     const found = await rows;
@@ -79,6 +85,15 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
   return { items: await present(db, c, ctx, q.projection, found), count };
 }
 
+/** The caller's epoch check when no statement has read the epoch yet. */
+const unread = (ctx: Caller): EpochCheck | undefined => (ctx.epoch && ctx.epoch.seen === undefined ? ctx.epoch : undefined);
+
+/** Notes the epoch a statement carried (when it returned a row to carry it); the rows as they are. */
+function seen(epoch: EpochCheck | undefined, rows: Row[]): Row[] {
+  if (epoch && rows.length) epoch.seen = Number(rows[0].auth_epoch);
+  return rows;
+}
+
 const sortKey = (q: ListQuery) => q.sort.map((s) => `${s.desc ? '-' : ''}${s.column}`).join(',');
 
 /**
@@ -88,16 +103,19 @@ const sortKey = (q: ListQuery) => q.sort.map((s) => `${s.desc ? '-' : ''}${s.col
 export async function projectedRows(db: Executor, c: Collection, ctx: Caller, ids: number[], p: Projection, opts: { version?: boolean } = {}): Promise<Row[]> {
   if (ids.length === 0) return [];
   const access = readAccess(c, ctx);
-  const build = (accountId: number, idList: number[]) =>
-    untyped(db)
+  const compiled = access === 'all' && ids.length <= 10;
+  const epoch = compiled ? unread(ctx) : undefined;
+  const build = (accountId: number, idList: number[]) => {
+    const q = untyped(db)
       .selectFrom(c.table)
       .select(columnsFor(c, p, opts.version))
-      .where((eb) => eb.and([access === 'all' ? eb(`${c.table}.account_id`, '=', accountId) : scope(c, ctx, eb, access), eb(`${c.table}.id`, 'in', idList)]))
-      .$castTo<Row>();
+      .where((eb) => eb.and([access === 'all' ? eb(`${c.table}.account_id`, '=', accountId) : scope(c, ctx, eb, access), eb(`${c.table}.id`, 'in', idList)]));
+    return (epoch ? q.select(epochColumn(db, accountId)) : q).$castTo<Row>();
+  };
   // A single item (GET /jobs/ID) or a small batch is compiled once per shape and bound per request.
-  return access === 'all' && ids.length <= 10
-    ? await run(db, prepared(db, `byIds|${c.table}|${fieldsKey(p.fields)}|${ids.length}|${opts.version ? 'v' : ''}`, () => build(slot('account'), ids.map((_, i) => slot<number>(`${i}`))).compile(), { oneRow: ids.length === 1 })
-        .bind({ account: ctx.accountId, ...ids }))
+  return compiled
+    ? seen(epoch, await run(db, prepared(db, `byIds|${c.table}|${fieldsKey(p.fields)}|${ids.length}|${opts.version ? 'v' : ''}${epoch ? 'e' : ''}`, () => build(slot('account'), ids.map((_, i) => slot<number>(`${i}`))).compile(), { oneRow: ids.length === 1 })
+        .bind({ account: ctx.accountId, ...ids })))
     : await build(ctx.accountId, ids).execute();
 }
 

@@ -1,7 +1,8 @@
+import { PostgresAdapter, sql } from 'kysely';
 import { columnsOf, insertRows, prepared, run, slot } from '../../../db/compiled.js';
 import { untyped, type Executor } from '../../../db/tx.js';
 import { validationError, type ApiErrorBody } from '../../../http/errors.js';
-import type { Collection } from '../collection.js';
+import type { Collection, Row } from '../collection.js';
 import { saveList } from '../links.js';
 import type { Batch } from './batch.js';
 import type { ChangeRecorder } from './changes.js';
@@ -48,48 +49,141 @@ async function updateRow(db: Executor, table: string, row: Record<string, unknow
 }
 
 /**
+ * Thrown when the database refused a statement that wrote several items at once (a unique or
+ * foreign key, after a concurrent write): which item it was is found by doing the write again one
+ * item at a time (the writer runs the transaction again).
+ */
+export class RetryOneByOne extends Error {
+  constructor() {
+    super('a multi-item statement was refused');
+  }
+}
+
+/**
+ * Rows of one table updated by one statement per set of columns: on PostgreSQL, where each
+ * statement is a round trip, a batch of ten PATCHes is one UPDATE over a JSON array of the rows
+ * (`jsonb_populate_recordset` gives each value its column's type). The row version moves as in
+ * updateRow.
+ */
+async function updateRows(db: Executor, table: string, rows: Record<string, unknown>[], ids: number[], accountId: number): Promise<Row[]> {
+  const cols = columnsOf(rows[0]);
+  const q = prepared<Row>(db, `updateRows|${table}|${cols.join(',')}`, () => {
+    const set = [...cols.map((k) => sql`${sql.ref(k)} = r.${sql.ref(k)}`), sql`version = ${sql.table(table)}.version + 1`];
+    return sql<Row>`update ${sql.table(table)} set ${sql.join(set)} from jsonb_populate_recordset(null::${sql.table(table)}, ${slot('rows')}::jsonb) as r
+      where ${sql.table(table)}.id = r.id and ${sql.table(table)}.account_id = ${slot<number>('account')} returning ${sql.table(table)}.*`.compile(db);
+  });
+  return run(db, q.bind({ rows: JSON.stringify(rows.map((row, i) => ({ ...row, id: ids[i] }))), account: accountId }));
+}
+
+/** Consecutive indexes whose rows set the same columns: each run is written by one statement. */
+function runsOfShape(rows: Row[]): number[][] {
+  const runs: number[][] = [];
+  let key = '';
+  rows.forEach((row, i) => {
+    const k = columnsOf(row).join(',');
+    if (runs.length && k === key) runs[runs.length - 1].push(i);
+    else runs.push([i]);
+    key = k;
+  });
+  return runs;
+}
+
+const isPostgres = (db: Executor) => db.getExecutor().adapter instanceof PostgresAdapter;
+
+/**
  * Step 4, in the transaction: each item's row (with the collection's `fill` before and `after`
  * after it), its association lists, and the change recorded. A unique or foreign key the database
  * itself enforces turns into a failure of that item, and the whole batch rolls back.
+ *
+ * Items are written together (every fill, then one INSERT for the batch, or on PostgreSQL one
+ * UPDATE, then the lists and afters) unless the collection's rules change rows of others
+ * (`exclusive`: item 2's fill may undo item 1's row) or `oneByOne` asks for the original order of
+ * work per item (after a multi-item statement was refused: RetryOneByOne).
  */
-export async function applyAll(b: Batch, db: Executor, changes: ChangeRecorder): Promise<void> {
-  const { collection: c, caller, op } = b.request;
+export async function applyAll(b: Batch, db: Executor, changes: ChangeRecorder, oneByOne = false): Promise<void> {
+  const { collection: c, op } = b.request;
   if (op === 'update') await changes.touchRows(c, b.existing as never[]);
   if (op === 'delete') await changes.deleting(c, b.ids);
-  for (const [i, item] of b.items.entries()) {
-    const ctx = b.txContext(i, db, changes);
-    const old = b.existing[i];
+  const together = !oneByOne && !c.rules.exclusive && b.items.length > 1 && (op === 'create' || (op === 'update' && isPostgres(db)));
+  if (together) await writeTogether(b, db, changes);
+  else for (let i = 0; i < b.items.length; i++) await guarded(b, i, () => writeOne(b, db, changes, i));
+}
+
+/** One item: fill, its row, lists, after. */
+async function writeOne(b: Batch, db: Executor, changes: ChangeRecorder, i: number): Promise<void> {
+  const { collection: c, caller, op } = b.request;
+  const ctx = b.txContext(i, db, changes);
+  const old = b.existing[i];
+  await c.rules.fill?.(ctx);
+  let id: number;
+  if (op === 'create') {
+    // Compiled once per table and set of columns (src/db/compiled.ts), as the update below.
+    [{ id }] = await insertRows<{ id: number }>(untyped(db), c.table, [{ ...ctx.row, account_id: caller.accountId }], ['id']);
+    changes.created(c, [id]);
+  } else if (op === 'update') {
+    id = old!.id;
+    await updateRow(db, c.table, ctx.row, id, caller.accountId);
+  } else {
+    id = old!.id;
+    await untyped(db).deleteFrom(c.table).where('id', '=', id).where('account_id', '=', caller.accountId).execute();
+  }
+  b.written.push(id);
+  await afterWrite(b, db, changes, i, id);
+}
+
+/** Every item's fill, then their rows by one statement per run of the same columns, then lists and afters. */
+async function writeTogether(b: Batch, db: Executor, changes: ChangeRecorder): Promise<void> {
+  const { collection: c, caller, op } = b.request;
+  for (let i = 0; i < b.items.length; i++) await c.rules.fill?.(b.txContext(i, db, changes));
+  for (const run of runsOfShape(b.rows)) {
+    const rows = run.map((i) => b.rows[i]);
     try {
-      await c.rules.fill?.(ctx);
-      let id: number;
+      // The rows come back whole: the change recorder need not read them again.
       if (op === 'create') {
-        // Compiled once per table and set of columns (src/db/compiled.ts), as the update below.
-        [{ id }] = await insertRows<{ id: number }>(untyped(db), c.table, [{ ...ctx.row, account_id: caller.accountId }], ['id']);
-        changes.created(c, [id]);
-      } else if (op === 'update') {
-        id = old!.id;
-        await updateRow(db, c.table, ctx.row, id, caller.accountId);
+        const made = await insertRows<Row>(untyped(db), c.table, rows.map((row) => ({ ...row, account_id: caller.accountId })), '*');
+        changes.created(c, made.map((r) => r.id));
+        changes.wrote(c, made);
+        b.written.push(...made.map((r) => r.id));
       } else {
-        id = old!.id;
-        await untyped(db).deleteFrom(c.table).where('id', '=', id).where('account_id', '=', caller.accountId).execute();
+        const ids = run.map((i) => b.existing[i]!.id);
+        changes.wrote(c, await updateRows(db, c.table, rows, ids, caller.accountId));
+        b.written.push(...ids);
       }
-      b.written.push(id);
-      if (op !== 'delete') {
-        for (const [name, field] of Object.entries(c.fields)) {
-          if (field.kind === 'assocList' && Array.isArray(item[name])) {
-            await saveList(db, field, caller.accountId, id, (item[name] as { id: number }[]).map((x) => x.id));
-          }
-        }
-      }
-      await c.rules.after?.({ ...ctx, id });
     } catch (err) {
-      const errors: ApiErrorBody[][] = b.items.map(() => []);
-      if (op === 'delete' && isForeignKeyViolation(err)) errors[i].push(validationError('inUse', 'id'));
-      // A referenced item removed by another transaction after the reference check.
-      else if (isForeignKeyViolation(err)) errors[i].push(validationError('reference', referenceField(c, item, err as Error)));
-      else if (isUniqueViolation(err)) errors[i].push(validationError('unique', uniqueField(c, err as Error)));
-      else throw err;
-      throw new BatchFailed(errors);
+      if (isForeignKeyViolation(err) || isUniqueViolation(err)) throw new RetryOneByOne();
+      throw err;
     }
+  }
+  for (let i = 0; i < b.items.length; i++) await guarded(b, i, () => afterWrite(b, db, changes, i, b.written[i]));
+}
+
+/** The item's association lists, then the collection's `after`. */
+async function afterWrite(b: Batch, db: Executor, changes: ChangeRecorder, i: number, id: number): Promise<void> {
+  const { collection: c, caller, op } = b.request;
+  const item = b.items[i];
+  if (op !== 'delete') {
+    for (const [name, field] of Object.entries(c.fields)) {
+      if (field.kind === 'assocList' && Array.isArray(item[name])) {
+        await saveList(db, field, caller.accountId, id, (item[name] as { id: number }[]).map((x) => x.id));
+      }
+    }
+  }
+  await c.rules.after?.({ ...b.txContext(i, db, changes), id });
+}
+
+/** A refusal by the database while writing item i is that item's failure; the batch rolls back. */
+async function guarded(b: Batch, i: number, fn: () => Promise<void>): Promise<void> {
+  const { collection: c, op } = b.request;
+  const item = b.items[i];
+  try {
+    await fn();
+  } catch (err) {
+    const errors: ApiErrorBody[][] = b.items.map(() => []);
+    if (op === 'delete' && isForeignKeyViolation(err)) errors[i].push(validationError('inUse', 'id'));
+    // A referenced item removed by another transaction after the reference check.
+    else if (isForeignKeyViolation(err)) errors[i].push(validationError('reference', referenceField(c, item, err as Error)));
+    else if (isUniqueViolation(err)) errors[i].push(validationError('unique', uniqueField(c, err as Error)));
+    else throw err;
+    throw new BatchFailed(errors);
   }
 }

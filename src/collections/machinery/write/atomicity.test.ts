@@ -80,7 +80,23 @@ for (const dialect of DIALECTS) {
       const out = await second;
       assert.equal(out.result, 'failure');
       assert.deepEqual(out.result === 'failure' ? out.failures.map((f) => f.errors.map((e) => `${e.code}:${e.field}`)) : [], [['1046:name']]);
+      // The items are inserted by one statement: the refused one is still named (the write is done again item by item).
+      assert.deepEqual(out.metadata.invalidItems, [1]);
       assert.deepEqual(await names('workgroups', 'name', ['Race', 'Innocent bystander']), ['Race']);
+    });
+
+    test('an update batch refused by the database (one statement on PostgreSQL) names its item and saves nothing', async () => {
+      const made = await write(writer, 'workgroups', 'create', [{ name: 'Up one' }, { name: 'Up two' }, { name: 'Up three' }]);
+      const [one, two, three] = made.result === 'success' ? made.items : [];
+      const release = await holdOpen(paused.write({ collection: registry.get('workgroups')!, caller, op: 'update', input: [{ id: three.id, name: 'Up race' }] }));
+      const second = writer.write({ collection: registry.get('workgroups')!, caller, op: 'update', input: [{ id: one.id, name: 'Up fine' }, { id: two.id, name: 'Up race' }] });
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(((await release()) as { result: string }).result, 'success');
+      const out = await second;
+      assert.equal(out.result, 'failure', JSON.stringify(out));
+      assert.deepEqual(out.metadata.invalidItems, [1]);
+      assert.deepEqual(out.result === 'failure' ? out.failures.map((f) => f.errors.map((e) => `${e.code}:${e.field}`)) : [], [['1046:name']]);
+      assert.deepEqual(await names('workgroups', 'name', ['Up one', 'Up two', 'Up fine', 'Up race']), ['Up one', 'Up race', 'Up two']);
     });
 
     test('a referenced item removed between the check and the write: nothing of the batch is saved', async () => {
@@ -93,6 +109,7 @@ for (const dialect of DIALECTS) {
       const out = await second;
       assert.equal(out.result, 'failure', JSON.stringify(out));
       assert.deepEqual(out.result === 'failure' ? out.failures.map((f) => f.errors.map((e) => `${e.code}:${e.field}`)) : [], [['1045:client']]);
+      assert.deepEqual(out.metadata.invalidItems, [1]);
       assert.deepEqual(await names('jobs', 'title', ['Fine job', 'Orphan job']), []);
     });
   });

@@ -22,7 +22,9 @@ export function roleAccess(b: Batch): void {
 export async function loadAndAuthorize(b: Batch, db: Executor): Promise<void> {
   const { collection: c, caller, op } = b.request;
   if (op === 'create') return;
-  const existing = await rowsByIds(db, c, caller, b.ids, readAccess(c, caller));
+  const access = readAccess(c, caller);
+  // Rows locked on PostgreSQL were read whole then, within the account: what 'all' access reads.
+  const existing = access === 'all' && b.locked ? b.locked : await rowsByIds(db, c, caller, b.ids, access);
   const owned = b.access === 'own' ? await rowsByIds(db, c, caller, b.ids, 'own') : existing;
   b.items.forEach((_, i) => {
     if (!existing.has(b.ids[i])) b.errors[i].push(validationError('notFound', 'id'));

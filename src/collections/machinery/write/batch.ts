@@ -31,13 +31,27 @@ export class Batch {
   rows: Row[] = [];
   /** Per item: the stored row (update, delete), once loaded in the transaction. */
   existing: (Row | undefined)[] = [];
+  /** PostgreSQL: the rows lockRows locked, whole (read in the same statement). */
+  locked?: Map<number, Row>;
   /** The written ids, in request order. */
   written: number[] = [];
   access: 'all' | 'own' = 'all';
   private readonly found = new Map<string, Promise<unknown>>();
+  /** The rows as they were before the transaction: each attempt of it starts from these. */
+  private pristine?: Row[];
 
   constructor(readonly request: WriteRequest) {
     this.errors = request.input.map(() => []);
+  }
+
+  /** Before each attempt of the transaction: what a rolled-back attempt left (rows filled, ids written, lookups) is undone. */
+  beginAttempt(): void {
+    this.pristine ??= this.rows.map((r) => ({ ...r }));
+    this.rows = this.pristine.map((r) => ({ ...r }));
+    this.written = [];
+    this.existing = [];
+    this.locked = undefined;
+    this.found.clear();
   }
 
   itemContext(index: number): ItemContext {

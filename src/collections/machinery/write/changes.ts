@@ -43,6 +43,7 @@ export class ChangeRecorder {
   private readonly before = new Map<Collection, Map<number, Item | null>>();
   private settled?: Change[];
   private readonly afterItems = new Map<Collection, Map<number, Item>>();
+  private readonly returned = new Map<Collection, Map<number, Row>>();
 
   constructor(
     private readonly db: Executor,
@@ -86,6 +87,18 @@ export class ChangeRecorder {
     for (const id of ids) if (!seen.has(id)) seen.set(id, null);
   }
 
+  /**
+   * Rows as the statement that wrote them returned them (RETURNING *): `settle` takes them as they
+   * are after the write instead of reading them again. Only for the batch's own rows, written once
+   * each, which nothing later in the transaction changes (a rule's `after` acts on other rows).
+   */
+  wrote(c: Collection, rows: Row[]): void {
+    if (c.recorded === false) return;
+    let m = this.returned.get(c);
+    if (!m) this.returned.set(c, (m = new Map()));
+    for (const r of rows) m.set(r.id, r);
+  }
+
   /** Rows about to be deleted, and every row the database will change with them. */
   async deleting(c: Collection, ids: number[]): Promise<void> {
     await this.touch(c, ids);
@@ -115,7 +128,10 @@ export class ChangeRecorder {
     if (this.settled) return this.settled;
     const out: Change[] = [];
     for (const [c, seen] of this.before) {
-      const rows = await this.load(c, [...seen.keys()]);
+      const returned = this.returned.get(c);
+      const rows = returned ? [...returned.values()] : [];
+      const unknown = [...seen.keys()].filter((id) => !returned?.has(id));
+      if (unknown.length) rows.push(...(await this.load(c, unknown)));
       const items = await present(this.db, c, this.caller, snapshotProjection(c), rows);
       const after = new Map(items.map((it) => [it.id as number, it]));
       this.afterItems.set(c, after);

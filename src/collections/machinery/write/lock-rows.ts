@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Dialect } from '../../../db/index.js';
 import { untyped, type Executor } from '../../../db/tx.js';
+import type { Row } from '../collection.js';
 import type { Batch } from './batch.js';
 
 /**
@@ -24,6 +25,8 @@ export async function lockRows(b: Batch, db: Executor, dialect: Dialect): Promis
   const others = c.rules.exclusive || (op !== 'create' && (op === 'delete' || b.items.some((it) => lists.some((name) => it[name] !== undefined))));
   if (others) await sql`select pg_advisory_xact_lock(${caller.accountId}, hashtext(${c.table}))`.execute(db);
   if (op === 'create' || !b.ids.length) return;
-  const q = untyped(db).selectFrom(c.table).select('id').where('account_id', '=', caller.accountId).where('id', 'in', [...new Set(b.ids)]).orderBy('id');
-  await (op === 'delete' ? q.forUpdate() : q.forNoKeyUpdate()).execute();
+  // The rows come whole: the next step reads them from here instead of a second round trip.
+  const q = untyped(db).selectFrom(c.table).selectAll().where('account_id', '=', caller.accountId).where('id', 'in', [...new Set(b.ids)]).orderBy('id');
+  const rows = await (op === 'delete' ? q.forUpdate() : q.forNoKeyUpdate()).execute();
+  b.locked = new Map(rows.map((r) => [r.id as number, r as Row]));
 }

@@ -14,7 +14,8 @@ export async function checkReferences(b: Batch, db: Executor): Promise<void> {
   for (const [name, field] of Object.entries(c.fields)) {
     if (field.kind !== 'assoc' && field.kind !== 'assocList') continue;
     const list = field.kind === 'assocList';
-    const wanted = [...new Set(b.items.flatMap((it) => idsOf(it[name], list)))];
+    // The caller's own account exists (a user's `account` names it): nothing to look up.
+    const wanted = [...new Set(b.items.flatMap((it) => idsOf(it[name], list)))].filter((id) => !(field.table === 'accounts' && id === caller.accountId));
     if (!wanted.length) continue;
     const accountColumn = field.kind === 'assoc' ? field.accountColumn : 'account_id';
     let q = untyped(db).selectFrom(field.table).select('id').where('id', 'in', wanted).where(accountColumn, '=', caller.accountId);
