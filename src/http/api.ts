@@ -6,6 +6,7 @@ import type { AuthContext, EpochCheck } from '../auth/context.js';
 import { permissionFor, type ActionRequest, type Caller, type Collection, type MultipartPart } from '../collections/machinery/collection.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { list } from '../collections/machinery/read.js';
+import { rememberedList } from '../collections/machinery/answers.js';
 import { isPlainObject } from '../collections/machinery/validate.js';
 import { isItemId } from '../collections/machinery/fields.js';
 import { API_VERSION } from './envelope.js';
@@ -156,9 +157,12 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     if (method === 'GET') {
       const q = parseListQuery(c, request.query as Record<string, unknown>);
       if (route.item !== undefined) return readItem(app.services, c, ctx, route.item, q, header(request, 'if-none-match'));
-      const { items, count } = await list(app.database.db, c, ctx, q);
-      const metadata = { page: q.page, pagesCount: Math.ceil(count / q.recordsPerPage), recordsPerPage: q.recordsPerPage, recordsCount: count };
-      return { status: 200, body: undefined, raw: listAnswer(c, q.projection.fields, { result: 'success', [c.name]: items, metadata }) };
+      const raw = await rememberedList(app.database.db, c, ctx, q, async () => {
+        const { items, count, version } = await list(app.database.db, c, ctx, q, { version: true });
+        const metadata = { page: q.page, pagesCount: Math.ceil(count / q.recordsPerPage), recordsPerPage: q.recordsPerPage, recordsCount: count };
+        return { raw: listAnswer(c, q.projection.fields, { result: 'success', [c.name]: items, metadata }), version };
+      });
+      return { status: 200, body: undefined, raw };
     }
 
     const retry = openRetry(app.database, request, ctx, method);

@@ -7,6 +7,7 @@ import { whereToSql } from './filter.js';
 import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
 import { epochColumn } from '../../auth/bearer.js';
+import { rowVersion } from '../../db/counted.js';
 import type { EpochCheck } from '../../auth/context.js';
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
@@ -44,7 +45,11 @@ function accountCondition(db: Executor, c: Collection, eb: EB, account: number):
   return db.getExecutor().adapter instanceof PostgresAdapter ? eb.and([eb(col, '>=', account), eb(col, '<=', account)]) : eb(col, '=', account);
 }
 
-export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuery): Promise<{ items: Item[]; count: number }> {
+/**
+ * A page of a list and the total count. `version`: on the compiled path the table's change version
+ * in the account comes back too, read in the same statement as the page (src/collections/machinery/answers.ts).
+ */
+export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuery, opts: { version?: boolean } = {}): Promise<{ items: Item[]; count: number; version?: number }> {
   const access = readAccess(c, ctx);
   const where = (eb: EB) => (q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb)]) : scope(c, ctx, eb, access));
   const rowsWhere = (eb: EB, account: number) => {
@@ -59,10 +64,12 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
   const compiled = !q.where && access === 'all';
   // A GET's token epoch rides along with the page (one round trip less), on the compiled path.
   const epoch = compiled ? unread(ctx) : undefined;
+  const version = compiled && opts.version && !!c.counted;
   const rowsQuery = (account: number, limit: number, offset: number) => {
     let query = untyped(db).selectFrom(c.table).select(columnsFor(c, q.projection)).where((eb) => rowsWhere(eb, account));
     if (kept) query = query.select(keptCountColumn(db, c, account));
     if (epoch) query = query.select(epochColumn(db, account));
+    if (version) query = query.select(rowVersion(db, c.table, account).as(TABLE_VERSION));
     // account_id first: one direction with the sort, so (account_id, <sort>) indexes can be walked.
     query = query.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
     for (const s of q.sort) query = query.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
@@ -71,7 +78,7 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
   const offset = (q.page - 1) * q.recordsPerPage;
   // Without a `where`, the rows query differs per request only in account, page size and page.
   const rows = compiled
-    ? run(db, prepared(db, `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}|${epoch ? 'e' : ''}`, () =>
+    ? run(db, prepared(db, `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}|${epoch ? 'e' : ''}${version ? 'v' : ''}`, () =>
         rowsQuery(slot('account'), slot('limit'), slot('offset')).compile(),
       ).bind({ account: ctx.accountId, limit: q.recordsPerPage, offset })).then((found) => seen(epoch, found))
     : rowsQuery(ctx.accountId, q.recordsPerPage, offset).execute();
@@ -79,7 +86,8 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
     const found = await rows;
     // A page past the end has no row to carry the count: it is read on its own.
     const count = found.length ? Number(found[0][KEPT_COUNT] ?? 0) : await countRows(db, c, ctx, q, access, where);
-    return { items: await present(db, c, ctx, q.projection, found), count };
+    const v = version && found.length && found[0][TABLE_VERSION] !== null ? Number(found[0][TABLE_VERSION]) : undefined;
+    return { items: await present(db, c, ctx, q.projection, found), count, version: v };
   }
   const [found, count] = await Promise.all([rows, countRows(db, c, ctx, q, access, where)]);
   return { items: await present(db, c, ctx, q.projection, found), count };
@@ -93,6 +101,8 @@ function seen(epoch: EpochCheck | undefined, rows: Row[]): Row[] {
   if (epoch && rows.length) epoch.seen = Number(rows[0].auth_epoch);
   return rows;
 }
+
+const TABLE_VERSION = 'table_version';
 
 const sortKey = (q: ListQuery) => q.sort.map((s) => `${s.desc ? '-' : ''}${s.column}`).join(',');
 

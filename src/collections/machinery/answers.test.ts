@@ -1,0 +1,93 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { DIALECTS, call, createTenant, createTestApp, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+
+/**
+ * Remembered list answers (answers.ts): a page asked again is answered from memory after one small
+ * statement shows the table did not change in the account, and never once it did, whoever changed
+ * it (the API, another process, SQL outside the server). Lists whose answer reads elsewhere or
+ * changes with time are made afresh every time.
+ */
+for (const dialect of DIALECTS) {
+  describe(`remembered list answers (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    let b: Tenant;
+    let recording: string[] | undefined;
+    before(async () => {
+      t = await createTestApp(dialect, { deliveries: false, observe: (_d, _s, _f, text) => recording?.push(text) });
+      a = await createTenant(t, 'Alpha');
+      b = await createTenant(t, 'Beta');
+      for (const tenant of [a, b]) {
+        const made = await call(t.app, tenant.token, 'POST', '/clients', { clients: [{ name: `First of ${tenant.accountId}` }, { name: `Second of ${tenant.accountId}` }] });
+        assert.equal(made.status, 200, made.raw);
+      }
+    });
+    after(() => t?.close());
+
+    /** The answer and the statements it took. */
+    async function get(tenant: Tenant, url: string) {
+      recording = [];
+      const res = await call(t.app, tenant.token, 'GET', url);
+      const sent = recording;
+      recording = undefined;
+      assert.equal(res.status, 200, res.raw);
+      return { res, sent };
+    }
+
+    test('the same page again: one statement (the version, with the token epoch), the same bytes', async () => {
+      const first = await get(a, '/clients?sort=-id');
+      const again = await get(a, '/clients?sort=-id');
+      assert.equal(again.res.raw, first.res.raw);
+      assert.equal(again.sent.length, 1, again.sent.join('\n'));
+      assert.doesNotMatch(again.sent[0], /from "clients"/);
+      assert.match(again.sent[0], /row_counts/);
+    });
+
+    test('a change through the API is in the next answer', async () => {
+      await get(a, '/clients');
+      const first = (await get(a, '/clients')).res.body.clients[0];
+      assert.equal((await call(t.app, a.token, 'PATCH', '/clients', { clients: [{ id: first.id, name: 'Renamed through the API' }] })).status, 200);
+      const after = await get(a, '/clients');
+      assert.equal(after.res.body.clients[0].name, 'Renamed through the API');
+      assert.ok(after.sent.some((s) => /from "clients"/.test(s)), 'the page was read again');
+    });
+
+    test('a change made outside the server (SQL) is in the next answer', async () => {
+      const first = (await get(a, '/clients')).res.body.clients[0];
+      await get(a, '/clients');
+      await sql`update clients set name = 'Renamed by SQL' where id = ${first.id}`.execute(t.database.db);
+      assert.equal((await get(a, '/clients')).res.body.clients[0].name, 'Renamed by SQL');
+      await sql`delete from clients where id = ${first.id}`.execute(t.database.db);
+      const gone = (await get(a, '/clients')).res.body;
+      assert.ok(!gone.clients.some((c: { id: number }) => c.id === first.id));
+      assert.equal(gone.metadata.recordsCount, gone.clients.length);
+    });
+
+    test('accounts never share an answer, nor do pages or projections', async () => {
+      assert.equal((await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: 'Third' }, { name: 'Fourth' }] })).status, 200);
+      const mine = (await get(a, '/clients')).res.body.clients.map((c: { name: string }) => c.name);
+      const theirs = (await get(b, '/clients')).res.body.clients.map((c: { name: string }) => c.name);
+      assert.ok(theirs.every((n: string) => n.endsWith(`of ${b.accountId}`)), JSON.stringify(theirs));
+      assert.ok(!mine.some((n: string) => n.endsWith(`of ${b.accountId}`)));
+      const page2 = (await get(a, '/clients?recordsPerPage=1&page=2')).res.body;
+      assert.equal(page2.clients.length, 1);
+      assert.notEqual(page2.clients[0].id, (await get(a, '/clients?recordsPerPage=1')).res.body.clients[0].id);
+      assert.deepEqual(Object.keys((await get(a, '/clients?fields=name')).res.body.clients[0]), ['id', 'name']);
+    });
+
+    test('answers that read other tables or change with time are made every time', async () => {
+      // Expanded associations read another table; a file's downloadUrl is signed for 15 minutes.
+      await get(a, '/users?fields=*,role.name');
+      assert.ok((await get(a, '/users?fields=*,role.name')).sent.some((s) => /from "users"/.test(s)));
+      const up = await call(t.app, a.token, 'POST', '/files/upload?name=a.txt', 'hello', { 'content-type': 'text/plain' });
+      assert.equal(up.status, 200, up.raw);
+      const first = (await get(a, '/files')).res.body.files[0].downloadUrl;
+      t.clock.now += 60_000;
+      const later = await get(a, '/files');
+      assert.ok(later.sent.some((s) => /from "files"/.test(s)));
+      assert.notEqual(later.res.body.files[0].downloadUrl, first);
+    });
+  });
+}
