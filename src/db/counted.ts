@@ -36,14 +36,16 @@ async function hasTrigger(db: Executor, dialect: Database['dialect'], name: stri
  * of its connection (`fsm.slot`, see src/db/index.ts), so concurrent writers of one account never
  * wait on a count; SQLite has one writer and slot 0. Which tables are counted is a flag on each
  * collection's declaration; this makes the triggers of any counted table that has none yet, at
- * start and after the migrations, and counts its existing rows. PostgreSQL's trigger function
- * `fsm_count_rows` comes from migration 012.
+ * start and after the migrations, and counts its existing rows. PostgreSQL's triggers run once per
+ * statement, over its transition table (`fsm_count_statement`, migration 015); SQLite's once per row.
  */
 export async function ensureRowCounters(database: Database, tables: readonly string[]): Promise<void> {
-  const first = (table: string) => (database.dialect === 'postgres' ? `${table}_count` : `${table}_count_insert`);
+  const first = (table: string) => (database.dialect === 'postgres' ? `${table}_rows_insert` : `${table}_count_insert`);
   await ensureForTables(database, tables, 'counters', (db, table) => hasTrigger(db, database.dialect, first(table)), async (db, table) => {
     if (database.dialect === 'postgres') {
-      await sql.raw(`create trigger ${table}_count after insert or update or delete on ${table} for each row execute function fsm_count_rows()`).execute(db);
+      for (const [op, rows] of [['insert', 'new'], ['update', 'new'], ['delete', 'old']]) {
+        await sql.raw(`create trigger ${table}_rows_${op} after ${op} on ${table} referencing ${rows} table as changed for each statement execute function fsm_count_statement()`).execute(db);
+      }
     } else {
       await sql.raw(`create trigger ${table}_count_insert after insert on ${table} begin
         insert into row_counts (account_id, tbl, slot, value, version) values (new.account_id, '${table}', 0, 1, 1)

@@ -14,6 +14,7 @@ import { events } from './migrations/010_events.js';
 import { rowCountSlots } from './migrations/012_row_count_slots.js';
 import { authEpochs } from './migrations/013_auth_epochs.js';
 import { eventBatches } from './migrations/014_event_batches.js';
+import { countStatements } from './migrations/015_count_statements.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '012_row_count_slots': rowCountSlots,
   '013_auth_epochs': authEpochs,
   '014_event_batches': eventBatches,
+  '015_count_statements': countStatements,
 };
 
 /** Every migration this code knows, in order (readiness checks they are all applied). */

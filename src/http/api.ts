@@ -165,7 +165,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
       return { status: 200, body: undefined, raw };
     }
 
-    const retry = openRetry(app.database, request, ctx, method);
+    const retry = openRetry(app.database, request, ctx, method, route.action === undefined);
     const work = async () => {
       if (route.action) {
         const action = c.actions![route.action];

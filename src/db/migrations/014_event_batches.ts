@@ -27,6 +27,8 @@ export const eventBatches = (dialect: Dialect): Migration => ({
       now bigint not null
     )`.execute(db);
     await sql`create index event_batches_account_id on event_batches (account_id, batch)`.execute(db);
+    // A staged batch of a few events stays in its row, uncompressed: it lives for one transaction.
+    await sql`alter table event_batches set (toast_tuple_target = 8160)`.execute(db);
     // A webhook's patterns: '*', '<collection>.*' or an exact type (src/collections/events/record.ts, matches()).
     // The webhook-id of a delivery: 'msg_' and 16 random bytes in base64url, as newMessageId() makes them.
     await sql`create function fsm_record_events() returns trigger language plpgsql as $$

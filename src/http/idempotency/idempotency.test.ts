@@ -6,7 +6,8 @@ import { ALL_PERMISSIONS } from '../../collections/index.js';
 import { issueToken } from '../../oauth/tokens.js';
 import { DIALECTS, addUser, appWithTenants, call, createClient, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
 import { purgeInBackground } from './purge.js';
-import { LEASE_MS, RETENTION_MS, claim, keep, purgeExpired } from './store.js';
+import { LEASE_MS, RETENTION_MS, claim, keep, keepOnce, purgeExpired } from './store.js';
+import { withTransaction } from '../../db/tx.js';
 
 const key = () => `k-${crypto.randomBytes(8).toString('hex')}`;
 const job = (title: string) => ({ jobs: [{ title }] });
@@ -281,6 +282,31 @@ for (const dialect of DIALECTS) {
       } finally {
         await hooks.get('onClose')!();
       }
+    });
+
+    test('two processes keep one key in concurrent transactions: one keeps it, the other finds the answer (and must roll back)', async () => {
+      // What a write in another process meets: its transaction inserts the kept answer with the key,
+      // after the first one did and before that committed.
+      const scope = { accountId: a.accountId, clientId: a.clientId, userId: a.adminId, key: key() };
+      const answer = { status: 200, headers: {}, body: '{"first":true}' };
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let inserted!: () => void;
+      const first = withTransaction(t.database, async (tx) => {
+        const r = await keepOnce(tx, scope, 'fp', t.clock.now, answer);
+        inserted();
+        await held;
+        return r;
+      });
+      await new Promise<void>((r) => (inserted = r));
+      const second = withTransaction(t.database, (tx) => keepOnce(tx, scope, 'fp', t.clock.now, { ...answer, body: '{"second":true}' }));
+      const other = withTransaction(t.database, (tx) => keepOnce(tx, scope, 'another fingerprint', t.clock.now, answer));
+      await new Promise((r) => setTimeout(r, 100));
+      release();
+      assert.deepEqual(await first, { kind: 'kept' });
+      assert.deepEqual(await second, { kind: 'done', answer });
+      assert.deepEqual(await other, { kind: 'mismatch' });
+      assert.equal((await keptRows(scope.key)).length, 1);
     });
 
     test('concurrent identical requests: exactly one does the work, the others get 409 or the replay', async () => {
