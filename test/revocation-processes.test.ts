@@ -128,6 +128,19 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('a write with a token revoked meanwhile is refused on b and commits nothing, valid or not', async () => {
+      const { userId, token } = await userWithToken('employee');
+      const name = `Written after revocation ${dialect}`;
+      assert.equal((await api(b.origin, token, 'POST', '/clients', { clients: [{ name: 'Written before' }] })).status, 200);
+      cli('tokens', 'revoke', '--user', String(userId));
+      for (const body of [{ clients: [{ name }] }, { clients: [{ name: '' }] }]) {
+        const r = await api(b.origin, token, 'POST', '/clients', body);
+        assert.equal(r.status, 401, JSON.stringify(r.body));
+      }
+      const kept = await site.db.database.db.selectFrom('clients').select('id').where('name', '=', name).execute();
+      assert.equal(kept.length, 0);
+    });
+
     test('a client revoked with the CLI (`clients revoke`)', async () => {
       const { client, token } = await userWithToken('employee');
       await cachedOnB(token);

@@ -1,6 +1,7 @@
 import type { InferResult, Kysely } from 'kysely';
 import { prepared, run, slot } from '../db/compiled.js';
 import type { Database } from '../db/index.js';
+import { untyped, type Executor } from '../db/tx.js';
 import type { DB } from '../db/types.js';
 import { ApiError } from '../http/errors.js';
 import type { AuthContext, EpochCheck, RoleKind } from './context.js';
@@ -45,6 +46,23 @@ const tokenQuery = (db: Kysely<DB>) => prepared<TokenRow>(db, 'bearer', () => to
 /** The account's revocation epoch: one primary-key read. */
 const epochQuery = (db: Kysely<DB>) =>
   prepared<{ auth_epoch: number | string }>(db, 'bearer epoch', () => db.selectFrom('accounts').select('auth_epoch').where('id', '=', slot<number>('id')).compile(), { oneRow: true });
+
+/** The epoch moved since the token was verified: what the request did rolls back, and it is answered again. */
+export class EpochMoved extends Error {
+  constructor() {
+    super('the revocation epoch moved');
+  }
+}
+
+/**
+ * Inside a write's transaction, before it commits: the caller's deferred epoch (read by a statement
+ * of the transaction that carried it, or now) still holds, else EpochMoved rolls the write back.
+ */
+export async function holdEpoch(db: Executor, check: EpochCheck | undefined): Promise<void> {
+  if (!check) return;
+  check.seen ??= Number((await run(untyped(db), epochQuery(untyped(db)).bind({ id: check.accountId })))[0]?.auth_epoch ?? -1);
+  if (check.seen !== check.expected) throw new EpochMoved();
+}
 
 /** The account's revocation epoch as a column of another statement: `(select auth_epoch ...) as auth_epoch`. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

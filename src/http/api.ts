@@ -118,10 +118,11 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     const badQuery = q === -1 ? undefined : badPercentEncoding(request.url.slice(q + 1));
     if (badQuery) throw new ApiError('badEncoding', `the query string: ${badQuery}`);
     const method = effectiveMethod(request.method, request.headers['x-method']);
-    // A GET with a cached token reads its revocation epoch in its own first statement (one round
-    // trip less): the answer waits until that epoch is confirmed, and is made again after a full
-    // verification when it moved (src/auth/bearer.ts).
-    const auth = await authenticate(app.database, request.headers.authorization, app.clock(), { defer: method === 'GET' });
+    // A GET or a write of a collection with a cached token reads its revocation epoch in one of its
+    // own statements (one round trip less; a write checks it before it commits): the answer waits
+    // until that epoch is confirmed, and is made again after a full verification when it moved
+    // (src/auth/bearer.ts). Actions read it first.
+    const auth = await authenticate(app.database, request.headers.authorization, app.clock(), { defer: method === 'GET' || route.action === undefined });
     await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(auth.tokenHash));
     const check = auth.epoch;
     if (!check) return sendAnswer(reply, await serve(request, route, method, auth));

@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql } from 'kysely';
 import { insertRows, prepared, run, slot } from '../../db/compiled.js';
 import type { Executor } from '../../db/tx.js';
-import type { Collection, Item } from '../machinery/collection.js';
+import type { Caller, Collection, Item } from '../machinery/collection.js';
 import type { Change, ChangeHook } from '../machinery/write/index.js';
 import { newMessageId } from '../../webhooks/sign.js';
 
@@ -30,10 +30,15 @@ export function matches(patterns: readonly string[], type: string): boolean {
  * event ids become visible in increasing order per account (docs/events.md) and no writer waits on
  * another's round trips. The same trigger queues the deliveries.
  */
-const stageEvents = (tx: Executor, accountId: number, rows: object[], now: number) =>
-  run(tx, prepared(tx, 'stageEvents', () => sql`insert into event_batches (account_id, events, now)
-    values (${slot<number>('account')}, ${slot('events')}::jsonb, ${slot<number>('now')})`.compile(tx))
-    .bind({ account: accountId, events: JSON.stringify(rows), now }));
+async function stageEvents(tx: Executor, caller: Caller, rows: object[]): Promise<void> {
+  // A request's deferred token epoch rides along (src/auth/bearer.ts): the write checks it before it commits.
+  const epoch = caller.epoch && caller.epoch.seen === undefined ? caller.epoch : undefined;
+  const q = prepared<{ auth_epoch?: number | string }>(tx, `stageEvents|${epoch ? 'e' : ''}`, () => sql<{ auth_epoch?: number | string }>`insert into event_batches (account_id, events, now)
+    values (${slot<number>('account')}, ${slot('events')}::jsonb, ${slot<number>('now')})
+    ${epoch ? sql`returning (select auth_epoch from accounts where id = ${slot<number>('account')}) as auth_epoch` : sql``}`.compile(tx));
+  const [row] = await run(tx, q.bind({ account: caller.accountId, events: JSON.stringify(rows), now: caller.now }));
+  if (epoch && row?.auth_epoch !== undefined) epoch.seen = Number(row.auth_epoch);
+}
 
 /**
  * The change hook: one `events` row per change, and one delivery per subscribed webhook. SQLite
@@ -54,7 +59,7 @@ export const recordEvents: ChangeHook = async (tx, caller, changes) => {
     client_id: caller.clientId || null,
     occurred: caller.now,
   }));
-  if (tx.getExecutor().adapter instanceof PostgresAdapter) return void (await stageEvents(tx, caller.accountId, rows, caller.now));
+  if (tx.getExecutor().adapter instanceof PostgresAdapter) return stageEvents(tx, caller, rows);
   const hooks = await subscribedWebhooks(tx, caller.accountId);
   const inserted: { id: number; type: string }[] = [];
   for (let i = 0; i < rows.length; i += CHUNK) inserted.push(...(await insertRows<{ id: number; type: string }>(tx, 'events', rows.slice(i, i + CHUNK), ['id', 'type'])));

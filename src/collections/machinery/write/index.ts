@@ -1,4 +1,5 @@
 import { withTransaction, type Executor } from '../../../db/tx.js';
+import { holdEpoch } from '../../../auth/bearer.js';
 import { ApiError } from '../../../http/errors.js';
 import type { Caller } from '../collection.js';
 import { itemToRow } from '../validate.js';
@@ -56,6 +57,8 @@ export function createWriter(deps: WriterDeps): Writer {
       const changes = new ChangeRecorder(tx, caller, registry, hooks);
       const out = await fn(tx, changes);
       await changes.settle();
+      // A request's token checked last, in the transaction (src/auth/bearer.ts): a revoked one commits nothing.
+      await holdEpoch(tx, caller.epoch);
       return out;
     });
   }
