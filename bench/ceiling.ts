@@ -9,7 +9,10 @@ import { jobItem, postgresFloor, sha256, sqliteFloor, userItem, type FloorDb } f
  * - one statement: only the data, one statement per request (W1's page with its kept count, W3's
  *   item), JSON.stringify, the same headers; the token is checked against a table read at start,
  *   so nothing of authentication reaches the database. No correct server that reads the database on
- *   each request does less: it bounds what any such server can reach against the bytes ceiling.
+ *   each request does less: it bounds what any such server can reach against the bytes ceiling;
+ *   and W4 (POST /users) as the least a server that stores the items durably must do: the body
+ *   parsed, the users inserted by one statement in one transaction (no validation, defaults,
+ *   events or counts), their rows answered with JSON.stringify.
  */
 const mode = process.env.CEILING_MODE;
 // Every header our answers must carry (spec §1.7, the security headers), and per request the
@@ -76,13 +79,25 @@ function floorHandler(db: FloorDb): http.RequestListener {
 }
 
 /** One statement per request, the bearer token checked in memory (see above). */
-function oneStatementHandler(db: FloorDb, tokens: Map<string, number>): http.RequestListener {
+function oneStatementHandler(db: FloorDb, tokens: Map<string, number>, roles: Map<number, number>): http.RequestListener {
   return (req, res) => {
     const run = async () => {
       const auth = req.headers.authorization;
       const account = auth?.startsWith('Bearer ') ? tokens.get(sha256(auth.slice(7))) : undefined;
       if (account === undefined) return send(res, 401, '{"result":"error"}');
       const url = req.url!;
+      if (req.method === 'POST') {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const now = Date.now();
+        const items = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { users: Record<string, any>[] }).users; // eslint-disable-line @typescript-eslint/no-explicit-any
+        const rows = items.map((it) => ({
+          account_id: account, first_name: it.firstName, last_name: it.lastName, email: it.email ?? null, mobile: it.mobile, hourly_rate: it.hourlyRate ?? 0,
+          is_assignable: it.isAssignable ? 1 : 0, role_id: roles.get(account), active: 1, deleted: 0, created: now, modified: now,
+        }));
+        const made = await db.insertUsers(rows);
+        return send(res, 200, JSON.stringify({ result: 'success', users: made.map(userItem), metadata: { receivedItemsCount: items.length, validItems: items.map((_, i) => i), invalidItems: [] } }));
+      }
       if (url.startsWith('/users')) {
         const perPage = Number(/recordsPerPage=(\d+)/.exec(url)?.[1] ?? 50);
         const rows = await db.usersPage(account, perPage, 0);
@@ -101,7 +116,7 @@ function oneStatementHandler(db: FloorDb, tokens: Map<string, number>): http.Req
 
 const floorDb = () => (process.env.DATABASE_URL ? postgresFloor(process.env.DATABASE_URL) : sqliteFloor(`${process.env.DATA_DIR}/fsm.sqlite`));
 const handler = mode === 'bytes' ? bytesHandler()
-  : mode === 'one-statement' ? oneStatementHandler(floorDb(), new Map(JSON.parse(process.env.CEILING_TOKENS ?? '[]') as [string, number][]))
+  : mode === 'one-statement' ? oneStatementHandler(floorDb(), new Map(JSON.parse(process.env.CEILING_TOKENS ?? '[]') as [string, number][]), new Map(JSON.parse(process.env.CEILING_ROLES ?? '[]') as [number, number][]))
   : floorHandler(floorDb());
 const server = http.createServer(handler);
 server.keepAliveTimeout = 72_000;

@@ -160,3 +160,13 @@ export async function issueTokens(copy: WorkingCopy, ds: Dataset) {
     await database.close();
   }
 }
+
+/** The id of an account's Employee role (what a user created without a role gets). */
+export async function employeeRoleOf(copy: WorkingCopy, accountId: number): Promise<number> {
+  const database = copy.open();
+  try {
+    return (await database.db.selectFrom('roles').select('id').where('account_id', '=', accountId).where('kind', '=', 'employee').executeTakeFirstOrThrow()).id;
+  } finally {
+    await database.close();
+  }
+}

@@ -15,7 +15,14 @@ export interface FloorDb {
   job(accountId: number, id: number): Promise<Record<string, any> | undefined>; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** W1's page and its kept count in one statement (the count as a column of each row), as our server reads it. */
   usersPage(accountId: number, limit: number, offset: number): Promise<Record<string, any>[]>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** W4's least: the users inserted in one transaction (one statement), their rows back. */
+  insertUsers(rows: Record<string, unknown>[]): Promise<Record<string, any>[]>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
+
+/** The columns W4's users set, in the order of the insert below. */
+export const USER_COLUMNS = ['account_id', 'first_name', 'last_name', 'email', 'mobile', 'hourly_rate', 'is_assignable', 'role_id', 'active', 'deleted', 'created', 'modified'];
+const insertUsers = (n: number, p: (i: number) => string) =>
+  `insert into users (${USER_COLUMNS.join(', ')}) values ${Array.from({ length: n }, (_, r) => `(${USER_COLUMNS.map((_, c) => p(r * USER_COLUMNS.length + c + 1)).join(', ')})`).join(', ')} returning *`;
 
 const TOKEN = `select t.account_id, t.user_id, t.permissions, t.client_id, t.expires_at, r.kind from oauth_tokens as t
   inner join users as u on u.id = t.user_id inner join roles as r on r.id = u.role_id
@@ -54,6 +61,11 @@ export function sqliteFloor(file: string): FloorDb {
     usersCount: async (a) => Number((count.get(a) as { value: number } | undefined)?.value ?? 0),
     job: async (a, id) => job.get(a, id) as never,
     usersPage: async (a, l, o) => page.all(a, a, l, o) as never,
+    insertUsers: async (rows) => {
+      const values = rows.flatMap((r) => USER_COLUMNS.map((c) => r[c]));
+      const stmt = db.prepare(insertUsers(rows.length, () => '?'));
+      return db.transaction(() => stmt.all(values))() as never;
+    },
     // `all`, not `get`: SQLite runs its WAL auto-checkpoint only when a write steps to the end; with
     // `get` the WAL grew without bound (a server must checkpoint, so the floor pays for it too).
     hit: async (b, w) => Number((hit.all(b, w)[0] as { hits: number }).hits),
@@ -73,6 +85,20 @@ export function postgresFloor(url: string): FloorDb {
     usersCount: async (a) => Number((await q('count', COUNT, [a]))[0]?.value ?? 0),
     job: async (a, id) => (await q('job', JOB, [a, id]))[0],
     hit: async (b, w) => Number((await q('hit', HIT, [b, w]))[0].hits),
+    insertUsers: async (rows) => {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const { rows: made } = await client.query({ name: `insert${rows.length}`, text: insertUsers(rows.length, (i) => `$${i}`), values: rows.flatMap((r) => USER_COLUMNS.map((c) => r[c])) });
+        await client.query('commit');
+        return made;
+      } catch (err) {
+        await client.query('rollback').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
     usersPage: (a, l, o) => q('page', PAGE.replace('where account_id = $1 order', 'where account_id >= $1 and account_id <= $1 order'), [a, l, o]),
   };
 }

@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dataset, issueTokens, workingCopy, type Dataset } from './datasets.js';
+import { dataset, employeeRoleOf, issueTokens, workingCopy, type Dataset } from './datasets.js';
 import { measure, type LoadSettings, type Measurement, type Workload } from './load.js';
 import { latencyChart, table, targets, type Row } from './report.js';
 import { rng, userItem, type AccountSize } from './seed.js';
@@ -66,9 +66,13 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The node flags of `npm start` (package.json): our server runs here as it runs there. */
+const startFlags = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+  .split(/\s+/).filter((a) => a.startsWith('--'));
+
 async function startOurs(copyEnv: Record<string, string | undefined>, workers = 1): Promise<RunningServer> {
   const port = await freePort();
-  return startProcess(root, 'dist/src/server.js', { ...copyEnv, HOST: '127.0.0.1', PORT: String(port), WORKERS: String(workers), LOG_LEVEL: logLevel, ...RATE_LIMITS }, { workers, args: nodeArgs });
+  return startProcess(root, 'dist/src/server.js', { ...copyEnv, HOST: '127.0.0.1', PORT: String(port), WORKERS: String(workers), LOG_LEVEL: logLevel, ...RATE_LIMITS }, { workers, args: [...startFlags, ...nodeArgs] });
 }
 
 const pickN = <T>(r: () => number, xs: T[], n: number): T[] => {
@@ -237,11 +241,13 @@ async function main() {
   await ceiling.stop();
   // One statement per request, authentication in memory: what no correct server reading the database does less than.
   const tokenAccounts = JSON.stringify([[createHash('sha256').update(tokens.access).digest('hex'), main.accounts[0].accountId]]);
-  ceiling = await startProcess(root, 'dist/bench/ceiling.js', { ...copy.env, CEILING_MODE: 'one-statement', CEILING_TOKENS: tokenAccounts, PORT: await ceilingPort() }, { args: nodeArgs });
+  const employeeRole = JSON.stringify([[main.accounts[0].accountId, await employeeRoleOf(copy, main.accounts[0].accountId)]]);
+  ceiling = await startProcess(root, 'dist/bench/ceiling.js', { ...copy.env, CEILING_MODE: 'one-statement', CEILING_TOKENS: tokenAccounts, CEILING_ROLES: employeeRole, PORT: await ceilingPort() }, { args: nodeArgs });
   const leanW3 = await capture(ceiling.url, w3Fixed, w.W1.headers);
   sameLeanW3 = leanW3.body === captured.w3.body;
   record('W1lean', 'W1 ceiling: one statement', await measure(ceiling.url, w.W1, load), ceiling.peakRss().max);
   record('W3lean', 'W3 ceiling: one statement', await measure(ceiling.url, w.W3, load), ceiling.peakRss().max);
+  if (runs('W4')) record('W4lean', 'W4 ceiling: one insert', await measure(ceiling.url, w.W4, load), ceiling.peakRss().max);
   await ceiling.stop();
   sameW1Shape = JSON.stringify(Object.keys(JSON.parse(floorW1.body).users[0])) === JSON.stringify(Object.keys(JSON.parse(captured.w1.body).users[0]));
 
@@ -326,6 +332,7 @@ async function main() {
     `  W3 ours / bytes ceiling  ${f2(ratios.w3Bytes)}    W3 ours / floor ceiling  ${f2(ratios.w3Floor)}`,
     `  floor answers as we do: W3 body identical ${sameW3 ? 'yes' : 'NO'}, W1 item shape identical ${sameW1Shape ? 'yes' : 'NO'}`,
     `  one statement / bytes ceiling (the most a server reading the database each request reaches): W1 ${f2(ratios.w1Lean)}, W3 ${f2(ratios.w3Lean)}; W3 body identical ${sameLeanW3 ? 'yes' : 'NO'}`,
+    `  W4 ours / one insert (the least a server storing the items durably does): ${f2(ratio(results.W4, results.W4lean))}; one insert: ${results.W4lean ? results.W4lean.itemsPerSecond!.toFixed(0) : 'n/a'} items/s`,
     `  scaling, mean latency 100,000 / 1,000 rows: W1 ${f2(ratios.w1Scale)}, W2 ${f2(ratios.w2Scale)}`,
     `  WORKERS=2 / WORKERS=1 throughput: W1 ${f2(ratios.w1Workers)}, W4 ${f2(ratios.w4Workers)} (autocannon shares the 2 cores)`,
     `  W4 with / without Idempotency-Key throughput (interleaved turns): ${f2(ratios.w4Keyed)}`,

@@ -2,7 +2,7 @@ import { PostgresAdapter, sql } from 'kysely';
 import { columnsOf, insertRows, prepared, run, slot } from '../../../db/compiled.js';
 import { untyped, type Executor } from '../../../db/tx.js';
 import { validationError, type ApiErrorBody } from '../../../http/errors.js';
-import type { Collection, Row } from '../collection.js';
+import type { Collection, Row, TxItemContext } from '../collection.js';
 import { saveList } from '../links.js';
 import type { Batch } from './batch.js';
 import type { ChangeRecorder } from './changes.js';
@@ -128,13 +128,14 @@ async function writeOne(b: Batch, db: Executor, changes: ChangeRecorder, i: numb
     await untyped(db).deleteFrom(c.table).where('id', '=', id).where('account_id', '=', caller.accountId).execute();
   }
   b.written.push(id);
-  await afterWrite(b, db, changes, i, id);
+  await afterWrite(b, db, ctx, id);
 }
 
 /** Every item's fill, then their rows by one statement per run of the same columns, then lists and afters. */
 async function writeTogether(b: Batch, db: Executor, changes: ChangeRecorder): Promise<void> {
   const { collection: c, caller, op } = b.request;
-  for (let i = 0; i < b.items.length; i++) await c.rules.fill?.(b.txContext(i, db, changes));
+  const contexts = b.items.map((_, i) => b.txContext(i, db, changes));
+  if (c.rules.fill) for (const ctx of contexts) await c.rules.fill(ctx);
   for (const run of runsOfShape(b.rows)) {
     const rows = run.map((i) => b.rows[i]);
     try {
@@ -154,13 +155,13 @@ async function writeTogether(b: Batch, db: Executor, changes: ChangeRecorder): P
       throw err;
     }
   }
-  for (let i = 0; i < b.items.length; i++) await guarded(b, i, () => afterWrite(b, db, changes, i, b.written[i]));
+  for (let i = 0; i < b.items.length; i++) await guarded(b, i, () => afterWrite(b, db, contexts[i], b.written[i]));
 }
 
 /** The item's association lists, then the collection's `after`. */
-async function afterWrite(b: Batch, db: Executor, changes: ChangeRecorder, i: number, id: number): Promise<void> {
+async function afterWrite(b: Batch, db: Executor, ctx: TxItemContext, id: number): Promise<void> {
   const { collection: c, caller, op } = b.request;
-  const item = b.items[i];
+  const { item } = ctx;
   if (op !== 'delete') {
     for (const [name, field] of Object.entries(c.fields)) {
       if (field.kind === 'assocList' && Array.isArray(item[name])) {
@@ -168,7 +169,7 @@ async function afterWrite(b: Batch, db: Executor, changes: ChangeRecorder, i: nu
       }
     }
   }
-  await c.rules.after?.({ ...b.txContext(i, db, changes), id });
+  if (c.rules.after) await c.rules.after({ ...ctx, id });
 }
 
 /** A refusal by the database while writing item i is that item's failure; the batch rolls back. */

@@ -46,8 +46,8 @@ export class Batch {
 
   /** Before each attempt of the transaction: what a rolled-back attempt left (rows filled, ids written, lookups) is undone. */
   beginAttempt(): void {
-    this.pristine ??= this.rows.map((r) => ({ ...r }));
-    this.rows = this.pristine.map((r) => ({ ...r }));
+    if (this.pristine) this.rows = this.pristine.map((r) => ({ ...r }));
+    else this.pristine = this.rows.map((r) => ({ ...r }));
     this.written = [];
     this.existing = [];
     this.locked = undefined;
@@ -59,12 +59,15 @@ export class Batch {
     return { caller: r.caller, op: r.op, item: this.items[index], index, existing: this.existing[index], row: this.rows[index] ?? {}, attached: r.attached?.[index] };
   }
 
+  /** What `fn` finds, looked up once per attempt under `key` (TxItemContext.once). */
+  private readonly once = <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+    let p = this.found.get(key) as Promise<T> | undefined;
+    if (!p) this.found.set(key, (p = fn()));
+    return p;
+  };
+
   txContext(index: number, db: Executor, changes: ChangeRecorder): TxItemContext {
-    const once = <T>(key: string, fn: () => Promise<T>): Promise<T> => {
-      let p = this.found.get(key) as Promise<T> | undefined;
-      if (!p) this.found.set(key, (p = fn()));
-      return p;
-    };
-    return { ...this.itemContext(index), db, changes, once };
+    return { ...this.itemContext(index), db, changes, once: this.once };
   }
+
 }
