@@ -78,6 +78,9 @@ export function openDatabase(opts: DatabaseOptions): Database {
   sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
+  // Temporary files in memory: a multi-row write in a transaction needs a statement journal, which
+  // SQLite otherwise creates and unlinks as a file (four syscalls and its writes) every few writes.
+  sqlite.pragma('temp_store = MEMORY');
   const checkpointer = opts.backgroundCheckpoints && file !== ':memory:' ? startCheckpointer(sqlite, file, opts.statisticsEveryMs ?? STATISTICS_EVERY_MS) : undefined;
   const statements = withStatementCache(sqlite, checkpointer);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }), log: kyselyLog('sqlite', opts.observe) });
