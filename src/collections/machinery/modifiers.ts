@@ -29,10 +29,12 @@ export function parseFields(c: Collection, raw: unknown): Projection {
   let expandAll = false;
   const picked = new Set<string>();
   const members = new Map<string, Set<string>>();
+  // `fields=id` selects the id alone (spec §3: fields selects; id is always included).
+  let named = false;
   for (const name of names) {
     if (name === '*') all = true;
     else if (name === '[*]') expandAll = true;
-    else if (name === 'id') continue;
+    else if (name === 'id') named = true;
     else {
       const [root, member, ...rest] = name.split('.');
       const field = c.fields[root];
@@ -49,7 +51,7 @@ export function parseFields(c: Collection, raw: unknown): Projection {
       }
     }
   }
-  const base = all ? c.allFields : picked.size > 0 ? [] : c.defaultFields;
+  const base = all ? c.allFields : picked.size > 0 || named ? [] : c.defaultFields;
   const fields = [...new Set([...base, ...picked])];
   const expand = new Map<string, Set<string> | '*'>();
   for (const name of fields) {

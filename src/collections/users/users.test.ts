@@ -113,6 +113,9 @@ for (const dialect of DIALECTS) {
     test('fields modifier: default, names, association members, *,[*], unknown', async () => {
       const one = await call(t.app, a.token, 'GET', `/users/${a.adminId}?fields=firstName`);
       assert.deepEqual(one.body.users, [{ id: a.adminId, firstName: 'Ada' }]);
+      // `id` alone selects the id alone, on a list too.
+      assert.deepEqual((await call(t.app, a.token, 'GET', `/users/${a.adminId}?fields=id`)).body.users, [{ id: a.adminId }]);
+      assert.deepEqual(Object.keys((await call(t.app, a.token, 'GET', '/users?fields=id')).body.users[0]), ['id']);
       const role = await call(t.app, a.token, 'GET', `/users/${a.adminId}?fields=role.name`);
       assert.deepEqual(role.body.users[0], { id: a.adminId, role: { id: a.roleIds.administrator, name: 'Administrator' } });
       const all = await call(t.app, a.token, 'GET', `/users/${a.adminId}?fields=*,[*]`);
