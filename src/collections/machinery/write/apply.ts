@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql } from 'kysely';
+import { PostgresAdapter, sql, type CompiledQuery } from 'kysely';
 import { columnsOf, insertRows, prepared, run, slot } from '../../../db/compiled.js';
 import { untyped, type Executor } from '../../../db/tx.js';
 import { validationError, type ApiErrorBody } from '../../../http/errors.js';
@@ -40,12 +40,12 @@ function uniqueField(c: Collection, err: Error): string {
  * statement: SQLite's trigger (src/db/versions.ts) then has nothing to add, instead of a second
  * UPDATE of the row (PostgreSQL's sets it anyway).
  */
-async function updateRow(db: Executor, table: string, row: Record<string, unknown>, id: number, accountId: number): Promise<void> {
+async function updateRow(db: Executor, table: string, row: Record<string, unknown>, id: number, accountId: number): Promise<Row | undefined> {
   const cols = columnsOf(row);
-  const q = prepared(db, `update|${table}|${cols.join(',')}`, () =>
+  const q = prepared<Row>(db, `update|${table}|${cols.join(',')}`, () =>
     untyped(db).updateTable(table).set((eb) => ({ ...Object.fromEntries(cols.map((k) => [k, slot(k)])), version: eb('version', '+', 1) }))
-      .where('id', '=', slot<number>('where.id')).where('account_id', '=', slot<number>('where.account')).compile());
-  await run(db, q.bind({ ...row, 'where.id': id, 'where.account': accountId }));
+      .where('id', '=', slot<number>('where.id')).where('account_id', '=', slot<number>('where.account')).returningAll().compile() as CompiledQuery<Row>);
+  return (await run(db, q.bind({ ...row, 'where.id': id, 'where.account': accountId })))[0];
 }
 
 /**
@@ -116,13 +116,18 @@ async function writeOne(b: Batch, db: Executor, changes: ChangeRecorder, i: numb
   const old = b.existing[i];
   await c.rules.fill?.(ctx);
   let id: number;
+  // The row as written: the recorder takes it instead of reading it again, unless a later item's
+  // fill may change it (`exclusive` rules change rows the batch does not name, earlier items' too).
+  const keep = (row: Row | undefined) => row && !c.rules.exclusive && changes.wrote(c, [row]);
   if (op === 'create') {
     // Compiled once per table and set of columns (src/db/compiled.ts), as the update below.
-    [{ id }] = await insertRows<{ id: number }>(untyped(db), c.table, [{ ...ctx.row, account_id: caller.accountId }], ['id']);
+    const [made] = await insertRows<Row>(untyped(db), c.table, [{ ...ctx.row, account_id: caller.accountId }], '*');
+    id = made.id;
     changes.created(c, [id]);
+    keep(made);
   } else if (op === 'update') {
     id = old!.id;
-    await updateRow(db, c.table, ctx.row, id, caller.accountId);
+    keep(await updateRow(db, c.table, ctx.row, id, caller.accountId));
   } else {
     id = old!.id;
     await untyped(db).deleteFrom(c.table).where('id', '=', id).where('account_id', '=', caller.accountId).execute();
