@@ -15,6 +15,7 @@ import { rowCountSlots } from './migrations/012_row_count_slots.js';
 import { authEpochs } from './migrations/013_auth_epochs.js';
 import { eventBatches } from './migrations/014_event_batches.js';
 import { countStatements } from './migrations/015_count_statements.js';
+import { deliveriesEventLink } from './migrations/016_deliveries_event_link.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '013_auth_epochs': authEpochs,
   '014_event_batches': eventBatches,
   '015_count_statements': countStatements,
+  '016_deliveries_event_link': deliveriesEventLink,
 };
 
 /** Every migration this code knows, in order (readiness checks they are all applied). */

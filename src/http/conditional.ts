@@ -9,6 +9,7 @@ import { sendJson, sendText } from './envelope.js';
 import { ApiError } from './errors.js';
 import { listAnswer } from './serialize.js';
 import type { Answer, Retry } from './idempotency/index.js';
+import type { WriteSuccess } from '../collections/machinery/write/outcome.js';
 
 /** Sends an answer; a replay's body goes out byte for byte as it was first sent. */
 export function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
@@ -52,15 +53,19 @@ export interface WriteCall {
 export async function writeItems(w: WriteCall): Promise<Answer> {
   const { collection: c, caller, urlId, retry } = w;
   let headers: Record<string, string> = {};
+  let sealed: { result: WriteSuccess; answer: Answer } | undefined;
   const out = await w.services.writer.write({
     collection: c, caller, op: w.op, input: w.input, urlId, ifMatch: w.ifMatch,
     seal: async (tx, result) => {
       const etag = urlId !== undefined && w.op === 'update' ? await currentEtag(tx, c, caller, urlId, { access: 'all' }) : undefined;
       headers = etag ? { etag } : {};
       // The kept answer is the sealed one: without the secrets a create shows once.
-      await retry?.keep(tx, { status: 200, body: { result: 'success', [c.name]: result.items, metadata: result.metadata }, headers });
+      sealed = { result, answer: { status: 200, body: { result: 'success', [c.name]: result.items, metadata: result.metadata }, headers } };
+      await retry?.keep(tx, sealed.answer);
     },
   });
   if (out.result === 'failure') return { status: 422, body: out };
+  // The answer is the kept one (no secret shown once): its text, made when it was kept, goes out.
+  if (sealed && out === sealed.result) return sealed.answer;
   return { status: 200, body: { result: 'success', [c.name]: out.items, metadata: out.metadata }, headers };
 }

@@ -121,5 +121,17 @@ for (const dialect of DIALECTS) {
       const deliveries = await t.database.db.selectFrom('deliveries').select(['state', 'webhook_id']).execute();
       assert.deepEqual(deliveries, [{ state: 'pending', webhook_id: hook.id }]);
     });
+
+    it('deleting an event deletes its deliveries, by the database itself (SQL written outside the server too)', async () => {
+      // PostgreSQL keeps this link with a delete trigger, SQLite with the foreign key (migration 016).
+      const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['jobs.created'] }] })).body.webhooks[0];
+      await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'one' }, { title: 'two' }] });
+      const queued = await t.database.db.selectFrom('deliveries').select(['id', 'event_id']).where('webhook_id', '=', hook.id).orderBy('id').execute();
+      assert.equal(queued.length, 2);
+      await t.database.db.deleteFrom('events').where('id', '=', queued[0].event_id!).execute();
+      const left = await t.database.db.selectFrom('deliveries').select('id').where('webhook_id', '=', hook.id).execute();
+      assert.deepEqual(left.map((d) => d.id), [queued[1].id], 'the other event keeps its delivery');
+      await t.database.db.deleteFrom('deliveries').where('webhook_id', '=', hook.id).execute();
+    });
   });
 }

@@ -92,9 +92,11 @@ export function createWriter(deps: WriterDeps): Writer {
       const items = op === 'delete' ? b.written.map((id) => ({ id })) : b.written.map((id) => changes.item(c, id)!);
       // What is sealed (an idempotency record) is the answer without the secrets a create shows
       // once: a secret is stored where it is needed, nowhere else. A replay answers without it.
-      await request.seal?.(tx, success(input, items));
+      // Without such a secret the answer is the sealed result itself (its kept text is sent as is).
+      const sealed = success(input, items);
+      await request.seal?.(tx, sealed);
       const reveal = c.rules.reveal;
-      return success(input, op === 'create' && reveal ? items.map((it, i) => ({ ...it, ...reveal(b.rows[i]) })) : items);
+      return op === 'create' && reveal ? success(input, items.map((it, i) => ({ ...it, ...reveal(b.rows[i]) }))) : sealed;
     });
 
     let result: WriteResult;
