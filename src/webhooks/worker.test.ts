@@ -122,16 +122,21 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(deliveries, [{ state: 'pending', webhook_id: hook.id }]);
     });
 
-    it('deleting an event deletes its deliveries, by the database itself (SQL written outside the server too)', async () => {
-      // PostgreSQL keeps this link with a delete trigger, SQLite with the foreign key (migration 016).
-      const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['jobs.created'] }] })).body.webhooks[0];
+    it('deleting an event or a webhook deletes its deliveries, by the database itself (SQL written outside the server too)', async () => {
+      // PostgreSQL keeps these links with delete triggers, SQLite with foreign keys (migration 016).
+      const hooks = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: ['one', 'two'].map((d) => ({ url: 'http://127.0.0.1:9/none', events: ['jobs.created'], description: d })) })).body.webhooks;
       await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'one' }, { title: 'two' }] });
-      const queued = await t.database.db.selectFrom('deliveries').select(['id', 'event_id']).where('webhook_id', '=', hook.id).orderBy('id').execute();
-      assert.equal(queued.length, 2);
-      await t.database.db.deleteFrom('events').where('id', '=', queued[0].event_id!).execute();
-      const left = await t.database.db.selectFrom('deliveries').select('id').where('webhook_id', '=', hook.id).execute();
-      assert.deepEqual(left.map((d) => d.id), [queued[1].id], 'the other event keeps its delivery');
-      await t.database.db.deleteFrom('deliveries').where('webhook_id', '=', hook.id).execute();
+      const ids = hooks.map((h: { id: number }) => h.id);
+      const queued = () => t.database.db.selectFrom('deliveries').select(['id', 'event_id', 'webhook_id']).where('webhook_id', 'in', ids).orderBy('id').execute();
+      const all = await queued();
+      assert.equal(all.length, 4, 'two events, two webhooks');
+      await t.database.db.deleteFrom('events').where('id', '=', all[0].event_id!).execute();
+      const afterEvent = await queued();
+      assert.deepEqual(afterEvent.map((d) => d.event_id), [all[2].event_id, all[2].event_id], 'the other event keeps its deliveries');
+      await t.database.db.deleteFrom('webhooks').where('id', '=', ids[0]).execute();
+      assert.deepEqual((await queued()).map((d) => d.webhook_id), [ids[1]], 'the other webhook keeps its delivery');
+      await t.database.db.deleteFrom('webhooks').where('id', '=', ids[1]).execute();
+      assert.deepEqual(await queued(), []);
     });
   });
 }
