@@ -3,7 +3,7 @@ import type { Caller, Collection, Item, Row } from './collection.js';
 import type { AssocField } from './fields.js';
 import { loadLists } from './links.js';
 import type { Projection } from './modifiers.js';
-import { toApi } from './values.js';
+import { converterOf, toApi } from './values.js';
 
 async function loadAssoc(db: Executor, caller: Caller, field: AssocField, ids: number[], members: Set<string> | '*') {
   const names = Object.keys(field.members).filter((m) => members === '*' || members.has(m));
@@ -46,16 +46,17 @@ function writer(c: Collection, name: string): Put {
           item[name] = row[column] ?? null;
         };
       }
+      const convert = converterOf(field);
       return (row, item) => {
-        item[name] = toApi(field, row[column]);
+        item[name] = convert(row[column]);
       };
     }
     case 'object': {
       // Members that are null are left out of the object.
-      const members = Object.entries(field.members).map(([key, m]) => ({ key, column: m.column, m }));
+      const members = Object.entries(field.members).map(([key, m]) => ({ key, column: m.column, convert: converterOf(m) }));
       return (row, item) => {
         const o: Record<string, unknown> = {};
-        for (const { key, column, m } of members) if (row[column] !== null) o[key] = toApi(m, row[column]);
+        for (const { key, column, convert } of members) if (row[column] !== null) o[key] = convert(row[column]);
         item[name] = o;
       };
     }

@@ -1,20 +1,52 @@
 import type { ScalarField } from './fields.js';
 
+const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+/** The last millisecond of year 9999: past it (and before 1970) Date's own form is used (±YYYYYY). */
+const LAST_FOUR_DIGIT_YEAR = 253402300799999;
+
+/**
+ * Epoch milliseconds as ISO 8601 in UTC, exactly as `new Date(ms).toISOString()` writes them,
+ * about three times faster (no Date object; the civil date from the day number by Howard
+ * Hinnant's algorithm): an item shows two such times, and formatting them was a few per cent of
+ * answering one (W3's CPU profile).
+ */
+export function isoTime(ms: number): string {
+  if (!Number.isInteger(ms) || ms < 0 || ms > LAST_FOUR_DIGIT_YEAR) return new Date(ms).toISOString();
+  const days = Math.floor(ms / 86_400_000);
+  let rest = ms - days * 86_400_000;
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const mi = Math.floor(rest / 60_000);
+  rest -= mi * 60_000;
+  const s = Math.floor(rest / 1000);
+  const milli = rest - s * 1000;
+  return `${year < 1000 ? String(year).padStart(4, '0') : year}-${pad2(month)}-${pad2(day)}T${pad2(h)}:${pad2(mi)}:${pad2(s)}.${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}
+
+type Convert = (v: unknown) => unknown;
+const CONVERTERS: Record<string, Convert> = {
+  boolean: (v) => (v === null || v === undefined ? null : v === 1 || v === true),
+  time: (v) => (v === null || v === undefined ? null : isoTime(Number(v))),
+  json: (v) => (v === null || v === undefined ? null : JSON.parse(v as string)),
+  flag: (v) => (v === null || v === undefined ? null : Number(v)),
+  integer: (v) => (v === null || v === undefined ? null : Number(v)),
+  number: (v) => (v === null || v === undefined ? null : Number(v)),
+};
+const asIs: Convert = (v) => (v === undefined ? null : v);
+
+/** The conversion of a value type, chosen once where a field's writer is made (src/collections/machinery/present.ts). */
+export const converterOf = (s: Pick<ScalarField, 'type'>): Convert => CONVERTERS[s.type] ?? asIs;
+
 /** A stored value as the API shows it: 0/1 flags as booleans, epoch ms as ISO 8601, numbers as numbers. */
 export function toApi(s: Pick<ScalarField, 'type'>, v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  switch (s.type) {
-    case 'boolean':
-      return v === 1 || v === true;
-    case 'time':
-      return new Date(Number(v)).toISOString();
-    case 'json':
-      return JSON.parse(v as string);
-    case 'flag':
-    case 'integer':
-    case 'number':
-      return Number(v);
-    default:
-      return v;
-  }
+  return converterOf(s)(v);
 }
