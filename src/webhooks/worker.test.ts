@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
 import { startReceiver, until } from '../../test/receiver.js';
 import { purgeEvents } from '../collections/events/index.js';
@@ -138,5 +139,31 @@ for (const dialect of DIALECTS) {
       await t.database.db.deleteFrom('webhooks').where('id', '=', ids[1]).execute();
       assert.deepEqual(await queued(), []);
     });
+
+    // PostgreSQL queues deliveries inside COMMIT (migration 014) and has no foreign key to the
+    // webhook (016): a webhook deleted while a commit queues its deliveries must take them too.
+    if (dialect === 'postgres') {
+      it('a webhook deleted while a commit queues its deliveries leaves none behind', async () => {
+        const db = t.database.db;
+        const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['jobs.created'] }] })).body.webhooks[0];
+        // Fired after the recording trigger (names in order): the commit holds the account's lock,
+        // its deliveries inserted and not yet visible, for half a second.
+        await sql`create function test_hold_commit() returns trigger language plpgsql as $$
+          begin perform pg_sleep(0.5); return null; end $$`.execute(db);
+        await sql`create constraint trigger event_batches_stall after insert on event_batches
+          deferrable initially deferred for each row execute function test_hold_commit()`.execute(db);
+        try {
+          const write = call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'queued while the webhook goes' }] });
+          await until(async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event = 'PgSleep' and datname = current_database()`.execute(db)).rows[0].n > 0, 5_000, 'the commit holding');
+          await db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
+          assert.equal((await write).status, 200);
+        } finally {
+          await sql`drop trigger event_batches_stall on event_batches`.execute(db);
+          await sql`drop function test_hold_commit()`.execute(db);
+        }
+        const left = await db.selectFrom('deliveries').select('id').where('webhook_id', '=', hook.id).execute();
+        assert.deepEqual(left, [], 'no delivery for a webhook that is gone');
+      });
+    }
   });
 }

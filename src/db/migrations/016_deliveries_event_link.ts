@@ -10,7 +10,7 @@ import type { AnyDb } from './columns.js';
  * locking the event row just inserted and the webhook's row (`FOR KEY SHARE`: a write of the row
  * and a WAL record each), inside the commit, under the account's events lock. With one webhook on
  * `*`, the two checks were about half of what the webhook cost a write (W4 with a webhook /
- * without, interleaved turns: 0.82–0.85 with the keys, 0.90–0.92 without; docs/performance.md).
+ * without, interleaved turns: 0.80–0.85 with the keys, 0.87–0.92 without; docs/performance.md).
  *
  * What the keys' `on delete cascade` did is now done by statement triggers: deleting events (the
  * retention purge) or webhooks (DELETE /webhooks/:id), by the server or by SQL written outside it,
