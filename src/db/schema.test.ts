@@ -60,8 +60,10 @@ async function foreignKeys(t: TestDb, table: string): Promise<LiveKey[]> {
  */
 async function deletedByTrigger(t: TestDb, target: string, table: string, column: string): Promise<LiveKey | undefined> {
   if (t.database.dialect !== 'postgres') return undefined;
+  // tgtype bits: 1 row-level, 2 before, 8 delete; enabled unless 'D'.
   const { rows } = await sql<{ body: string }>`select p.prosrc as body from pg_trigger g join pg_class c on c.oid = g.tgrelid
-    join pg_proc p on p.oid = g.tgfoid where c.relname = ${target} and g.tgname = ${`${target}_deleted`} and not g.tgisinternal`.execute(t.database.db);
+    join pg_proc p on p.oid = g.tgfoid where c.relname = ${target} and g.tgname = ${`${target}_deleted`} and not g.tgisinternal
+    and g.tgtype & 11 = 8 and g.tgenabled <> 'D'`.execute(t.database.db);
   const deletes = rows.some((r) => new RegExp(`delete from ${table}\\b[^;]*\\.${column} = `).test(r.body));
   return deletes ? { column, table: target, onDelete: 'cascade' } : undefined;
 }

@@ -147,22 +147,48 @@ for (const dialect of DIALECTS) {
         const db = t.database.db;
         const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['jobs.created'] }] })).body.webhooks[0];
         // Fired after the recording trigger (names in order): the commit holds the account's lock,
-        // its deliveries inserted and not yet visible, for half a second.
+        // its deliveries inserted and not yet visible, until the test lets it go.
         await sql`create function test_hold_commit() returns trigger language plpgsql as $$
-          begin perform pg_sleep(0.5); return null; end $$`.execute(db);
+          begin perform pg_advisory_xact_lock(4242); return null; end $$`.execute(db);
         await sql`create constraint trigger event_batches_stall after insert on event_batches
           deferrable initially deferred for each row execute function test_hold_commit()`.execute(db);
+        const waitingOn = async (events: string[]) => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and wait_event in (${sql.join(events)})`.execute(db)).rows[0].n;
         try {
-          const write = call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'queued while the webhook goes' }] });
-          await until(async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event = 'PgSleep' and datname = current_database()`.execute(db)).rows[0].n > 0, 5_000, 'the commit holding');
-          await db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
-          assert.equal((await write).status, 200);
+          await db.connection().execute(async (holder) => {
+            await sql`select pg_advisory_lock(4242)`.execute(holder);
+            try {
+              const write = call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'queued while the webhook goes' }] });
+              await until(async () => (await waitingOn(['advisory'])) > 0, 5_000, 'the commit holding, its deliveries queued');
+              const deletion = db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
+              await until(async () => (await waitingOn(['transactionid', 'tuple'])) > 0, 5_000, 'the deletion waiting for that commit');
+              await sql`select pg_advisory_unlock(4242)`.execute(holder);
+              await deletion;
+              assert.equal((await write).status, 200);
+            } finally {
+              await sql`select pg_advisory_unlock_all()`.execute(holder);
+            }
+          });
         } finally {
           await sql`drop trigger event_batches_stall on event_batches`.execute(db);
           await sql`drop function test_hold_commit()`.execute(db);
         }
         const left = await db.selectFrom('deliveries').select('id').where('webhook_id', '=', hook.id).execute();
         assert.deepEqual(left, [], 'no delivery for a webhook that is gone');
+      });
+
+      it('TRUNCATE of events or webhooks, which their foreign keys refused, takes their deliveries', async () => {
+        const db = t.database.db;
+        const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['jobs.created'] }] })).body.webhooks[0];
+        await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'truncated' }] });
+        const ping = await call(t.app, a.token, 'POST', `/webhooks/${hook.id}/ping`);
+        assert.equal(ping.status, 200, ping.raw);
+        const count = async () => (await db.selectFrom('deliveries').select('type').where('webhook_id', '=', hook.id).orderBy('id').execute()).map((d) => d.type);
+        assert.deepEqual(await count(), ['jobs.created', 'webhook.ping']);
+        await sql`truncate events`.execute(db);
+        assert.deepEqual(await count(), ['webhook.ping'], 'a ping has no event: it stays');
+        await sql`truncate webhooks`.execute(db);
+        assert.deepEqual(await count(), []);
       });
     }
   });

@@ -2,6 +2,7 @@ import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collec
 import { readByIds } from '../machinery/read.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { ApiError } from '../../http/errors.js';
+import { sql } from 'kysely';
 import type { Executor } from '../../db/tx.js';
 import { newMessageId, newSecret } from '../../webhooks/sign.js';
 
@@ -24,12 +25,16 @@ async function existing(db: Executor, accountId: number, id: number) {
 export async function ping(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'ping');
   const { caller, services } = request;
-  await existing(services.database.db, caller.accountId, id);
   const now = caller.now;
-  const { id: deliveryId } = await services.database.db.insertInto('deliveries').values({
-    account_id: caller.accountId, webhook_id: id, event_id: null, type: 'webhook.ping', msg_id: newMessageId(),
-    state: 'pending', attempts: 0, next_attempt_at: now, created: now, modified: now,
-  }).returning('id').executeTakeFirstOrThrow();
+  // One statement, from the webhook's row: on PostgreSQL, where no foreign key ties a delivery to
+  // its webhook (migration 016), the row is locked, so a deletion running meanwhile waits and its
+  // trigger then takes this delivery too. No row: no such webhook.
+  const lock = services.database.dialect === 'postgres' ? sql` for key share` : sql``;
+  const { rows } = await sql<{ id: number }>`insert into deliveries (account_id, webhook_id, event_id, type, msg_id, state, attempts, next_attempt_at, created, modified)
+    select account_id, id, null, 'webhook.ping', cast(${newMessageId()} as text), 'pending', 0, cast(${now} as bigint), cast(${now} as bigint), cast(${now} as bigint)
+    from webhooks where account_id = ${caller.accountId} and id = ${id}${lock} returning id`.execute(services.database.db);
+  if (!rows.length) throw new ApiError('itemNotFound');
+  const deliveryId = Number(rows[0].id);
   const deliveries = services.registry.get('deliveries')!;
   const items = await readByIds(services.database.db, deliveries, caller, [deliveryId], { fields: deliveries.defaultFields, expand: new Map() });
   return { status: 200, body: { result: 'success', deliveries: items, metadata: NO_ITEMS } };

@@ -16,9 +16,11 @@ import type { AnyDb } from './columns.js';
  * retention purge) or webhooks (DELETE /webhooks/:id), by the server or by SQL written outside it,
  * deletes their deliveries in the same statement. Events are never deleted while a transaction
  * that inserts them runs. A webhook can be deleted while a commit queues its deliveries: its
- * trigger first takes the accounts' events locks (the `counters` rows the commit trigger holds),
- * so such a commit finishes first and the delete that follows, a statement of its own, sees its
- * deliveries; a commit after it waits, then no longer finds the webhook. SQLite keeps both keys
+ * trigger takes the accounts' events locks (the `counters` rows the commit trigger holds), so such
+ * a commit finishes first and the delete that follows, a statement of its own, sees its
+ * deliveries; a commit after it waits, then no longer finds the webhook. A ping queues its delivery
+ * by one statement that locks the webhook's row (src/collections/webhooks/actions.ts). TRUNCATE,
+ * which the keys refused, now empties the deliveries that pointed at the rows. SQLite keeps both keys
  * (its checks take no row locks, and its tables cannot drop a constraint in place).
  */
 export const deliveriesEventLink = (dialect: Dialect): Migration => ({
@@ -28,20 +30,32 @@ export const deliveriesEventLink = (dialect: Dialect): Migration => ({
     await sql`alter table deliveries drop constraint if exists deliveries_webhook_id_fkey`.execute(db);
     await sql`create function fsm_events_deleted() returns trigger language plpgsql as $$
       begin
-        delete from deliveries d using gone where d.event_id = gone.id;
+        delete from deliveries d using gone where d.event_id = gone.id and d.account_id = gone.account_id;
         return null;
       end $$`.execute(db);
     await sql`create trigger events_deleted after delete on events referencing old table as gone
       for each statement execute function fsm_events_deleted()`.execute(db);
-    // An account's events row of counters exists once it has a webhook: creating one records an event.
+    // The deliveries go first, then the accounts' events locks are taken (the row made when
+    // missing, for accounts that still exist: not while an account's deletion cascades here), which
+    // waits for a commit queueing deliveries for these webhooks right now, and what it queued goes
+    // too. The lock is held to the end of the transaction; the first delete keeps that short.
     await sql`create function fsm_webhooks_deleted() returns trigger language plpgsql as $$
       begin
-        perform 1 from counters where name = 'events' and account_id in (select account_id from gone)
-          order by account_id for update;
-        delete from deliveries d using gone where d.webhook_id = gone.id;
+        delete from deliveries d using gone where d.webhook_id = gone.id and d.account_id = gone.account_id;
+        insert into counters (account_id, name, value)
+          select distinct g.account_id, 'events', 0 from gone g join accounts a on a.id = g.account_id order by 1
+          on conflict (account_id, name) do update set value = counters.value;
+        delete from deliveries d using gone where d.webhook_id = gone.id and d.account_id = gone.account_id;
         return null;
       end $$`.execute(db);
     await sql`create trigger webhooks_deleted after delete on webhooks referencing old table as gone
       for each statement execute function fsm_webhooks_deleted()`.execute(db);
+    // TRUNCATE, which the keys refused, empties the deliveries that pointed at the rows.
+    await sql`create function fsm_events_truncated() returns trigger language plpgsql as $$
+      begin delete from deliveries where event_id is not null; return null; end $$`.execute(db);
+    await sql`create trigger events_truncated after truncate on events for each statement execute function fsm_events_truncated()`.execute(db);
+    await sql`create function fsm_webhooks_truncated() returns trigger language plpgsql as $$
+      begin delete from deliveries; return null; end $$`.execute(db);
+    await sql`create trigger webhooks_truncated after truncate on webhooks for each statement execute function fsm_webhooks_truncated()`.execute(db);
   },
 });
