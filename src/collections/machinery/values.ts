@@ -33,13 +33,15 @@ export function isoTime(ms: number): string {
 }
 
 type Convert = (v: unknown) => unknown;
+/** A conversion of stored values, null and undefined being null. */
+const orNull = (convert: Convert): Convert => (v) => (v === null || v === undefined ? null : convert(v));
 const CONVERTERS: Record<string, Convert> = {
-  boolean: (v) => (v === null || v === undefined ? null : v === 1 || v === true),
-  time: (v) => (v === null || v === undefined ? null : isoTime(Number(v))),
-  json: (v) => (v === null || v === undefined ? null : JSON.parse(v as string)),
-  flag: (v) => (v === null || v === undefined ? null : Number(v)),
-  integer: (v) => (v === null || v === undefined ? null : Number(v)),
-  number: (v) => (v === null || v === undefined ? null : Number(v)),
+  boolean: orNull((v) => v === 1 || v === true),
+  time: orNull((v) => isoTime(Number(v))),
+  json: orNull((v) => JSON.parse(v as string)),
+  flag: orNull(Number),
+  integer: orNull(Number),
+  number: orNull(Number),
 };
 const asIs: Convert = (v) => (v === undefined ? null : v);
 
