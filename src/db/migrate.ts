@@ -16,6 +16,7 @@ import { authEpochs } from './migrations/013_auth_epochs.js';
 import { eventBatches } from './migrations/014_event_batches.js';
 import { countStatements } from './migrations/015_count_statements.js';
 import { deliveriesEventLink } from './migrations/016_deliveries_event_link.js';
+import { webhookCursors } from './migrations/017_webhook_cursors.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '014_event_batches': eventBatches,
   '015_count_statements': countStatements,
   '016_deliveries_event_link': deliveriesEventLink,
+  '017_webhook_cursors': webhookCursors,
 };
 
 /** Every migration this code knows, in order (readiness checks they are all applied). */

@@ -307,6 +307,7 @@ export interface DB {
   events: EventsTable;
   webhooks: WebhooksTable;
   deliveries: DeliveriesTable;
+  webhook_cursors: WebhookCursorsTable;
 }
 
 export interface EventsTable {
@@ -339,11 +340,22 @@ export interface WebhooksTable {
   previous_secret_until: number | null;
   disabled_reason: string | null;
   failing_since: number | null;
+  /** The account's last event id when the webhook was created: its cursor starts there (migration 017). */
+  events_after: number | null;
   deleted: number;
   created: number;
   modified: number;
   /** Row version (the ETag), bumped by a trigger on every update (src/db/versions.ts). */
   version: Generated<number>;
+}
+
+/** Per webhook, the last of its account's events whose deliveries are queued (src/webhooks/fanout.ts). */
+export interface WebhookCursorsTable {
+  account_id: number;
+  webhook_id: number;
+  event_id: number;
+  /** 1 when the webhook was receiving as of that event. */
+  live: number;
 }
 
 export interface DeliveriesTable {

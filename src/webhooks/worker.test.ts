@@ -6,6 +6,7 @@ import { startReceiver, until } from '../../test/receiver.js';
 import { purgeEvents } from '../collections/events/index.js';
 import { refusedAddress, refusedUrl } from './address.js';
 import { ConfigError, loadConfig, parseSchedule } from '../config.js';
+import { fanOut } from './fanout.js';
 import { startDeliveryWorker } from './worker.js';
 
 describe('webhook targets (SSRF)', () => {
@@ -75,8 +76,11 @@ for (const dialect of DIALECTS) {
     it('records each outcome of a batch: successes at once, failures each with its status and next attempt', async () => {
       // Odd-numbered clients are refused: one webhook's batch mixes 200s and 503s.
       const rx = await startReceiver((r) => ({ status: /"name":"odd/.test(r.body) ? 503 : 201 }));
-      // Only this test's webhook receives these events.
-      await t.database.db.updateTable('webhooks').set({ active: 0 }).execute();
+      // Only this test's webhook receives these events: the others are paused (the change is an
+      // event, which the worker reads in order with the rest).
+      for (const w of await t.database.db.selectFrom('webhooks').select('id').execute()) {
+        assert.equal((await call(t.app, a.token, 'PATCH', `/webhooks/${w.id}`, { webhooks: [{ active: false }] })).status, 200);
+      }
       const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: rx.url, events: ['clients.created'] }] })).body.webhooks[0];
       const made = await call(t.app, a.token, 'POST', '/clients', { clients: [0, 1, 2, 3, 4, 5].map((i) => ({ name: `${i % 2 ? 'odd' : 'even'}-${i}` })) });
       assert.equal(made.status, 200);
@@ -110,6 +114,8 @@ for (const dialect of DIALECTS) {
     it('purges events and finished deliveries older than the retention, in batches, keeping pending ones', async () => {
       const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['jobs.created'] }] })).body.webhooks[0];
       await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'pending delivery' }] });
+      // Queued as a worker would: the webhook's cursor reaches the last event.
+      assert.equal(await fanOut(t.database, t.clock.now), 1);
       const before = Number((await t.database.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
       assert.ok(before > 30, `enough events for several batches (${before})`);
       // Nothing is old yet.
@@ -123,12 +129,55 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(deliveries, [{ state: 'pending', webhook_id: hook.id }]);
     });
 
+    it('queues an event for a webhook as of its commit: sent though paused before the worker reads it, never when paused first', async () => {
+      const db = t.database.db;
+      await db.deleteFrom('webhooks').execute();
+      const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['jobs.created', 'webhooks.*'] }] })).body.webhooks[0];
+      const job = async (title: string) => assert.equal((await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title }] })).status, 200);
+      const active = async (on: boolean) => assert.equal((await call(t.app, a.token, 'PATCH', `/webhooks/${hook.id}`, { webhooks: [{ active: on }] })).status, 200);
+      await job('while active');
+      await active(false);
+      await job('while paused');
+      await active(true);
+      await job('after resuming');
+      // The worker reads all of it only now, the webhook active again.
+      assert.equal(await fanOut(t.database, t.clock.now), 4);
+      const queued = await db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id')
+        .select(['events.type', 'events.data']).where('deliveries.webhook_id', '=', hook.id).orderBy('events.id').execute();
+      assert.deepEqual(queued.map((d) => `${d.type} ${JSON.parse(d.data).title ?? JSON.parse(d.data).active}`), [
+        'webhooks.created true', // its own creation
+        'jobs.created while active',
+        // the pause itself is not sent (the change applies first), nor what happened while paused
+        'webhooks.updated true', // switched back on
+        'jobs.created after resuming',
+      ]);
+      // Nothing is queued twice.
+      assert.equal(await fanOut(t.database, t.clock.now), 0);
+      await db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
+    });
+
+    it("holds a webhook's later events back while too many of its deliveries wait for a first attempt", async () => {
+      const db = t.database.db;
+      const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['clients.created'] }] })).body.webhooks[0];
+      assert.equal((await call(t.app, a.token, 'POST', '/clients', { clients: [1, 2, 3, 4, 5].map((i) => ({ name: `held ${i}` })) })).status, 200);
+      assert.equal(await fanOut(t.database, t.clock.now, 3), 3);
+      assert.equal(await fanOut(t.database, t.clock.now, 3), 0, 'three wait: the rest stay events');
+      // Attempted (a retry waits on its schedule): they no longer count.
+      await db.updateTable('deliveries').set({ attempts: 1 }).where('webhook_id', '=', hook.id).execute();
+      assert.equal(await fanOut(t.database, t.clock.now, 3), 2);
+      const names = await db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id').select('events.data')
+        .where('deliveries.webhook_id', '=', hook.id).orderBy('events.id').execute();
+      assert.deepEqual(names.map((n) => JSON.parse(n.data).name), [1, 2, 3, 4, 5].map((i) => `held ${i}`), 'each once, in order');
+      await db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
+    });
+
     it('deleting an event or a webhook deletes its deliveries, by the database itself (SQL written outside the server too)', async () => {
       // PostgreSQL keeps these links with delete triggers, SQLite with foreign keys (migration 016).
       const hooks = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: ['one', 'two'].map((d) => ({ url: 'http://127.0.0.1:9/none', events: ['jobs.created'], description: d })) })).body.webhooks;
       await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'one' }, { title: 'two' }] });
+      await fanOut(t.database, t.clock.now);
       const ids = hooks.map((h: { id: number }) => h.id);
-      const queued = () => t.database.db.selectFrom('deliveries').select(['id', 'event_id', 'webhook_id']).where('webhook_id', 'in', ids).orderBy('id').execute();
+      const queued = () => t.database.db.selectFrom('deliveries').select(['id', 'event_id', 'webhook_id']).where('webhook_id', 'in', ids).orderBy('event_id').orderBy('webhook_id').execute();
       const all = await queued();
       assert.equal(all.length, 4, 'two events, two webhooks');
       await t.database.db.deleteFrom('events').where('id', '=', all[0].event_id!).execute();
@@ -140,38 +189,40 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await queued(), []);
     });
 
-    // PostgreSQL queues deliveries inside COMMIT (migration 014) and has no foreign key to the
-    // webhook (016): a webhook deleted while a commit queues its deliveries must take them too.
+    // PostgreSQL has no foreign key from a delivery to its webhook (migration 016): a webhook
+    // deleted while a worker queues its deliveries must take them too (migration 017).
     if (dialect === 'postgres') {
-      it('a webhook deleted while a commit queues its deliveries leaves none behind', async () => {
+      it('a webhook deleted while a worker queues its deliveries leaves none behind', async () => {
         const db = t.database.db;
+        // Only this test's webhook: the worker's one insert of deliveries is its.
+        await db.deleteFrom('webhooks').execute();
         const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['jobs.created'] }] })).body.webhooks[0];
-        // Fired after the recording trigger (names in order): the commit holds the account's lock,
-        // its deliveries inserted and not yet visible, until the test lets it go.
-        await sql`create function test_hold_commit() returns trigger language plpgsql as $$
+        await fanOut(t.database, t.clock.now);
+        await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'queued while the webhook goes' }] });
+        // The worker's transaction stalls once its deliveries are inserted, holding the webhook's cursor.
+        await sql`create function test_hold_queue() returns trigger language plpgsql as $$
           begin perform pg_advisory_xact_lock(4242); return null; end $$`.execute(db);
-        await sql`create constraint trigger event_batches_stall after insert on event_batches
-          deferrable initially deferred for each row execute function test_hold_commit()`.execute(db);
+        await sql`create trigger deliveries_stall after insert on deliveries for each statement execute function test_hold_queue()`.execute(db);
         const waitingOn = async (events: string[]) => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
           where datname = current_database() and wait_event_type = 'Lock' and wait_event in (${sql.join(events)})`.execute(db)).rows[0].n;
         try {
           await db.connection().execute(async (holder) => {
             await sql`select pg_advisory_lock(4242)`.execute(holder);
             try {
-              const write = call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'queued while the webhook goes' }] });
-              await until(async () => (await waitingOn(['advisory'])) > 0, 5_000, 'the commit holding, its deliveries queued');
+              const queueing = fanOut(t.database, t.clock.now);
+              await until(async () => (await waitingOn(['advisory'])) > 0, 5_000, 'the worker holding, its deliveries inserted');
               const deletion = db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
-              await until(async () => (await waitingOn(['transactionid', 'tuple'])) > 0, 5_000, 'the deletion waiting for that commit');
+              await until(async () => (await waitingOn(['transactionid', 'tuple'])) > 0, 5_000, 'the deletion waiting for that worker');
               await sql`select pg_advisory_unlock(4242)`.execute(holder);
               await deletion;
-              assert.equal((await write).status, 200);
+              assert.equal(await queueing, 1);
             } finally {
               await sql`select pg_advisory_unlock_all()`.execute(holder);
             }
           });
         } finally {
-          await sql`drop trigger event_batches_stall on event_batches`.execute(db);
-          await sql`drop function test_hold_commit()`.execute(db);
+          await sql`drop trigger deliveries_stall on deliveries`.execute(db);
+          await sql`drop function test_hold_queue()`.execute(db);
         }
         const left = await db.selectFrom('deliveries').select('id').where('webhook_id', '=', hook.id).execute();
         assert.deepEqual(left, [], 'no delivery for a webhook that is gone');
@@ -181,6 +232,7 @@ for (const dialect of DIALECTS) {
         const db = t.database.db;
         const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['jobs.created'] }] })).body.webhooks[0];
         await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'truncated' }] });
+        await fanOut(t.database, t.clock.now);
         const ping = await call(t.app, a.token, 'POST', `/webhooks/${hook.id}/ping`);
         assert.equal(ping.status, 200, ping.raw);
         const count = async () => (await db.selectFrom('deliveries').select('type').where('webhook_id', '=', hook.id).orderBy('id').execute()).map((d) => d.type);

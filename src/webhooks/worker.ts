@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Services } from '../collections/machinery/services.js';
 import { purgeEvents } from '../collections/events/retention.js';
 import { attemptAll } from './attempt.js';
+import { fanOut } from './fanout.js';
 import { leaseDue, type Leased } from './lease.js';
 
 const POLL_MS = 200;
@@ -51,8 +52,10 @@ export interface WorkerLog {
 
 /**
  * The background sender, one per process (started when the app is ready, stopped on close). It
- * leases due deliveries from the database and sends each off the request path; the queue is the
- * `deliveries` table, so whatever is pending survives a crash and is sent after a restart.
+ * queues the deliveries of newly committed events (src/webhooks/fanout.ts), leases due deliveries
+ * from the database and sends each off the request path; the queue is the `deliveries` table and
+ * the events past each webhook's cursor, so whatever is pending survives a crash and is sent after
+ * a restart.
  * It also purges old events and finished deliveries now and then.
  */
 export function startDeliveryWorker(services: Services, clock: () => number, log?: WorkerLog, activity?: RequestActivity): DeliveryWorker {
@@ -64,6 +67,7 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
   let lastPurge = 0;
   let purging: Promise<unknown> | undefined;
 
+  let lastFanOut = -Infinity;
   let inFlight = 0;
   const loopBusy = loopMeter();
   const yieldToRequests = () => activity !== undefined && performance.now() - activity.lastRequestAt < RECENT_MS && loopBusy();
@@ -88,6 +92,12 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
 
   async function tick(): Promise<void> {
     const now = clock();
+    // The events committed since get their deliveries (by this process or another), once a poll:
+    // a step queues up to 500 per webhook, more than its 8 slots send in that time.
+    if (performance.now() - lastFanOut >= POLL_MS) {
+      lastFanOut = performance.now();
+      await fanOut(services.database, now);
+    }
     const free = MAX_IN_FLIGHT - inFlight;
     if (free > 0) {
       const byWebhook = new Map<number, Leased[]>();

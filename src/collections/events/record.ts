@@ -3,7 +3,6 @@ import { insertRows, prepared, run, slot } from '../../db/compiled.js';
 import type { Executor } from '../../db/tx.js';
 import type { Caller, Collection, Item } from '../machinery/collection.js';
 import type { Change, ChangeHook } from '../machinery/write/index.js';
-import { newMessageId } from '../../webhooks/sign.js';
 
 const CHUNK = 200;
 
@@ -28,7 +27,7 @@ export function matches(patterns: readonly string[], type: string): boolean {
  * PostgreSQL: the events are staged as one row, and written at the commit by the database itself
  * (migration 014): under the account's events lock, held only while the database commits, so
  * event ids become visible in increasing order per account (docs/events.md) and no writer waits on
- * another's round trips. The same trigger queues the deliveries.
+ * another's round trips.
  */
 async function stageEvents(tx: Executor, caller: Caller, rows: object[]): Promise<void> {
   // A request's deferred token epoch rides along (src/auth/bearer.ts): the write checks it before it commits.
@@ -41,8 +40,9 @@ async function stageEvents(tx: Executor, caller: Caller, rows: object[]): Promis
 }
 
 /**
- * The change hook: one `events` row per change, and one delivery per subscribed webhook. SQLite
- * runs one write transaction at a time (BEGIN IMMEDIATE): ids drawn now are in commit order already.
+ * The change hook: one `events` row per change. SQLite runs one write transaction at a time (BEGIN
+ * IMMEDIATE): ids drawn now are in commit order already. Deliveries are queued after the commit,
+ * by the delivery worker (src/webhooks/fanout.ts).
  */
 export const recordEvents: ChangeHook = async (tx, caller, changes) => {
   const recorded = changes.filter((ch) => ch.collection.recorded !== false);
@@ -60,26 +60,5 @@ export const recordEvents: ChangeHook = async (tx, caller, changes) => {
     occurred: caller.now,
   }));
   if (tx.getExecutor().adapter instanceof PostgresAdapter) return stageEvents(tx, caller, rows);
-  const hooks = await subscribedWebhooks(tx, caller.accountId);
-  const inserted: { id: number; type: string }[] = [];
-  for (let i = 0; i < rows.length; i += CHUNK) inserted.push(...(await insertRows<{ id: number; type: string }>(tx, 'events', rows.slice(i, i + CHUNK), ['id', 'type'])));
-  await queueDeliveries(tx, caller.accountId, inserted, caller.now, hooks);
+  for (let i = 0; i < rows.length; i += CHUNK) await insertRows(tx, 'events', rows.slice(i, i + CHUNK));
 };
-
-const subscribedWebhooks = async (tx: Executor, accountId: number) => {
-  const q = prepared<{ id: number; events: string }>(tx, 'subscribedWebhooks', () => tx.selectFrom('webhooks').select(['id', 'events'])
-    .where('account_id', '=', slot<number>('account')).where('active', '=', 1).where('deleted', '=', 0).where('disabled_reason', 'is', null).compile());
-  return (await run(tx, q.bind({ account: accountId }))).map((w) => ({ id: w.id, patterns: JSON.parse(w.events) as string[] }));
-};
-
-/** Fan-out in the same transaction: a committed event always has its deliveries queued. */
-async function queueDeliveries(tx: Executor, accountId: number, events: { id: number; type: string }[], now: number, subscribed: { id: number; patterns: string[] }[]): Promise<void> {
-  if (!subscribed.length) return;
-  const rows = events.flatMap((e) =>
-    subscribed.filter((w) => matches(w.patterns, e.type)).map((w) => ({
-      account_id: accountId, webhook_id: w.id, event_id: e.id, type: e.type, msg_id: newMessageId(),
-      state: 'pending' as const, attempts: 0, next_attempt_at: now, created: now, modified: now,
-    })),
-  );
-  for (let i = 0; i < rows.length; i += CHUNK) await insertRows(tx, 'deliveries', rows.slice(i, i + CHUNK));
-}

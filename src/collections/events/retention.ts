@@ -16,9 +16,12 @@ export async function purgeEvents(database: Database, now: number, days: number,
     deliveries += Number((await db.deleteFrom('deliveries').where('id', 'in', ids).executeTakeFirst()).numDeletedRows);
   }
   for (;;) {
-    // An event still being delivered stays until its deliveries are done (its own purge follows).
+    // An event still being delivered stays until its deliveries are done (its own purge follows),
+    // and one a webhook has yet to reach (past its cursor, src/webhooks/fanout.ts) until it has.
     const ids = (await db.selectFrom('events').select('id').where('occurred', '<', cutoff)
       .where(({ not, exists, selectFrom }) => not(exists(selectFrom('deliveries').select('deliveries.id').whereRef('deliveries.event_id', '=', 'events.id').where('deliveries.state', '=', 'pending'))))
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_cursors').select('webhook_cursors.webhook_id')
+        .whereRef('webhook_cursors.account_id', '=', 'events.account_id').whereRef('webhook_cursors.event_id', '<', 'events.id'))))
       .limit(batch).execute()).map((r) => r.id);
     if (!ids.length || !keepGoing()) break;
     events += Number((await db.deleteFrom('events').where('id', 'in', ids).executeTakeFirst()).numDeletedRows);

@@ -42,7 +42,12 @@ export const webhooks = defineCollection({
       const why = refused.get(item);
       return why ? [validationError('invalid', 'url', why)] : [];
     },
-    async fill({ op, item, row }) {
+    async fill({ op, item, row, db, caller, once }) {
+      // It receives the events committed after it is: the account's last one now (src/webhooks/fanout.ts).
+      if (op === 'create') {
+        row.events_after = await once('events_after', async () => (await db.selectFrom('events').select((eb) => eb.fn.max('id').as('id'))
+          .where('account_id', '=', caller.accountId).executeTakeFirst())?.id ?? 0);
+      }
       // Switched back on by its owner: the server's reason to disable it no longer stands.
       if (op === 'update' && item.active === true) Object.assign(row, { disabled_reason: null, failing_since: null });
     },

@@ -15,7 +15,7 @@ import type { AnyDb } from './columns.js';
  * The table is unlogged (a staged row never outlives its transaction: nothing to keep in the WAL
  * or to replay after a crash) and has no primary key (rows are found by account and batch).
  * SQLite writes one transaction at a time: its events are inserted directly, and it has no such
- * table.
+ * table. (Migration 017 took the queueing of deliveries out of the trigger: the worker does it.)
  */
 export const eventBatches = (dialect: Dialect): Migration => ({
   async up(db: AnyDb) {

@@ -37,6 +37,8 @@ async function afterStatement(db: AnyDb, table: 'events' | 'webhooks', event: 'd
  * by one statement that locks the webhook's row (src/collections/webhooks/actions.ts). TRUNCATE,
  * which the keys refused, now empties the deliveries that pointed at the rows. SQLite keeps both keys
  * (its checks take no row locks, and its tables cannot drop a constraint in place).
+ * Migration 017 replaced the webhooks' delete trigger: deliveries are no longer queued inside a
+ * commit, and it deletes the webhook's cursor first instead of taking the events lock.
  */
 export const deliveriesEventLink = (dialect: Dialect): Migration => ({
   async up(db: AnyDb) {

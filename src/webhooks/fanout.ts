@@ -1,0 +1,120 @@
+import { sql } from 'kysely';
+import type { Database } from '../db/index.js';
+import { insertRows } from '../db/compiled.js';
+import { untyped, withTransaction, type Executor } from '../db/tx.js';
+import { matches } from '../collections/events/record.js';
+import { newMessageId } from './sign.js';
+
+/**
+ * Deliveries of one webhook waiting for their first attempt, beyond which its later events wait as
+ * events: a receiver that falls behind leaves its backlog in `events`, not as rows of the queue
+ * every lease reads. Deliveries being retried do not count: a dead receiver's new events still get
+ * their first attempt.
+ */
+export const WAITING_PER_WEBHOOK = 1000;
+/** Events read per webhook and step (one statement each way). */
+const STEP = 500;
+
+interface Behind {
+  id: number;
+  account_id: number;
+  cursor: number | null;
+}
+
+/**
+ * Queues the deliveries of the events committed since each webhook's cursor (migration 017), a
+ * step per webhook: called by the delivery worker before each lease, in every process. Answers how
+ * many deliveries it queued.
+ */
+export async function fanOut(database: Database, now: number, waitingPerWebhook = WAITING_PER_WEBHOOK): Promise<number> {
+  const db = database.db;
+  // The webhooks whose account has events past their cursor (or that have no cursor yet).
+  const behind: Behind[] = await db.selectFrom('webhooks as w')
+    .leftJoin('webhook_cursors as c', (j) => j.onRef('c.account_id', '=', 'w.account_id').onRef('c.webhook_id', '=', 'w.id'))
+    .select(['w.id', 'w.account_id', 'c.event_id as cursor'])
+    .where(({ exists, selectFrom, fn, ref, lit }) => exists(selectFrom('events as e').select('e.id')
+      .whereRef('e.account_id', '=', 'w.account_id')
+      .where('e.id', '>', fn.coalesce(ref('c.event_id'), ref('w.events_after'), lit(0)))))
+    .orderBy('w.id')
+    .execute();
+  let queued = 0;
+  for (const w of behind) queued += await withTransaction(database, (tx) => step(tx, database.dialect, w, now, waitingPerWebhook));
+  return queued;
+}
+
+/**
+ * Whether a webhook receives events after this event of its own (`data`, the webhook as the
+ * change left it): active, not deleted, not disabled by the server.
+ */
+function receiving(type: string, data: string): boolean {
+  if (type.endsWith('.deleted')) return false;
+  const hook = JSON.parse(data) as { active?: boolean; deleted?: boolean; disabledReason?: string | null };
+  return hook.active === true && hook.deleted !== true && (hook.disabledReason ?? null) === null;
+}
+
+/**
+ * One webhook: the next events after its cursor, their deliveries queued, the cursor moved past
+ * them. Whether the webhook receives an event is decided as of that event: the webhook's own
+ * changes are events of the same account (its creation, a pause, the server disabling it), read in
+ * the same order, so an event committed while it was active is queued even when the worker reads
+ * it after a pause, and one committed while it was paused never is (its own pausing event
+ * included: the change applies first, as it did when deliveries were queued at the commit).
+ */
+async function step(tx: Executor, dialect: Database['dialect'], w: Behind, now: number, waitingPerWebhook: number): Promise<number> {
+  const postgres = dialect === 'postgres';
+  if (w.cursor === null) {
+    // Made once, where the create left the account's events; its own creation event, next, says
+    // whether it receives. A row written outside the server (no events_after) starts at the last
+    // event, receiving as its row says. PostgreSQL: from the webhook's row, locked, as a ping does
+    // (src/collections/webhooks/actions.ts), so a deletion running meanwhile takes this row too.
+    await sql`insert into webhook_cursors (account_id, webhook_id, event_id, live)
+      select account_id, id, coalesce(events_after, (select max(e.id) from events e where e.account_id = webhooks.account_id), 0),
+        case when events_after is null and active = 1 and deleted = 0 and disabled_reason is null then 1 else 0 end
+      from webhooks where account_id = ${w.account_id} and id = ${w.id}${postgres ? sql` for key share` : sql``}
+      on conflict (account_id, webhook_id) do nothing`.execute(tx);
+  }
+  // The cursor's row, held to the commit: another process skips this webhook meanwhile, and a
+  // deletion of the webhook waits (it deletes the cursor first), then deletes what this queued.
+  const [hook] = (await sql<{ cursor: number; live: number; events: string; waiting: number | string }>`
+    select c.event_id as cursor, c.live, w.events,
+      (select count(*) from (select 1 from deliveries d where d.account_id = c.account_id and d.webhook_id = c.webhook_id
+        and d.state = 'pending' and d.attempts = 0 limit ${waitingPerWebhook}) q) as waiting
+    from webhook_cursors c join webhooks w on w.id = c.webhook_id
+    where c.account_id = ${w.account_id} and c.webhook_id = ${w.id}${postgres ? sql` for update of c skip locked` : sql``}`.execute(tx)).rows;
+  if (!hook) return 0;
+  // Room for deliveries: a paused webhook's cursor still walks past what it does not receive.
+  const room = waitingPerWebhook - Number(hook.waiting);
+  let live = Number(hook.live) === 1;
+  let from = hook.cursor;
+  if (!live) {
+    // Paused: nothing before its next change of its own is queued, so the cursor jumps there (or
+    // to the account's last event) in one statement, however many events the pause let by.
+    const [next] = (await sql<{ id: number | null }>`select coalesce(
+        (select min(id) - 1 from events where account_id = ${w.account_id} and id > ${from} and collection = 'webhooks' and item_id = ${w.id}),
+        (select max(id) from events where account_id = ${w.account_id})) as id`.execute(tx)).rows;
+    from = Math.max(from, Number(next?.id ?? from));
+  }
+  const events = (await sql<{ id: number; type: string; data: string | null }>`
+    select id, type, case when collection = 'webhooks' and item_id = ${w.id} then data end as data
+    from events where account_id = ${w.account_id} and id > ${from} order by id limit ${STEP}`.execute(tx)).rows;
+  const patterns = JSON.parse(hook.events) as string[];
+  let last = from;
+  const rows = [];
+  for (const e of events) {
+    const after = e.data === null ? live : receiving(e.type, e.data);
+    if (after && matches(patterns, e.type)) {
+      if (rows.length >= room) break;
+      rows.push({
+        account_id: w.account_id, webhook_id: w.id, event_id: e.id, type: e.type, msg_id: newMessageId(),
+        state: 'pending', attempts: 0, next_attempt_at: now, created: now, modified: now,
+      });
+    }
+    live = after;
+    last = e.id;
+  }
+  if (last === hook.cursor) return 0;
+  if (rows.length) await insertRows(untyped(tx), 'deliveries', rows);
+  await tx.updateTable('webhook_cursors').set({ event_id: last, live: live ? 1 : 0 })
+    .where('account_id', '=', w.account_id).where('webhook_id', '=', w.id).execute();
+  return rows.length;
+}
