@@ -21,12 +21,19 @@ interface Behind {
   cursor: number | null;
 }
 
+export interface FanOutOptions {
+  waitingPerWebhook?: number;
+  /** Told of each webhook's step: its error, or undefined once it went through. */
+  onStep?: (webhookId: number, err?: Error) => void;
+}
+
 /**
  * Queues the deliveries of the events committed since each webhook's cursor (migration 017), a
- * step per webhook: called by the delivery worker before each lease, in every process. Answers how
+ * step per webhook, each its own transaction: called by the delivery worker before each lease, in
+ * every process. A step that fails (reported to `onStep`) holds up only its webhook. Answers how
  * many deliveries it queued.
  */
-export async function fanOut(database: Database, now: number, waitingPerWebhook = WAITING_PER_WEBHOOK): Promise<number> {
+export async function fanOut(database: Database, now: number, opts: FanOutOptions = {}): Promise<number> {
   const db = database.db;
   // The webhooks whose account has events past their cursor (or that have no cursor yet).
   const behind: Behind[] = await db.selectFrom('webhooks as w')
@@ -38,7 +45,14 @@ export async function fanOut(database: Database, now: number, waitingPerWebhook 
     .orderBy('w.id')
     .execute();
   let queued = 0;
-  for (const w of behind) queued += await withTransaction(database, (tx) => step(tx, database.dialect, w, now, waitingPerWebhook));
+  for (const w of behind) {
+    try {
+      queued += await withTransaction(database, (tx) => step(tx, database.dialect, w, now, opts.waitingPerWebhook ?? WAITING_PER_WEBHOOK));
+      opts.onStep?.(w.id);
+    } catch (err) {
+      opts.onStep?.(w.id, err as Error);
+    }
+  }
   return queued;
 }
 
@@ -75,25 +89,31 @@ async function step(tx: Executor, dialect: Database['dialect'], w: Behind, now: 
   }
   // The cursor's row, held to the commit: another process skips this webhook meanwhile, and a
   // deletion of the webhook waits (it deletes the cursor first), then deletes what this queued.
-  const [hook] = (await sql<{ cursor: number; live: number; events: string; waiting: number | string }>`
-    select c.event_id as cursor, c.live, w.events,
-      (select count(*) from (select 1 from deliveries d where d.account_id = c.account_id and d.webhook_id = c.webhook_id
-        and d.state = 'pending' and d.attempts = 0 limit ${waitingPerWebhook}) q) as waiting
-    from webhook_cursors c join webhooks w on w.id = c.webhook_id
+  const [hook] = (await sql<{ cursor: number; live: number; events: string; receiving: number | boolean }>`
+    select c.event_id as cursor, c.live, w.events, (w.active = 1 and w.deleted = 0 and w.disabled_reason is null) as receiving
+    from webhook_cursors c join webhooks w on w.account_id = c.account_id and w.id = c.webhook_id
     where c.account_id = ${w.account_id} and c.webhook_id = ${w.id}${postgres ? sql` for update of c skip locked` : sql``}`.execute(tx)).rows;
   if (!hook) return 0;
-  // Room for deliveries: a paused webhook's cursor still walks past what it does not receive.
-  const room = waitingPerWebhook - Number(hook.waiting);
-  let live = Number(hook.live) === 1;
+  // Read once the cursor is held (PostgreSQL: a new snapshot, with what another process queued).
+  // `own`: the webhook's next change of its own, by a partial index (migration 017).
+  const [ahead] = (await sql<{ waiting: number | string; own: number | null; last: number | null }>`select
+    (select count(*) from (select 1 from deliveries d where d.account_id = ${w.account_id} and d.webhook_id = ${w.id}
+      and d.state = 'pending' and d.attempts = 0 limit ${waitingPerWebhook}) q) as waiting,
+    (select min(id) from events where account_id = ${w.account_id} and collection = 'webhooks' and item_id = ${w.id} and id > ${hook.cursor}) as own,
+    (select max(id) from events where account_id = ${w.account_id}) as last`.execute(tx)).rows;
+  const receivingNow = Number(hook.receiving) === 1 || hook.receiving === true;
+  // With no change of its own ahead, its row says how it stands: the same as the events say,
+  // unless the row was changed by SQL outside the server, which records no event.
+  let live = ahead.own === null ? receivingNow : Number(hook.live) === 1;
   let from = hook.cursor;
   if (!live) {
-    // Paused: nothing before its next change of its own is queued, so the cursor jumps there (or
-    // to the account's last event) in one statement, however many events the pause let by.
-    const [next] = (await sql<{ id: number | null }>`select coalesce(
-        (select min(id) - 1 from events where account_id = ${w.account_id} and id > ${from} and collection = 'webhooks' and item_id = ${w.id}),
-        (select max(id) from events where account_id = ${w.account_id})) as id`.execute(tx)).rows;
-    from = Math.max(from, Number(next?.id ?? from));
+    // Not receiving: nothing before its next change of its own is queued, so the cursor jumps
+    // there (or to the account's last event), however many events the pause let by.
+    from = Math.max(from, ahead.own === null ? Number(ahead.last ?? from) : Number(ahead.own) - 1);
   }
+  // Room for deliveries while it receives now (its waiting ones are being sent); paused or
+  // disabled since, the cursor walks on to that change, queueing what came before it.
+  const room = receivingNow ? waitingPerWebhook - Number(ahead.waiting) : Infinity;
   const events = (await sql<{ id: number; type: string; data: string | null }>`
     select id, type, case when collection = 'webhooks' and item_id = ${w.id} then data end as data
     from events where account_id = ${w.account_id} and id > ${from} order by id limit ${STEP}`.execute(tx)).rows;

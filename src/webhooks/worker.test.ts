@@ -160,14 +160,51 @@ for (const dialect of DIALECTS) {
       const db = t.database.db;
       const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['clients.created'] }] })).body.webhooks[0];
       assert.equal((await call(t.app, a.token, 'POST', '/clients', { clients: [1, 2, 3, 4, 5].map((i) => ({ name: `held ${i}` })) })).status, 200);
-      assert.equal(await fanOut(t.database, t.clock.now, 3), 3);
-      assert.equal(await fanOut(t.database, t.clock.now, 3), 0, 'three wait: the rest stay events');
+      assert.equal(await fanOut(t.database, t.clock.now, { waitingPerWebhook: 3 }), 3);
+      assert.equal(await fanOut(t.database, t.clock.now, { waitingPerWebhook: 3 }), 0, 'three wait: the rest stay events');
       // Attempted (a retry waits on its schedule): they no longer count.
       await db.updateTable('deliveries').set({ attempts: 1 }).where('webhook_id', '=', hook.id).execute();
-      assert.equal(await fanOut(t.database, t.clock.now, 3), 2);
+      assert.equal(await fanOut(t.database, t.clock.now, { waitingPerWebhook: 3 }), 2);
       const names = await db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id').select('events.data')
         .where('deliveries.webhook_id', '=', hook.id).orderBy('events.id').execute();
       assert.deepEqual(names.map((n) => JSON.parse(n.data).name), [1, 2, 3, 4, 5].map((i) => `held ${i}`), 'each once, in order');
+      await db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
+    });
+
+    it('walks a webhook paused with a full queue on to its pause: what came before is queued, the cursor reaches the end', async () => {
+      const db = t.database.db;
+      const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['clients.created'] }] })).body.webhooks[0];
+      const clients = async (...names: string[]) => assert.equal((await call(t.app, a.token, 'POST', '/clients', { clients: names.map((name) => ({ name })) })).status, 200);
+      await clients('p1', 'p2', 'p3', 'p4');
+      assert.equal(await fanOut(t.database, t.clock.now, { waitingPerWebhook: 2 }), 2);
+      assert.equal((await call(t.app, a.token, 'PATCH', `/webhooks/${hook.id}`, { webhooks: [{ active: false }] })).status, 200);
+      await clients('p5', 'p6');
+      // Its queue is full and nothing of it is sent while paused: the limit no longer holds it.
+      assert.equal(await fanOut(t.database, t.clock.now, { waitingPerWebhook: 2 }), 2);
+      const names = await db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id').select('events.data')
+        .where('deliveries.webhook_id', '=', hook.id).orderBy('events.id').execute();
+      assert.deepEqual(names.map((n) => JSON.parse(n.data).name), ['p1', 'p2', 'p3', 'p4']);
+      const cursor = await db.selectFrom('webhook_cursors').select(['event_id', 'live']).where('webhook_id', '=', hook.id).executeTakeFirstOrThrow();
+      const last = await db.selectFrom('events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirstOrThrow();
+      assert.deepEqual(cursor, { event_id: last.id, live: 0 }, 'nothing holds the retention back');
+      await db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
+    });
+
+    it('follows a webhook paused or resumed by SQL outside the server, which records no event', async () => {
+      const db = t.database.db;
+      const hook = (await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/none', events: ['clients.created'] }] })).body.webhooks[0];
+      const client = async (name: string) => assert.equal((await call(t.app, a.token, 'POST', '/clients', { clients: [{ name }] })).status, 200);
+      await client('s1');
+      assert.equal(await fanOut(t.database, t.clock.now), 1);
+      await db.updateTable('webhooks').set({ active: 0 }).where('id', '=', hook.id).execute();
+      await client('s2');
+      assert.equal(await fanOut(t.database, t.clock.now), 0, 'paused by SQL');
+      await db.updateTable('webhooks').set({ active: 1 }).where('id', '=', hook.id).execute();
+      await client('s3');
+      assert.equal(await fanOut(t.database, t.clock.now), 1, 'resumed by SQL');
+      const names = await db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id').select('events.data')
+        .where('deliveries.webhook_id', '=', hook.id).orderBy('events.id').execute();
+      assert.deepEqual(names.map((n) => JSON.parse(n.data).name), ['s1', 's3']);
       await db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
     });
 

@@ -68,6 +68,7 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
   let purging: Promise<unknown> | undefined;
 
   let lastFanOut = -Infinity;
+  const stuck = new Set<number>();
   let inFlight = 0;
   const loopBusy = loopMeter();
   const yieldToRequests = () => activity !== undefined && performance.now() - activity.lastRequestAt < RECENT_MS && loopBusy();
@@ -96,7 +97,16 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
     // a step queues up to 500 per webhook, more than its 8 slots send in that time.
     if (performance.now() - lastFanOut >= POLL_MS) {
       lastFanOut = performance.now();
-      await fanOut(services.database, now);
+      // A webhook whose step fails is logged once (until it goes through), and the others go on.
+      await fanOut(services.database, now, {
+        onStep(webhookId, err) {
+          if (!err) stuck.delete(webhookId);
+          else if (!stuck.has(webhookId)) {
+            stuck.add(webhookId);
+            log?.warn({ err: err.message, webhook: webhookId }, 'queueing a webhook\'s deliveries failed (retrying)');
+          }
+        },
+      }).catch((err) => log?.warn({ err: (err as Error).message }, 'queueing deliveries failed (retrying)'));
     }
     const free = MAX_IN_FLIGHT - inFlight;
     if (free > 0) {
