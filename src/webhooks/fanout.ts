@@ -13,7 +13,7 @@ import { newMessageId } from './sign.js';
  */
 export const WAITING_PER_WEBHOOK = 1000;
 /** Events read per webhook and step (one statement each way). */
-const STEP = 500;
+export const STEP = 500;
 
 interface Behind {
   id: number;
@@ -23,6 +23,8 @@ interface Behind {
 
 export interface FanOutOptions {
   waitingPerWebhook?: number;
+  /** Events read per webhook (STEP): fewer while requests keep the process busy. */
+  step?: number;
   /** Told of each webhook's step: its error, or undefined once it went through. */
   onStep?: (webhookId: number, err?: Error) => void;
 }
@@ -47,7 +49,7 @@ export async function fanOut(database: Database, now: number, opts: FanOutOption
   let queued = 0;
   for (const w of behind) {
     try {
-      queued += await withTransaction(database, (tx) => step(tx, database.dialect, w, now, opts.waitingPerWebhook ?? WAITING_PER_WEBHOOK));
+      queued += await withTransaction(database, (tx) => step(tx, database.dialect, w, now, opts.waitingPerWebhook ?? WAITING_PER_WEBHOOK, opts.step ?? STEP));
       opts.onStep?.(w.id);
     } catch (err) {
       opts.onStep?.(w.id, err as Error);
@@ -74,7 +76,7 @@ function receiving(type: string, data: string): boolean {
  * it after a pause, and one committed while it was paused never is (its own pausing event
  * included: the change applies first, as it did when deliveries were queued at the commit).
  */
-async function step(tx: Executor, dialect: Database['dialect'], w: Behind, now: number, waitingPerWebhook: number): Promise<number> {
+async function step(tx: Executor, dialect: Database['dialect'], w: Behind, now: number, waitingPerWebhook: number, size: number): Promise<number> {
   const postgres = dialect === 'postgres';
   if (w.cursor === null) {
     // Made once, where the create left the account's events; its own creation event, next, says
@@ -116,7 +118,7 @@ async function step(tx: Executor, dialect: Database['dialect'], w: Behind, now: 
   const room = receivingNow ? waitingPerWebhook - Number(ahead.waiting) : Infinity;
   const events = (await sql<{ id: number; type: string; data: string | null }>`
     select id, type, case when collection = 'webhooks' and item_id = ${w.id} then data end as data
-    from events where account_id = ${w.account_id} and id > ${from} order by id limit ${STEP}`.execute(tx)).rows;
+    from events where account_id = ${w.account_id} and id > ${from} order by id limit ${size}`.execute(tx)).rows;
   const patterns = JSON.parse(hook.events) as string[];
   let last = from;
   const rows = [];

@@ -20,6 +20,7 @@ const PURGE_EVERY_MS = 3_600_000;
  */
 const BUSY_UTILISATION = 0.5;
 const BUSY_PAUSE_MS = 250;
+const BUSY_STEP = 50;
 const RECENT_MS = 100;
 
 /** Whether the event loop was busy lately, measured over windows of at least 100 ms. */
@@ -94,11 +95,13 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
   async function tick(): Promise<void> {
     const now = clock();
     // The events committed since get their deliveries (by this process or another), once a poll:
-    // a step queues up to 500 per webhook, more than its 8 slots send in that time.
+    // a step queues up to 500 per webhook, more than its 8 slots send in that time; while requests
+    // keep the process busy, 50 (queueing is background work too, like sending).
     if (performance.now() - lastFanOut >= POLL_MS) {
       lastFanOut = performance.now();
       // A webhook whose step fails is logged once (until it goes through), and the others go on.
       await fanOut(services.database, now, {
+        step: yieldToRequests() ? BUSY_STEP : undefined,
         onStep(webhookId, err) {
           if (!err) stuck.delete(webhookId);
           else if (!stuck.has(webhookId)) {
