@@ -15,6 +15,9 @@ export const WAITING_PER_WEBHOOK = 1000;
 /** Events read per webhook and step (one statement each way). */
 export const STEP = 500;
 
+/** Whether a webhook's row says it receives (PostgreSQL: a boolean, SQLite: 0/1); its columns are unambiguous beside a cursor's. */
+const RECEIVING = sql.raw('(active = 1 and deleted = 0 and disabled_reason is null)');
+
 interface Behind {
   id: number;
   account_id: number;
@@ -85,14 +88,14 @@ async function step(tx: Executor, dialect: Database['dialect'], w: Behind, now: 
     // (src/collections/webhooks/actions.ts), so a deletion running meanwhile takes this row too.
     await sql`insert into webhook_cursors (account_id, webhook_id, event_id, live)
       select account_id, id, coalesce(events_after, (select max(e.id) from events e where e.account_id = webhooks.account_id), 0),
-        case when events_after is null and active = 1 and deleted = 0 and disabled_reason is null then 1 else 0 end
+        case when events_after is null and ${RECEIVING} then 1 else 0 end
       from webhooks where account_id = ${w.account_id} and id = ${w.id}${postgres ? sql` for key share` : sql``}
       on conflict (account_id, webhook_id) do nothing`.execute(tx);
   }
   // The cursor's row, held to the commit: another process skips this webhook meanwhile, and a
   // deletion of the webhook waits (it deletes the cursor first), then deletes what this queued.
   const [hook] = (await sql<{ cursor: number; live: number; events: string; receiving: number | boolean }>`
-    select c.event_id as cursor, c.live, w.events, (w.active = 1 and w.deleted = 0 and w.disabled_reason is null) as receiving
+    select c.event_id as cursor, c.live, w.events, ${RECEIVING} as receiving
     from webhook_cursors c join webhooks w on w.account_id = c.account_id and w.id = c.webhook_id
     where c.account_id = ${w.account_id} and c.webhook_id = ${w.id}${postgres ? sql` for update of c skip locked` : sql``}`.execute(tx)).rows;
   if (!hook) return 0;

@@ -50,6 +50,10 @@ for (const dialect of DIALECTS) {
       t.config.webhooksAllowPrivateUrls = true;
     });
     after(() => t?.close());
+    /** The events queued for a webhook, in event order, with their data. */
+    const queuedFor = async (webhookId: number) => (await t.database.db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id')
+      .select(['events.type', 'events.data']).where('deliveries.webhook_id', '=', webhookId).orderBy('events.id').execute())
+      .map((d) => ({ type: d.type, data: JSON.parse(d.data) }));
 
     it('sends each attempt once when two workers share the queue', async () => {
       const rx = await startReceiver(() => ({ status: 200, delayMs: 5 }));
@@ -142,9 +146,7 @@ for (const dialect of DIALECTS) {
       await job('after resuming');
       // The worker reads all of it only now, the webhook active again.
       assert.equal(await fanOut(t.database, t.clock.now), 4);
-      const queued = await db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id')
-        .select(['events.type', 'events.data']).where('deliveries.webhook_id', '=', hook.id).orderBy('events.id').execute();
-      assert.deepEqual(queued.map((d) => `${d.type} ${JSON.parse(d.data).title ?? JSON.parse(d.data).active}`), [
+      assert.deepEqual((await queuedFor(hook.id)).map((d) => `${d.type} ${d.data.title ?? d.data.active}`), [
         'webhooks.created true', // its own creation
         'jobs.created while active',
         // the pause itself is not sent (the change applies first), nor what happened while paused
@@ -165,9 +167,7 @@ for (const dialect of DIALECTS) {
       // Attempted (a retry waits on its schedule): they no longer count.
       await db.updateTable('deliveries').set({ attempts: 1 }).where('webhook_id', '=', hook.id).execute();
       assert.equal(await fanOut(t.database, t.clock.now, { waitingPerWebhook: 3 }), 2);
-      const names = await db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id').select('events.data')
-        .where('deliveries.webhook_id', '=', hook.id).orderBy('events.id').execute();
-      assert.deepEqual(names.map((n) => JSON.parse(n.data).name), [1, 2, 3, 4, 5].map((i) => `held ${i}`), 'each once, in order');
+      assert.deepEqual((await queuedFor(hook.id)).map((d) => d.data.name), [1, 2, 3, 4, 5].map((i) => `held ${i}`), 'each once, in order');
       await db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
     });
 
@@ -181,9 +181,7 @@ for (const dialect of DIALECTS) {
       await clients('p5', 'p6');
       // Its queue is full and nothing of it is sent while paused: the limit no longer holds it.
       assert.equal(await fanOut(t.database, t.clock.now, { waitingPerWebhook: 2 }), 2);
-      const names = await db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id').select('events.data')
-        .where('deliveries.webhook_id', '=', hook.id).orderBy('events.id').execute();
-      assert.deepEqual(names.map((n) => JSON.parse(n.data).name), ['p1', 'p2', 'p3', 'p4']);
+      assert.deepEqual((await queuedFor(hook.id)).map((d) => d.data.name), ['p1', 'p2', 'p3', 'p4']);
       const cursor = await db.selectFrom('webhook_cursors').select(['event_id', 'live']).where('webhook_id', '=', hook.id).executeTakeFirstOrThrow();
       const last = await db.selectFrom('events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirstOrThrow();
       assert.deepEqual(cursor, { event_id: last.id, live: 0 }, 'nothing holds the retention back');
@@ -202,9 +200,7 @@ for (const dialect of DIALECTS) {
       await db.updateTable('webhooks').set({ active: 1 }).where('id', '=', hook.id).execute();
       await client('s3');
       assert.equal(await fanOut(t.database, t.clock.now), 1, 'resumed by SQL');
-      const names = await db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id').select('events.data')
-        .where('deliveries.webhook_id', '=', hook.id).orderBy('events.id').execute();
-      assert.deepEqual(names.map((n) => JSON.parse(n.data).name), ['s1', 's3']);
+      assert.deepEqual((await queuedFor(hook.id)).map((d) => d.data.name), ['s1', 's3']);
       await db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
     });
 
