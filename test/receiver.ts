@@ -29,6 +29,10 @@ export async function startReceiver(answer: (r: Received, n: number) => Answer =
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // A test that fails before closing its receiver must not keep the test file's process alive
+  // (it would hang the run): neither the listening socket nor a connection holds the event loop.
+  server.unref();
+  server.on('connection', (socket) => socket.unref());
   const { port } = server.address() as AddressInfo;
   const receiver = {
     url: `http://127.0.0.1:${port}/hook`,

@@ -10,6 +10,7 @@ import { migrateToLatest } from './migrate.js';
 import { ensureRowCounters } from './counted.js';
 import { ensureRowVersions } from './versions.js';
 import { ONE_ROW, preparedTexts, registerDirect } from './compiled.js';
+import { runNamed } from './described.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -240,7 +241,7 @@ function withNamedStatements(client: pg.PoolClient) {
     }
     let name = statementNames.get(text);
     if (name === undefined) statementNames.set(text, (name = `fsm${statementNames.size}`));
-    return query({ name, text, values });
+    return runNamed(query, { name, text, values });
   };
 }
 

@@ -1,0 +1,90 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { PG_URL, skipUnless } from '../../test/helpers.js';
+import { runNamed } from './described.js';
+import { openDatabase } from './index.js';
+import { prepared, run, slot } from './compiled.js';
+
+/** Counts the Describe messages a client sends (pg's connection writes one per call). */
+function countDescribes(client: pg.ClientBase): { count: number } {
+  const connection = (client as unknown as { connection: { describe(msg: unknown): void } }).connection;
+  const counter = { count: 0 };
+  const describeOnce = connection.describe.bind(connection);
+  connection.describe = (msg) => {
+    counter.count++;
+    describeOnce(msg);
+  };
+  return counter;
+}
+
+const TEXT = `select $1::int8 as big, $2::text as label, $3::jsonb as doc, $4::int as maybe, now() - now() as zero`;
+
+describe('named statements described once per connection (PostgreSQL)', { skip: skipUnless('postgres') }, () => {
+  let client: pg.Client;
+  let query: (q: object) => unknown;
+  before(async () => {
+    client = new pg.Client(PG_URL);
+    await client.connect();
+    query = client.query.bind(client) as (q: object) => unknown;
+  });
+  after(() => client?.end());
+
+  test('later executions send no Describe and parse their rows as pg does', async () => {
+    const describes = countDescribes(client);
+    const cases: unknown[][] = [
+      [1, 'one', '{"a":1}', null],
+      ['9007199254740993', 'two', '[1,2]', 7],
+      [-5, null, null, null],
+    ];
+    for (const values of cases) {
+      const named = await runNamed(query, { name: 'described_1', text: TEXT, values });
+      const plain = await client.query(TEXT, values);
+      assert.deepEqual(named.rows, plain.rows);
+      assert.equal(named.rowCount, 1);
+      assert.equal(named.command, 'SELECT');
+    }
+    // One Describe for the named statement's first execution, one for each plain query.
+    assert.equal(describes.count, 1 + cases.length);
+  });
+
+  test('a statement that found nothing the first time reads rows later', async () => {
+    const text = 'select g as n, g::text as s from generate_series(1, $1::int) g';
+    assert.deepEqual((await runNamed(query, { name: 'described_2', text, values: [0] })).rows, []);
+    assert.deepEqual((await runNamed(query, { name: 'described_2', text, values: [2] })).rows, [{ n: 1, s: '1' }, { n: 2, s: '2' }]);
+  });
+
+  test('errors of a described statement fail that query alone', async () => {
+    const text = 'select 10 / $1::int as q';
+    assert.deepEqual((await runNamed(query, { name: 'described_3', text, values: [2] })).rows, [{ q: 5 }]);
+    await assert.rejects(runNamed(query, { name: 'described_3', text, values: [0] }), /division by zero/);
+    // A value pg cannot send: the bind fails before anything is written.
+    const unsendable = { toPostgres: () => { throw new Error('cannot send this'); } };
+    await assert.rejects(runNamed(query, { name: 'described_3', text, values: [unsendable] }), /cannot send this/);
+    assert.deepEqual((await runNamed(query, { name: 'described_3', text, values: [5] })).rows, [{ q: 2 }]);
+  });
+
+  test('a changed result shape is refused by PostgreSQL, never read with the old description', async () => {
+    await client.query('create temp table described_shape (a int)');
+    await client.query('insert into described_shape values (1)');
+    const text = 'select * from described_shape where a = $1';
+    assert.deepEqual((await runNamed(query, { name: 'described_4', text, values: [1] })).rows, [{ a: 1 }]);
+    await client.query(`alter table described_shape add column b text default 'x'`);
+    await assert.rejects(runNamed(query, { name: 'described_4', text, values: [1] }), /cached plan must not change result type/);
+  });
+
+  test("the server's pool runs its compiled queries this way", async () => {
+    const database = openDatabase({ databaseUrl: PG_URL, poolSize: 1 });
+    const counters: { count: number }[] = [];
+    database.pool!.on('connect', (c) => counters.push(countDescribes(c)));
+    try {
+      const q = prepared<{ n: number }>(database.db, 'described test', () => database.db.selectNoFrom((eb) => eb.cast<number>(eb.val(slot<number>('n')), 'integer').as('n')).compile());
+      for (const n of [1, 2, 3, 4]) assert.deepEqual(await run(database.db, q.bind({ n })), [{ n }]);
+      assert.equal(counters.length, 1);
+      // The connection's own setup query is a simple query (no Describe); the statement's first run describes.
+      assert.equal(counters[0].count, 1);
+    } finally {
+      await database.close();
+    }
+  });
+});

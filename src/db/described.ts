@@ -1,0 +1,98 @@
+import { createRequire } from 'node:module';
+import pg from 'pg';
+
+/**
+ * A named statement that asks for its row description only on its first execution on a
+ * connection.
+ *
+ * node-postgres sends Describe with every execution of a statement, so PostgreSQL sends the
+ * columns' names and types before every answer, and pg parses them and builds the row's parsers
+ * again (`Result#addFields`: 6 % of the process's CPU on W3, `docs/performance.md`). A prepared
+ * statement's result shape cannot change while it exists: PostgreSQL answers "cached plan must
+ * not change result type" rather than a new shape. So the description learnt on the first
+ * execution serves every later one on that connection: those send Bind, Execute and Sync only.
+ *
+ * This is pg's own `Query` with its `prepare` step taken over for the statements already
+ * described; pg's `Submittable` interface is how it takes any query object (pg-cursor does so).
+ */
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue(v: unknown): unknown };
+
+/** What pg's Result builds from a row description, kept per statement. */
+interface Description {
+  fields: unknown[];
+  _parsers: unknown[];
+  _prebuiltEmptyResultObject: object;
+}
+
+interface Connection {
+  parsedStatements: Record<string, string>;
+  bind(msg: { portal: string; statement: string; values: unknown[]; binary?: boolean; valueMapper: (v: unknown) => unknown }): void;
+  sync(): void;
+}
+
+/** pg's Query, with the members this file uses (pg/lib/query.js). */
+interface QueryInternals {
+  name: string;
+  text: string;
+  values: unknown[];
+  portal: string;
+  binary?: boolean;
+  rows?: number;
+  _result: Description & { addFields(fields: unknown[]): void };
+  _accumulateRows: boolean;
+  _getRows(connection: Connection, rows: number | undefined): void;
+  handleError(err: unknown, connection: Connection): void;
+}
+
+const BaseQuery = pg.Query as unknown as new (config: object) => QueryInternals & {
+  prepare(connection: Connection): void;
+  handleRowDescription(msg: { fields: unknown[] }): void;
+};
+
+/** Per connection, per statement name: its description. Gone with the connection. */
+const described = new WeakMap<Connection, Map<string, Description>>();
+
+class DescribedOnce extends BaseQuery {
+  /** Set when this execution sends Describe: the connection whose answer it learns. */
+  private describing?: Connection;
+
+  override prepare(connection: Connection) {
+    const known = connection.parsedStatements[this.name] === this.text ? described.get(connection)?.get(this.name) : undefined;
+    if (!known) {
+      this.describing = connection;
+      return super.prepare(connection);
+    }
+    const result = this._result;
+    result.fields = known.fields;
+    result._parsers = known._parsers;
+    result._prebuiltEmptyResultObject = known._prebuiltEmptyResultObject;
+    this._accumulateRows = true;
+    // Values pg cannot send (a throwing toPostgres) fail this query alone: nothing of the Bind was
+    // written, and the statement stays (pg itself closes it here, which suits a first execution).
+    try {
+      connection.bind({ portal: this.portal, statement: this.name, values: this.values, binary: this.binary, valueMapper: prepareValue });
+    } catch (err) {
+      connection.sync();
+      this.handleError(err, connection);
+      return;
+    }
+    this._getRows(connection, this.rows);
+  }
+
+  override handleRowDescription(msg: { fields: unknown[] }) {
+    super.handleRowDescription(msg);
+    const connection = this.describing;
+    if (!connection) return;
+    let statements = described.get(connection);
+    if (!statements) described.set(connection, (statements = new Map()));
+    const { fields, _parsers, _prebuiltEmptyResultObject } = this._result;
+    statements.set(this.name, { fields, _parsers, _prebuiltEmptyResultObject });
+  }
+}
+
+/** Runs a named statement: its Describe only the first time on this client's connection. */
+export function runNamed(query: (q: object) => unknown, config: { name: string; text: string; values: unknown[] }): Promise<pg.QueryResult> {
+  return new Promise((resolve, reject) => {
+    query(new DescribedOnce({ ...config, callback: (err: Error | null, res: pg.QueryResult) => (err ? reject(err) : resolve(res)) }));
+  });
+}
