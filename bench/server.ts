@@ -29,6 +29,16 @@ function children(pid: number): number[] {
 }
 
 /**
+ * Every process started here and not gone yet, killed when the bench exits, also when a run fails
+ * midway: a server left behind went on polling the next run's database (same name) from its
+ * delivery worker, and skewed its figures.
+ */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
  * Starts a server script as its own process and resolves once it printed `listening on`
  * (every worker, with WORKERS > 1). `script` is relative to the project root. A peer server
  * (bench/peer-directus.ts) passes its own arguments and a `readyUrl` to poll until it answers 200.
@@ -40,6 +50,8 @@ export async function startProcess(root: string, script: string, env: Record<str
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   const want = opts.workers ?? 1;
   const url = await new Promise<string>((resolve, reject) => {
