@@ -14,6 +14,9 @@ import pg from 'pg';
  *
  * This is pg's own `Query` with its `prepare` step taken over for the statements already
  * described; pg's `Submittable` interface is how it takes any query object (pg-cursor does so).
+ * Written against pg 8.23's `lib/query.js` and `lib/result.js` (the lockfile's); a pg whose Query
+ * lacks the steps used here gets its statements run as pg runs them, and
+ * `src/db/described.test.ts` counts the Describes on the wire.
  */
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue(v: unknown): unknown };
 
@@ -90,8 +93,11 @@ class DescribedOnce extends BaseQuery {
   }
 }
 
+const supported = ['prepare', '_getRows', 'handleRowDescription'].every((m) => typeof (pg.Query.prototype as unknown as Record<string, unknown>)[m] === 'function');
+
 /** Runs a named statement: its Describe only the first time on this client's connection. */
 export function runNamed(query: (q: object) => unknown, config: { name: string; text: string; values: unknown[] }): Promise<pg.QueryResult> {
+  if (!supported) return query(config) as Promise<pg.QueryResult>;
   return new Promise((resolve, reject) => {
     query(new DescribedOnce({ ...config, callback: (err: Error | null, res: pg.QueryResult) => (err ? reject(err) : resolve(res)) }));
   });
