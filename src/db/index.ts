@@ -95,7 +95,7 @@ export function openDatabase(opts: DatabaseOptions): Database {
     const make = rowMaker(stmt);
     if (!make) return stmt.readonly && q[ONE_ROW] ? oneRow(stmt.get(q.parameters as unknown[])) : stmt.all(q.parameters as unknown[]);
     // Rows as arrays, made into objects by a function compiled for the statement's columns: cheaper
-    // than better-sqlite3 setting each property (W3 +9-11 %, docs/performance.md). The statement
+    // than better-sqlite3 setting each property (W3 +7–16 %, docs/performance.md). The statement
     // is shared with Kysely's path, which reads objects: raw mode only for this call.
     stmt.raw(true);
     try {
