@@ -62,6 +62,12 @@ describe('named statements described once per connection (PostgreSQL)', { skip: 
     const unsendable = { toPostgres: () => { throw new Error('cannot send this'); } };
     await assert.rejects(runNamed(query, { name: 'described_3', text, values: [unsendable] }), /cannot send this/);
     assert.deepEqual((await runNamed(query, { name: 'described_3', text, values: [5] })).rows, [{ q: 2 }]);
+    // The same on a statement's first execution: pg alone would close the statement it had just
+    // parsed yet keep it as parsed, and the next execution would fail ("does not exist").
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    await assert.rejects(runNamed(query, { name: 'described_5', text: 'select $1::jsonb as j', values: [circular] }), /circular/i);
+    assert.deepEqual((await runNamed(query, { name: 'described_5', text: 'select $1::jsonb as j', values: [{ a: 1 }] })).rows, [{ j: { a: 1 } }]);
   });
 
   test('a changed result shape is refused by PostgreSQL, never read with the old description', async () => {

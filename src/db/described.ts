@@ -62,6 +62,14 @@ class DescribedOnce extends BaseQuery {
   override prepare(connection: Connection) {
     const known = connection.parsedStatements[this.name] === this.text ? described.get(connection)?.get(this.name) : undefined;
     if (!known) {
+      // pg, given a value it cannot send, closes the statement it has just parsed yet records it as
+      // parsed, so every later execution on the connection would fail ("does not exist"): such a
+      // value fails here, before anything is written, as on the described path below.
+      try {
+        for (const v of this.values ?? []) prepareValue(v);
+      } catch (err) {
+        return this.refuse(err, connection);
+      }
       this.describing = connection;
       return super.prepare(connection);
     }
@@ -70,16 +78,20 @@ class DescribedOnce extends BaseQuery {
     result._parsers = known._parsers;
     result._prebuiltEmptyResultObject = known._prebuiltEmptyResultObject;
     this._accumulateRows = true;
-    // Values pg cannot send (a throwing toPostgres) fail this query alone: nothing of the Bind was
-    // written, and the statement stays (pg itself closes it here, which suits a first execution).
+    // Values pg cannot send (a throwing toPostgres, a circular object) fail this query alone:
+    // nothing of the Bind was written, and the statement stays.
     try {
       connection.bind({ portal: this.portal, statement: this.name, values: this.values, binary: this.binary, valueMapper: prepareValue });
     } catch (err) {
-      connection.sync();
-      this.handleError(err, connection);
-      return;
+      return this.refuse(err, connection);
     }
     this._getRows(connection, this.rows);
+  }
+
+  /** Fails this query with nothing sent but a Sync, whose ReadyForQuery lets the next one go. */
+  private refuse(err: unknown, connection: Connection) {
+    connection.sync();
+    this.handleError(err, connection);
   }
 
   override handleRowDescription(msg: { fields: unknown[] }) {

@@ -127,8 +127,11 @@ const oneRow = (row: unknown) => (row === undefined ? [] : [row]);
 
 type RowMaker = (row: unknown[]) => Record<string, unknown>;
 const rowMakers = new WeakMap<SQLite.Statement, RowMaker | null>();
-/** A `*` in a select list: its columns could change when SQLite recompiles the statement after a schema change. */
-const STAR = /(^|[\s,])("[^"]*"\.)?\*(\s|,|$)/;
+/**
+ * A `*` other than `count(*)` (a select list's `*` or `t.*`, or a product, which costs nothing to
+ * exclude): a `*`'s columns could change when SQLite recompiles the statement after a schema change.
+ */
+const hasStar = (text: string) => text.replace(/count\(\*\)/gi, '').includes('*');
 
 /**
  * The function making an object of a row read as an array, for a statement whose SQL names every
@@ -139,7 +142,7 @@ const STAR = /(^|[\s,])("[^"]*"\.)?\*(\s|,|$)/;
 function rowMaker(stmt: SQLite.Statement): RowMaker | null {
   let make = rowMakers.get(stmt);
   if (make === undefined) {
-    const names = STAR.test(stmt.source) ? [] : stmt.columns().map((c) => c.name);
+    const names = hasStar(stmt.source) ? [] : stmt.columns().map((c) => c.name);
     make = names.length && !names.includes('__proto__')
       ? (new Function('r', `return {${names.map((n, i) => `${JSON.stringify(n)}: r[${i}]`).join(', ')}};`) as RowMaker)
       : null;

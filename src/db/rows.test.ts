@@ -20,7 +20,9 @@ test('SQLite rows read as arrays are the objects better-sqlite3 makes', async ()
       ['repeated name', `select id, name as id, n from t where id >= ? order by id`],
       ['star', `select * from t where id >= ? order by id`],
       ['qualified star', `select "t".* from t where id >= ? order by id`],
-      ['count(*)', `select count(*) as c, max(id) * 2 as m from t where id >= ?`],
+      ['count(*)', `select count(*) as c, max(id) as m from t where id >= ?`],
+      ['a product', `select id * 2 as d from t where id >= ? order by id`],
+      ['unquoted t.*', `select t.* from t where id >= ? order by id`],
       ['__proto__', `select id as "__proto__", name from t where id >= ? order by id`],
     ];
     for (const [what, text] of cases) {
