@@ -69,7 +69,8 @@ export class LocalDiskStore implements BlobStore {
     });
     // pipe() rather than pipeline(source, ...): a failure must not destroy the request stream,
     // or the 413 answer could never be sent.
-    const written = pipeline(meter, fs.createWriteStream(tmpPath, { flags: 'wx', mode: 0o600 }));
+    const out = fs.createWriteStream(tmpPath, { flags: 'wx', mode: 0o600 });
+    const written = pipeline(meter, out);
     const onSourceError = (err: Error) => meter.destroy(err);
     source.once('error', onSourceError);
     source.pipe(meter);
@@ -77,6 +78,9 @@ export class LocalDiskStore implements BlobStore {
       await written;
     } catch (err) {
       source.unpipe(meter);
+      // pipeline rejects at the first error, possibly before the file stream has opened (and so
+      // created) its file: it is removed once that stream has closed, or a file could be left behind.
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
       await fs.promises.rm(tmpPath, { force: true });
       throw err;
     } finally {
