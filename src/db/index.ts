@@ -92,20 +92,16 @@ export function openDatabase(opts: DatabaseOptions): Database {
       stmt.run(q.parameters as unknown[]);
       return [];
     }
-    const make = rowMaker(stmt);
-    if (!make) return stmt.readonly && q[ONE_ROW] ? oneRow(stmt.get(q.parameters as unknown[])) : stmt.all(q.parameters as unknown[]);
     // Rows as arrays, made into objects by a function compiled for the statement's columns: cheaper
     // than better-sqlite3 setting each property (W3 +7–16 %, docs/performance.md). The statement
     // is shared with Kysely's path, which reads objects: raw mode only for this call.
-    stmt.raw(true);
+    const make = rowMaker(stmt);
+    if (make) stmt.raw(true);
     try {
-      if (stmt.readonly && q[ONE_ROW]) {
-        const row = stmt.get(q.parameters as unknown[]) as unknown[] | undefined;
-        return row === undefined ? [] : [make(row)];
-      }
-      return (stmt.all(q.parameters as unknown[]) as unknown[][]).map(make);
+      const rows = stmt.readonly && q[ONE_ROW] ? oneRow(stmt.get(q.parameters as unknown[])) : stmt.all(q.parameters as unknown[]);
+      return make ? (rows as unknown[][]).map(make) : rows;
     } finally {
-      stmt.raw(false);
+      if (make) stmt.raw(false);
     }
   };
   // Outside a transaction a statement runs at once unless a transaction is open (it then waits its
