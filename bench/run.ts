@@ -82,6 +82,9 @@ const pickN = <T>(r: () => number, xs: T[], n: number): T[] => {
 };
 
 /** Turns of one workload as one measurement: rates and latencies averaged over equal-length turns. */
+/** One turn of interleaved measurements: half the row duration, the warm-up in the first round only. */
+const turnOf = (load: LoadSettings, round: number): LoadSettings => ({ ...load, duration: Math.max(2, Math.round(load.duration / 2)), warmup: round === 0 ? load.warmup : 0 });
+
 function mergeTurns(ms: Measurement[]): Measurement | undefined {
   if (!ms.length) return undefined;
   const avg = (f: (m: Measurement) => number) => ms.reduce((a, m) => a + f(m), 0) / ms.length;
@@ -171,7 +174,7 @@ async function main() {
       const ours: Measurement[] = [];
       const ceilings: Measurement[] = [];
       for (let round = 0; round < READ_ROUNDS; round++) {
-        const turn = { ...load, duration: Math.max(2, Math.round(load.duration / 2)), warmup: round === 0 ? load.warmup : 0 };
+        const turn = turnOf(load, round);
         ours.push(await measure(server.url, w[key], turn));
         ceilings.push(await measure(bytes.url, w[key], turn));
       }
@@ -207,7 +210,7 @@ async function main() {
     const turns = { W4: [] as Measurement[], W4k: [] as Measurement[], W4hook: [] as Measurement[] };
     const ROUNDS = 3;
     for (let round = 0; round < ROUNDS; round++) {
-      const turn = { ...load, duration: Math.max(2, Math.round(load.duration / 2)), warmup: round === 0 ? load.warmup : 0 };
+      const turn = turnOf(load, round);
       turns.W4.push(await measure(server.url, w.W4, turn));
       if (runs('W4k')) turns.W4k.push(await measure(server.url, w.W4k, turn));
       if (runs('W4hook')) {
