@@ -18,9 +18,15 @@ const mode = process.env.CEILING_MODE;
 // Every header our answers must carry (spec §1.7, the security headers), and per request the
 // rate-limit fields: the floor does all a correct server must do, and no more.
 const HEADERS = {
-  'content-type': 'application/json;charset=UTF-8', 'cache-control': 'no-store', pragma: 'no-cache', 'x-version': '1.0',
-  'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-  'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer', 'cross-origin-opener-policy': 'same-origin',
+  'content-type': 'application/json;charset=UTF-8',
+  'cache-control': 'no-store',
+  pragma: 'no-cache',
+  'x-version': '1.0',
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
 };
 const LIMIT = Number(process.env.RATE_LIMIT_API ?? 600);
 
@@ -30,10 +36,15 @@ function send(res: http.ServerResponse, status: number, body: string, limits?: R
 }
 
 function bytesHandler(): http.RequestListener {
-  const captured = JSON.parse(fs.readFileSync(process.env.CEILING_BYTES!, 'utf8')) as Record<'w1' | 'w3', { headers: Record<string, string>; body: string }>;
+  const captured = JSON.parse(fs.readFileSync(process.env.CEILING_BYTES!, 'utf8')) as Record<
+    'w1' | 'w3',
+    { headers: Record<string, string>; body: string }
+  >;
   const answer = (c: { headers: Record<string, string>; body: string }) => {
     // Node writes its own date, connection and keep-alive headers, as it does for our server.
-    const headers = Object.fromEntries(Object.entries(c.headers).filter(([k]) => !['date', 'connection', 'keep-alive'].includes(k)));
+    const headers = Object.fromEntries(
+      Object.entries(c.headers).filter(([k]) => !['date', 'connection', 'keep-alive'].includes(k)),
+    );
     return { headers, body: Buffer.from(c.body) };
   };
   const w1 = answer(captured.w1);
@@ -57,15 +68,22 @@ function floorHandler(db: FloorDb): http.RequestListener {
       const hits = await db.hit(`api:${tokenHash}`, windowStart);
       if (hits > LIMIT) return send(res, 429, '{"result":"error"}');
       const limits = {
-        'ratelimit-limit': String(LIMIT), 'ratelimit-remaining': String(Math.max(0, LIMIT - hits)),
+        'ratelimit-limit': String(LIMIT),
+        'ratelimit-remaining': String(Math.max(0, LIMIT - hits)),
         'ratelimit-reset': String(Math.max(1, Math.ceil((windowStart + 60_000 - now) / 1000))),
       };
       const url = req.url!;
       if (url.startsWith('/users')) {
-        if (!(JSON.parse(row.permissions) as string[]).includes('users.read')) return send(res, 403, '{"result":"error"}');
+        if (!(JSON.parse(row.permissions) as string[]).includes('users.read'))
+          return send(res, 403, '{"result":"error"}');
         const perPage = Number(/recordsPerPage=(\d+)/.exec(url)?.[1] ?? 50);
         const [rows, count] = await Promise.all([db.users(row.account_id, perPage, 0), db.usersCount(row.account_id)]);
-        const metadata = { page: 1, pagesCount: Math.ceil(count / perPage), recordsPerPage: perPage, recordsCount: count };
+        const metadata = {
+          page: 1,
+          pagesCount: Math.ceil(count / perPage),
+          recordsPerPage: perPage,
+          recordsCount: count,
+        };
         return send(res, 200, JSON.stringify({ result: 'success', users: rows.map(userItem), metadata }), limits);
       }
       if (!(JSON.parse(row.permissions) as string[]).includes('jobs.read')) return send(res, 403, '{"result":"error"}');
@@ -79,7 +97,11 @@ function floorHandler(db: FloorDb): http.RequestListener {
 }
 
 /** One statement per request, the bearer token checked in memory (see above). */
-function oneStatementHandler(db: FloorDb, tokens: Map<string, number>, roles: Map<number, number>): http.RequestListener {
+function oneStatementHandler(
+  db: FloorDb,
+  tokens: Map<string, number>,
+  roles: Map<number, number>,
+): http.RequestListener {
   return (req, res) => {
     const run = async () => {
       const auth = req.headers.authorization;
@@ -90,19 +112,42 @@ function oneStatementHandler(db: FloorDb, tokens: Map<string, number>, roles: Ma
         const chunks: Buffer[] = [];
         for await (const chunk of req) chunks.push(chunk as Buffer);
         const now = Date.now();
-        const items = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { users: Record<string, any>[] }).users; // eslint-disable-line @typescript-eslint/no-explicit-any
+        const items = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { users: Record<string, any>[] }).users;
         const rows = items.map((it) => ({
-          account_id: account, first_name: it.firstName, last_name: it.lastName, email: it.email ?? null, mobile: it.mobile, hourly_rate: it.hourlyRate ?? 0,
-          is_assignable: it.isAssignable ? 1 : 0, role_id: roles.get(account), active: 1, deleted: 0, created: now, modified: now,
+          account_id: account,
+          first_name: it.firstName,
+          last_name: it.lastName,
+          email: it.email ?? null,
+          mobile: it.mobile,
+          hourly_rate: it.hourlyRate ?? 0,
+          is_assignable: it.isAssignable ? 1 : 0,
+          role_id: roles.get(account),
+          active: 1,
+          deleted: 0,
+          created: now,
+          modified: now,
         }));
         const made = await db.insertUsers(rows);
-        return send(res, 200, JSON.stringify({ result: 'success', users: made.map(userItem), metadata: { receivedItemsCount: items.length, validItems: items.map((_, i) => i), invalidItems: [] } }));
+        return send(
+          res,
+          200,
+          JSON.stringify({
+            result: 'success',
+            users: made.map(userItem),
+            metadata: { receivedItemsCount: items.length, validItems: items.map((_, i) => i), invalidItems: [] },
+          }),
+        );
       }
       if (url.startsWith('/users')) {
         const perPage = Number(/recordsPerPage=(\d+)/.exec(url)?.[1] ?? 50);
         const rows = await db.usersPage(account, perPage, 0);
         const count = Number(rows[0]?.kept_count ?? 0);
-        const metadata = { page: 1, pagesCount: Math.ceil(count / perPage), recordsPerPage: perPage, recordsCount: count };
+        const metadata = {
+          page: 1,
+          pagesCount: Math.ceil(count / perPage),
+          recordsPerPage: perPage,
+          recordsCount: count,
+        };
         return send(res, 200, JSON.stringify({ result: 'success', users: rows.map(userItem), metadata }));
       }
       const job = await db.job(account, Number(url.split('/')[2]));
@@ -114,10 +159,20 @@ function oneStatementHandler(db: FloorDb, tokens: Map<string, number>, roles: Ma
   };
 }
 
-const floorDb = () => (process.env.DATABASE_URL ? postgresFloor(process.env.DATABASE_URL) : sqliteFloor(`${process.env.DATA_DIR}/fsm.sqlite`));
-const handler = mode === 'bytes' ? bytesHandler()
-  : mode === 'one-statement' ? oneStatementHandler(floorDb(), new Map(JSON.parse(process.env.CEILING_TOKENS ?? '[]') as [string, number][]), new Map(JSON.parse(process.env.CEILING_ROLES ?? '[]') as [number, number][]))
-  : floorHandler(floorDb());
+const floorDb = () =>
+  process.env.DATABASE_URL
+    ? postgresFloor(process.env.DATABASE_URL)
+    : sqliteFloor(`${process.env.DATA_DIR}/fsm.sqlite`);
+const handler =
+  mode === 'bytes'
+    ? bytesHandler()
+    : mode === 'one-statement'
+      ? oneStatementHandler(
+          floorDb(),
+          new Map(JSON.parse(process.env.CEILING_TOKENS ?? '[]') as [string, number][]),
+          new Map(JSON.parse(process.env.CEILING_ROLES ?? '[]') as [number, number][]),
+        )
+      : floorHandler(floorDb());
 const server = http.createServer(handler);
 server.keepAliveTimeout = 72_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {

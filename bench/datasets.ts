@@ -35,7 +35,11 @@ export const SEED_VERSION = 1;
 function cacheKey(root: string, dialect: Dialect, sizes: AccountSize[]): string {
   const h = crypto.createHash('sha256').update(JSON.stringify({ SEED_VERSION, dialect, sizes }));
   const migrations = path.join(root, 'dist/src/db/migrations');
-  for (const f of fs.readdirSync(migrations).filter((f) => f.endsWith('.js')).sort()) h.update(f).update(fs.readFileSync(path.join(migrations, f)));
+  for (const f of fs
+    .readdirSync(migrations)
+    .filter((f) => f.endsWith('.js'))
+    .sort())
+    h.update(f).update(fs.readFileSync(path.join(migrations, f)));
   h.update(fs.readFileSync(path.join(root, 'dist/src/db/migrate.js')));
   h.update(fs.readFileSync(path.join(root, 'dist/bench/seed.js')));
   return h.digest('hex').slice(0, 12);
@@ -57,11 +61,22 @@ async function pgAdmin<T>(base: string, fn: (c: pg.Client) => Promise<T>): Promi
   }
 }
 
-async function seed(database: Database, name: string, dialect: Dialect, sizes: AccountSize[], log: (m: string) => void): Promise<Dataset> {
+async function seed(
+  database: Database,
+  name: string,
+  dialect: Dialect,
+  sizes: AccountSize[],
+  log: (m: string) => void,
+): Promise<Dataset> {
   const { clientId, clientSecret } = await createBenchClient(database);
   const accounts: SeededAccount[] = [];
   for (const [i, size] of sizes.entries()) accounts.push(await seedAccount(database, i + 1, size, clientId, log));
-  const jobs = await database.db.selectFrom('jobs').select('id').where('account_id', '=', accounts[0].accountId).orderBy('id').execute();
+  const jobs = await database.db
+    .selectFrom('jobs')
+    .select('id')
+    .where('account_id', '=', accounts[0].accountId)
+    .orderBy('id')
+    .execute();
   const step = Math.max(1, Math.floor(jobs.length / 2000));
   const jobIds = jobs.filter((_, i) => i % step === 0).map((j) => j.id);
   return { name, dialect, accounts, clientId, clientSecret, jobIds };
@@ -71,7 +86,13 @@ async function seed(database: Database, name: string, dialect: Dialect, sizes: A
  * The dataset `name`, seeded once and cached in `.bench/` (SQLite) or as a PostgreSQL template
  * database named after the cache key; a fresh clone seeds it on its first run.
  */
-export async function dataset(root: string, name: string, sizes: AccountSize[], databaseUrl: string | undefined, log: (m: string) => void): Promise<Dataset> {
+export async function dataset(
+  root: string,
+  name: string,
+  sizes: AccountSize[],
+  databaseUrl: string | undefined,
+  log: (m: string) => void,
+): Promise<Dataset> {
   const dialect: Dialect = databaseUrl ? 'postgres' : 'sqlite';
   const key = cacheKey(root, dialect, sizes);
   const dir = path.join(root, '.bench');
@@ -79,7 +100,9 @@ export async function dataset(root: string, name: string, sizes: AccountSize[], 
   const meta = path.join(dir, `${dialect}-${name}-${key}.json`);
   if (fs.existsSync(meta)) return JSON.parse(fs.readFileSync(meta, 'utf8')) as Dataset;
   const started = Date.now();
-  log(`seeding ${name} (${dialect}, key ${key}): ${sizes.map((s) => `${s.users} users, ${s.jobs} jobs, ${s.visits} visits`).join(' + ')}`);
+  log(
+    `seeding ${name} (${dialect}, key ${key}): ${sizes.map((s) => `${s.users} users, ${s.jobs} jobs, ${s.visits} visits`).join(' + ')}`,
+  );
   let database: Database;
   if (databaseUrl) {
     const db = `fsmbench_${name}_${key}`;
@@ -112,7 +135,12 @@ async function sqlExec(database: Database, text: string) {
 }
 
 /** Copies the cached dataset for one server run (a file copy, or CREATE DATABASE ... TEMPLATE). */
-export async function workingCopy(root: string, ds: Dataset, sizes: AccountSize[], databaseUrl: string | undefined): Promise<WorkingCopy> {
+export async function workingCopy(
+  root: string,
+  ds: Dataset,
+  sizes: AccountSize[],
+  databaseUrl: string | undefined,
+): Promise<WorkingCopy> {
   const key = cacheKey(root, ds.dialect, sizes);
   if (databaseUrl) {
     // Named after the checkout too: benches of two checkouts on one server must not drop each other's copy.
@@ -151,7 +179,12 @@ export async function issueTokens(copy: WorkingCopy, ds: Dataset) {
   const database = copy.open();
   try {
     const a = ds.accounts[0];
-    const grant = { clientId: ds.clientId, userId: a.adminId, accountId: a.accountId, permissions: [...ALL_PERMISSIONS] };
+    const grant = {
+      clientId: ds.clientId,
+      userId: a.adminId,
+      accountId: a.accountId,
+      permissions: [...ALL_PERMISSIONS],
+    };
     const now = Date.now();
     const access = await issueToken(database.db, 'access', grant, now);
     const refresh = await issueToken(database.db, 'refresh', grant, now);
@@ -165,7 +198,14 @@ export async function issueTokens(copy: WorkingCopy, ds: Dataset) {
 export async function employeeRoleOf(copy: WorkingCopy, accountId: number): Promise<number> {
   const database = copy.open();
   try {
-    return (await database.db.selectFrom('roles').select('id').where('account_id', '=', accountId).where('kind', '=', 'employee').executeTakeFirstOrThrow()).id;
+    return (
+      await database.db
+        .selectFrom('roles')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('kind', '=', 'employee')
+        .executeTakeFirstOrThrow()
+    ).id;
   } finally {
     await database.close();
   }

@@ -7,20 +7,35 @@ import pg from 'pg';
  * rows, the kept count), as prepared statements on the same driver, and nothing else.
  */
 export interface FloorDb {
-  token(hash: string): Promise<{ account_id: number; permissions: string; expires_at: number; kind: string } | undefined>;
-  users(accountId: number, limit: number, offset: number): Promise<Record<string, any>[]>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  token(
+    hash: string,
+  ): Promise<{ account_id: number; permissions: string; expires_at: number; kind: string } | undefined>;
+  users(accountId: number, limit: number, offset: number): Promise<Record<string, any>[]>;
   usersCount(accountId: number): Promise<number>;
   /** Counts the request in the token's rate-limit window (the upsert our server runs). */
   hit(bucket: string, windowStart: number): Promise<number>;
-  job(accountId: number, id: number): Promise<Record<string, any> | undefined>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  job(accountId: number, id: number): Promise<Record<string, any> | undefined>;
   /** W1's page and its kept count in one statement (the count as a column of each row), as our server reads it. */
-  usersPage(accountId: number, limit: number, offset: number): Promise<Record<string, any>[]>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  usersPage(accountId: number, limit: number, offset: number): Promise<Record<string, any>[]>;
   /** W4's least: the users inserted in one transaction (one statement), their rows back. */
-  insertUsers(rows: Record<string, unknown>[]): Promise<Record<string, any>[]>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  insertUsers(rows: Record<string, unknown>[]): Promise<Record<string, any>[]>;
 }
 
 /** The columns W4's users set, in the order of the insert below. */
-export const USER_COLUMNS = ['account_id', 'first_name', 'last_name', 'email', 'mobile', 'hourly_rate', 'is_assignable', 'role_id', 'active', 'deleted', 'created', 'modified'];
+export const USER_COLUMNS = [
+  'account_id',
+  'first_name',
+  'last_name',
+  'email',
+  'mobile',
+  'hourly_rate',
+  'is_assignable',
+  'role_id',
+  'active',
+  'deleted',
+  'created',
+  'modified',
+];
 const insertUsers = (n: number, p: (i: number) => string) =>
   `insert into users (${USER_COLUMNS.join(', ')}) values ${Array.from({ length: n }, (_, r) => `(${USER_COLUMNS.map((_, c) => p(r * USER_COLUMNS.length + c + 1)).join(', ')})`).join(', ')} returning *`;
 
@@ -32,7 +47,10 @@ const USERS = `select id, first_name, last_name, company_name, email, phone, mob
   role_id, status_message, status_timestamp, account_id, deleted from users where account_id = $1 order by account_id asc, id asc limit $2 offset $3`;
 const COUNT = `select value from counters where account_id = $1 and name = 'rows:users'`;
 /** The page with the kept row count (the sum of the table's count slots, migration 012) as a column. */
-const PAGE = USERS.replace(' from users where', ` , (select sum(value) from row_counts where account_id = $1 and tbl = 'users') as kept_count from users where`);
+const PAGE = USERS.replace(
+  ' from users where',
+  ` , (select sum(value) from row_counts where account_id = $1 and tbl = 'users') as kept_count from users where`,
+);
 const HIT = `insert into rate_limits (bucket, window_start, hits) values ($1, $2, 1)
   on conflict (bucket) do update set
     hits = case when excluded.window_start > rate_limits.window_start then 1 else rate_limits.hits + 1 end,
@@ -89,7 +107,11 @@ export function postgresFloor(url: string): FloorDb {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const { rows: made } = await client.query({ name: `insert${rows.length}`, text: insertUsers(rows.length, (i) => `$${i}`), values: rows.flatMap((r) => USER_COLUMNS.map((c) => r[c])) });
+        const { rows: made } = await client.query({
+          name: `insert${rows.length}`,
+          text: insertUsers(rows.length, (i) => `$${i}`),
+          values: rows.flatMap((r) => USER_COLUMNS.map((c) => r[c])),
+        });
         await client.query('commit');
         return made;
       } catch (err) {
@@ -99,7 +121,12 @@ export function postgresFloor(url: string): FloorDb {
         client.release();
       }
     },
-    usersPage: (a, l, o) => q('page', PAGE.replace('where account_id = $1 order', 'where account_id >= $1 and account_id <= $1 order'), [a, l, o]),
+    usersPage: (a, l, o) =>
+      q('page', PAGE.replace('where account_id = $1 order', 'where account_id >= $1 and account_id <= $1 order'), [
+        a,
+        l,
+        o,
+      ]),
   };
 }
 
@@ -113,19 +140,48 @@ function members(pairs: [string, unknown][]): Record<string, unknown> {
   return o;
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 export const userItem = (r: Record<string, any>) => ({
-  id: r.id, firstName: r.first_name, lastName: r.last_name, companyName: r.company_name, email: r.email, phone: r.phone,
-  mobile: r.mobile, hourlyRate: r.hourly_rate === null ? null : Number(r.hourly_rate), active: Number(r.active), colour: r.colour,
-  isAssignable: r.is_assignable === 1, role: { id: r.role_id },
-  status: members([['message', r.status_message], ['timestamp', r.status_timestamp]]), account: { id: r.account_id }, deleted: r.deleted === 1,
+  id: r.id,
+  firstName: r.first_name,
+  lastName: r.last_name,
+  companyName: r.company_name,
+  email: r.email,
+  phone: r.phone,
+  mobile: r.mobile,
+  hourlyRate: r.hourly_rate === null ? null : Number(r.hourly_rate),
+  active: Number(r.active),
+  colour: r.colour,
+  isAssignable: r.is_assignable === 1,
+  role: { id: r.role_id },
+  status: members([
+    ['message', r.status_message],
+    ['timestamp', r.status_timestamp],
+  ]),
+  account: { id: r.account_id },
+  deleted: r.deleted === 1,
 });
 
 export const jobItem = (r: Record<string, any>) => ({
-  id: r.id, title: r.title, reference: r.reference, description: r.description, client: r.client_id === null ? null : { id: r.client_id },
-  status: { id: r.status_id }, priority: r.priority, orderNumber: r.order_number,
-  address: members([['line1', r.address_line1], ['line2', r.address_line2], ['city', r.address_city], ['region', r.address_region],
-    ['postcode', r.address_postcode], ['country', r.address_country]]),
-  dueDate: r.due_date, createdBy: r.created_by === null ? null : { id: r.created_by }, account: { id: r.account_id },
-  created: iso(r.created), modified: iso(r.modified), deleted: r.deleted === 1,
+  id: r.id,
+  title: r.title,
+  reference: r.reference,
+  description: r.description,
+  client: r.client_id === null ? null : { id: r.client_id },
+  status: { id: r.status_id },
+  priority: r.priority,
+  orderNumber: r.order_number,
+  address: members([
+    ['line1', r.address_line1],
+    ['line2', r.address_line2],
+    ['city', r.address_city],
+    ['region', r.address_region],
+    ['postcode', r.address_postcode],
+    ['country', r.address_country],
+  ]),
+  dueDate: r.due_date,
+  createdBy: r.created_by === null ? null : { id: r.created_by },
+  account: { id: r.account_id },
+  created: iso(r.created),
+  modified: iso(r.modified),
+  deleted: r.deleted === 1,
 });

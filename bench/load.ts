@@ -31,7 +31,16 @@ export interface Workload {
   itemsPerRequest?: number;
 }
 
-const PERCENTILES: [string, number][] = [['p2_5', 2.5], ['p50', 50], ['p75', 75], ['p90', 90], ['p97_5', 97.5], ['p99', 99], ['p99_9', 99.9], ['p99_99', 99.99]];
+const PERCENTILES: [string, number][] = [
+  ['p2_5', 2.5],
+  ['p50', 50],
+  ['p75', 75],
+  ['p90', 90],
+  ['p97_5', 97.5],
+  ['p99', 99],
+  ['p99_9', 99.9],
+  ['p99_99', 99.99],
+];
 
 async function fire(url: string, w: Workload, connections: number, duration: number): Promise<Result> {
   const request: Request = {

@@ -32,8 +32,13 @@ export function installDirectus(root: string, log: (m: string) => void): string 
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'bench-peer-directus', private: true }));
   log(`installing directus@${DIRECTUS_VERSION} into .bench/peers/directus (once)`);
-  const r = spawnSync('npm', ['install', `directus@${DIRECTUS_VERSION}`, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'inherit', timeout: 30 * 60_000 });
-  if (r.status !== 0 || !fs.existsSync(cli)) throw new Error(`installing directus failed (npm exit ${r.status ?? r.signal})`);
+  const r = spawnSync(
+    'npm',
+    ['install', `directus@${DIRECTUS_VERSION}`, '--no-audit', '--no-fund', '--loglevel=error'],
+    { cwd: dir, stdio: 'inherit', timeout: 30 * 60_000 },
+  );
+  if (r.status !== 0 || !fs.existsSync(cli))
+    throw new Error(`installing directus failed (npm exit ${r.status ?? r.signal})`);
   return cli;
 }
 
@@ -64,8 +69,13 @@ async function peerDatabase(root: string, databaseUrl: string | undefined): Prom
           await client.connect();
         }
         const cols = Object.keys(rows[0]);
-        const types = await client.query(`select column_name, data_type from information_schema.columns where table_name = $1`, [table]);
-        const typeOf = new Map(types.rows.map((r: { column_name: string; data_type: string }) => [r.column_name, r.data_type]));
+        const types = await client.query(
+          `select column_name, data_type from information_schema.columns where table_name = $1`,
+          [table],
+        );
+        const typeOf = new Map(
+          types.rows.map((r: { column_name: string; data_type: string }) => [r.column_name, r.data_type]),
+        );
         // One statement per 5,000 rows: each column as an array, unnested.
         for (let i = 0; i < rows.length; i += 5000) {
           const chunk = rows.slice(i, i + 5000);
@@ -98,7 +108,9 @@ async function peerDatabase(root: string, databaseUrl: string | undefined): Prom
       const db = new Sqlite(file);
       db.pragma('busy_timeout = 10000');
       const cols = Object.keys(rows[0]);
-      const stmt = db.prepare(`insert into ${table} (${cols.join(', ')}) values (${cols.map((c) => `@${c}`).join(', ')})`);
+      const stmt = db.prepare(
+        `insert into ${table} (${cols.join(', ')}) values (${cols.map((c) => `@${c}`).join(', ')})`,
+      );
       db.transaction(() => rows.forEach((r) => stmt.run(r)))();
       db.close();
     },
@@ -125,7 +137,10 @@ export interface Peer {
 async function api(base: string, token: string | undefined, method: string, url: string, body?: unknown) {
   const res = await fetch(`${base}${url}`, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
@@ -134,16 +149,34 @@ async function api(base: string, token: string | undefined, method: string, url:
 }
 
 /** The `jobs` collection: the columns our jobs rows have that W3 returns, as Directus fields. */
-const JOB_FIELDS = ['title', 'description', 'priority', 'order_number', 'due_date', 'address_line1', 'address_city', 'address_postcode', 'address_country'];
+const JOB_FIELDS = [
+  'title',
+  'description',
+  'priority',
+  'order_number',
+  'due_date',
+  'address_line1',
+  'address_city',
+  'address_postcode',
+  'address_country',
+];
 
 /** Bootstraps, starts and seeds Directus on a fresh database; the caller measures and closes it. */
-export async function startDirectus(root: string, databaseUrl: string | undefined, port: number, log: (m: string) => void): Promise<Peer> {
+export async function startDirectus(
+  root: string,
+  databaseUrl: string | undefined,
+  port: number,
+  log: (m: string) => void,
+): Promise<Peer> {
   const cli = installDirectus(root, log);
   const db = await peerDatabase(root, databaseUrl);
   const work = path.join(peerDir(root), 'work');
   fs.mkdirSync(path.join(work, 'uploads'), { recursive: true });
   fs.mkdirSync(path.join(work, 'extensions'), { recursive: true });
-  fs.writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'bench-peer-directus-work', private: true }));
+  fs.writeFileSync(
+    path.join(work, 'package.json'),
+    JSON.stringify({ name: 'bench-peer-directus-work', private: true }),
+  );
   const env: Record<string, string> = {
     ...db.env,
     NODE_ENV: 'production',
@@ -164,10 +197,19 @@ export async function startDirectus(root: string, databaseUrl: string | undefine
     EXTENSIONS_PATH: path.join(work, 'extensions'),
   };
   log('directus: bootstrap');
-  const boot = spawnSync(process.execPath, [cli, 'bootstrap'], { cwd: work, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 180_000 });
-  if (boot.status !== 0) throw new Error(`directus bootstrap failed: ${boot.stdout.slice(-1500)}${boot.stderr.slice(-1500)}`);
+  const boot = spawnSync(process.execPath, [cli, 'bootstrap'], {
+    cwd: work,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
+  if (boot.status !== 0)
+    throw new Error(`directus bootstrap failed: ${boot.stdout.slice(-1500)}${boot.stderr.slice(-1500)}`);
   // Polled: at LOG_LEVEL=warn it prints no line when it is ready (info would log every request).
-  const server = await startProcess(work, cli, env, { scriptArgs: ['start'], readyUrl: `http://127.0.0.1:${port}/server/ping` });
+  const server = await startProcess(work, cli, env, {
+    scriptArgs: ['start'],
+    readyUrl: `http://127.0.0.1:${port}/server/ping`,
+  });
   try {
     const base = server.url;
     const login = await api(base, undefined, 'POST', '/auth/login', ADMIN);
@@ -177,8 +219,18 @@ export async function startDirectus(root: string, databaseUrl: string | undefine
       meta: {},
       schema: {},
       fields: [
-        { field: 'id', type: 'integer', meta: { hidden: true, readonly: true }, schema: { is_primary_key: true, has_auto_increment: true } },
-        ...JOB_FIELDS.map((field) => ({ field, type: field === 'description' ? 'text' : 'string', meta: {}, schema: {} })),
+        {
+          field: 'id',
+          type: 'integer',
+          meta: { hidden: true, readonly: true },
+          schema: { is_primary_key: true, has_auto_increment: true },
+        },
+        ...JOB_FIELDS.map((field) => ({
+          field,
+          type: field === 'description' ? 'text' : 'string',
+          meta: {},
+          schema: {},
+        })),
         { field: 'client_id', type: 'integer', meta: {}, schema: {} },
       ],
     });
@@ -189,15 +241,29 @@ export async function startDirectus(root: string, databaseUrl: string | undefine
     const r = rng(7);
     const users = Array.from({ length: USERS }, (_, i) => {
       const u = userItem(r, 1);
-      return { id: crypto.randomUUID(), first_name: u.firstName, last_name: u.lastName, email: `${i}.${u.email}`, status: 'active', provider: 'default' };
+      return {
+        id: crypto.randomUUID(),
+        first_name: u.firstName,
+        last_name: u.lastName,
+        email: `${i}.${u.email}`,
+        status: 'active',
+        provider: 'default',
+      };
     });
     await db.insert('directus_users', users);
     const clientIds = Array.from({ length: 1000 }, (_, i) => i + 1);
     const jobs = Array.from({ length: JOBS }, () => {
       const j = jobItem(r, clientIds);
       return {
-        title: j.title, description: j.description, priority: j.priority, order_number: null, due_date: j.dueDate,
-        address_line1: j.address.line1, address_city: j.address.city, address_postcode: j.address.postcode, address_country: j.address.country,
+        title: j.title,
+        description: j.description,
+        priority: j.priority,
+        order_number: null,
+        due_date: j.dueDate,
+        address_line1: j.address.line1,
+        address_city: j.address.city,
+        address_postcode: j.address.postcode,
+        address_country: j.address.country,
         client_id: j.client?.id ?? null,
       };
     });
@@ -210,9 +276,13 @@ export async function startDirectus(root: string, databaseUrl: string | undefine
     const w1: Workload = { headers, path: '/users?limit=50' };
     const w3: Workload = { headers, path: () => `/items/jobs/${1 + Math.floor(pickJob() * (JOBS / 2))}` };
     const bytes = { w1: 0, w3: 0 };
-    for (const [key, p] of [['w1', w1.path as string], ['w3', '/items/jobs/1']] as const) {
+    for (const [key, p] of [
+      ['w1', w1.path as string],
+      ['w3', '/items/jobs/1'],
+    ] as const) {
       const res = await fetch(`${base}${p}`, { headers });
-      if (res.status !== 200) throw new Error(`directus ${p} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+      if (res.status !== 200)
+        throw new Error(`directus ${p} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
       bytes[key] = (await res.arrayBuffer()).byteLength;
     }
     return {

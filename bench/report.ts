@@ -14,7 +14,7 @@ export function table(rows: Row[]): string {
   const head = ['workload', 'requests/s', 'items/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB'];
   const lines = rows.map((r) => [
     r.label,
-    r.m ? num(r.m.requestsPerSecond) : r.note ?? 'unavailable',
+    r.m ? num(r.m.requestsPerSecond) : (r.note ?? 'unavailable'),
     num(r.m?.itemsPerSecond),
     num(r.m?.p50, 1),
     num(r.m?.p99, 1),
@@ -22,8 +22,13 @@ export function table(rows: Row[]): string {
     num(r.rssMb),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const fmt = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
-  return [fmt(head), `|${widths.map((w, i) => (i === 0 ? ':' : '') + '-'.repeat(w + 1) + (i === 0 ? '' : ':')).join('|')}|`, ...lines.map(fmt)].join('\n');
+  const fmt = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
+  return [
+    fmt(head),
+    `|${widths.map((w, i) => (i === 0 ? ':' : '') + '-'.repeat(w + 1) + (i === 0 ? '' : ':')).join('|')}|`,
+    ...lines.map(fmt),
+  ].join('\n');
 }
 
 export interface Target {
@@ -35,11 +40,25 @@ export interface Target {
 
 export function targets(ts: Target[]): string {
   return ts
-    .map((t) => `${t.value === undefined ? 'n/a    ' : t.ok(t.value) ? 'met    ' : 'NOT met'}  ${t.name}: ${t.value === undefined ? 'not measured' : t.value.toFixed(2)} (target ${t.want})`)
+    .map(
+      (t) =>
+        `${t.value === undefined ? 'n/a    ' : t.ok(t.value) ? 'met    ' : 'NOT met'}  ${t.name}: ${t.value === undefined ? 'not measured' : t.value.toFixed(2)} (target ${t.want})`,
+    )
     .join('\n');
 }
 
-const COLOURS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#4b5563', '#ca8a04', '#db2777', '#65a30d'];
+const COLOURS = [
+  '#2563eb',
+  '#dc2626',
+  '#16a34a',
+  '#9333ea',
+  '#ea580c',
+  '#0891b2',
+  '#4b5563',
+  '#ca8a04',
+  '#db2777',
+  '#65a30d',
+];
 
 /**
  * The latency distribution of every measured series as an SVG line chart: percentile (x, spaced
@@ -58,17 +77,24 @@ export function latencyChart(title: string, series: { label: string; m: Measurem
   const yMin = Math.pow(10, Math.floor(Math.log10(Math.min(...all))));
   const yMax = Math.pow(10, Math.ceil(Math.log10(Math.max(...all))));
   const X = (p: number) => L + ((W - L - R) * xs(p)) / xMax;
-  const Y = (v: number) => T + (H - T - B) * (1 - (Math.log10(Math.max(v, 0.1)) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin)));
+  const Y = (v: number) =>
+    T + (H - T - B) * (1 - (Math.log10(Math.max(v, 0.1)) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin)));
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
     `<text x="${L}" y="24" font-size="15" font-weight="bold">${escape(title)}</text>`,
   ];
   for (const p of [0, 50, 90, 99, 99.9, 99.99]) {
-    out.push(`<line x1="${X(p)}" x2="${X(p)}" y1="${T}" y2="${H - B}" stroke="#e5e7eb"/>`, `<text x="${X(p)}" y="${H - B + 18}" text-anchor="middle">p${p}</text>`);
+    out.push(
+      `<line x1="${X(p)}" x2="${X(p)}" y1="${T}" y2="${H - B}" stroke="#e5e7eb"/>`,
+      `<text x="${X(p)}" y="${H - B + 18}" text-anchor="middle">p${p}</text>`,
+    );
   }
   for (let v = yMin; v <= yMax; v *= 10) {
-    out.push(`<line x1="${L}" x2="${W - R}" y1="${Y(v)}" y2="${Y(v)}" stroke="#e5e7eb"/>`, `<text x="${L - 6}" y="${Y(v) + 4}" text-anchor="end">${v >= 1 ? v : v.toFixed(1)} ms</text>`);
+    out.push(
+      `<line x1="${L}" x2="${W - R}" y1="${Y(v)}" y2="${Y(v)}" stroke="#e5e7eb"/>`,
+      `<text x="${L - 6}" y="${Y(v) + 4}" text-anchor="end">${v >= 1 ? v : v.toFixed(1)} ms</text>`,
+    );
   }
   out.push(`<text x="${(L + W - R) / 2}" y="${H - 10}" text-anchor="middle">percentile of requests</text>`);
   series.forEach((s, i) => {
@@ -76,7 +102,10 @@ export function latencyChart(title: string, series: { label: string; m: Measurem
     const pts = s.m.percentiles.map(([p, v]) => `${X(p).toFixed(1)},${Y(v).toFixed(1)}`).join(' ');
     const dash = i >= COLOURS.length ? ' stroke-dasharray="6 3"' : '';
     out.push(`<polyline fill="none" stroke="${c}" stroke-width="2"${dash} points="${pts}"/>`);
-    out.push(`<rect x="${W - R + 15}" y="${T + i * 20}" width="12" height="12" fill="${c}"/>`, `<text x="${W - R + 32}" y="${T + i * 20 + 10}">${escape(s.label)}</text>`);
+    out.push(
+      `<rect x="${W - R + 15}" y="${T + i * 20}" width="12" height="12" fill="${c}"/>`,
+      `<text x="${W - R + 32}" y="${T + i * 20 + 10}">${escape(s.label)}</text>`,
+    );
   });
   out.push('</svg>');
   return out.join('\n');

@@ -21,7 +21,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const databaseUrl = process.env.DATABASE_URL || undefined;
 const dialect = databaseUrl ? 'postgres' : 'sqlite';
 const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
-const load: LoadSettings = { connections: env('BENCH_CONNECTIONS', 20), duration: env('BENCH_DURATION', 6), warmup: env('BENCH_WARMUP', 2) };
+const load: LoadSettings = {
+  connections: env('BENCH_CONNECTIONS', 20),
+  duration: env('BENCH_DURATION', 6),
+  warmup: env('BENCH_WARMUP', 2),
+};
 const logLevel = process.env.BENCH_LOG_LEVEL ?? 'warn';
 /**
  * One token drives thousands of requests a second, far past the per-token limit (600 a minute), so
@@ -43,13 +47,19 @@ if (peer !== undefined && peer !== 'directus') throw new Error(`unknown peer '${
 // Webhook receivers of the W4 webhook row listen on 127.0.0.1.
 const RATE_LIMITS = { RATE_LIMIT_API: '1000000000', RATE_LIMIT_AUTH: '1000000000', WEBHOOKS_ALLOW_PRIVATE_URLS: '1' };
 
-const account = (users: number, clients: number, jobs: number, visits: number): AccountSize => ({ users, clients, jobs, visits });
+const account = (users: number, clients: number, jobs: number, visits: number): AccountSize => ({
+  users,
+  clients,
+  jobs,
+  visits,
+});
 // Two accounts of each size, so every query really filters by tenant.
 const MAIN = [account(10_000, 1_000, 100_000, 200_000), account(10_000, 1_000, 100_000, 200_000)];
 const SMALL = [account(1_000, 100, 1_000, 0), account(1_000, 100, 1_000, 0)];
 const LARGE = [account(100_000, 1_000, 100_000, 0), account(100_000, 1_000, 100_000, 0)];
 
-const ratio = (a?: Measurement, b?: Measurement, f: (m: Measurement) => number = (m) => m.requestsPerSecond) => (a && b ? f(a) / f(b) : undefined);
+const ratio = (a?: Measurement, b?: Measurement, f: (m: Measurement) => number = (m) => m.requestsPerSecond) =>
+  a && b ? f(a) / f(b) : undefined;
 const f2 = (v?: number) => (v === undefined ? 'n/a' : v.toFixed(2));
 const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
 const W1 = '/users?recordsPerPage=50';
@@ -67,12 +77,27 @@ function freePort(): Promise<number> {
 }
 
 /** The node flags of `npm start` (package.json): our server runs here as it runs there. */
-const startFlags = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
-  .split(/\s+/).filter((a) => a.startsWith('--'));
+const startFlags = (
+  JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start
+  .split(/\s+/)
+  .filter((a) => a.startsWith('--'));
 
 async function startOurs(copyEnv: Record<string, string | undefined>, workers = 1): Promise<RunningServer> {
   const port = await freePort();
-  return startProcess(root, 'dist/src/server.js', { ...copyEnv, HOST: '127.0.0.1', PORT: String(port), WORKERS: String(workers), LOG_LEVEL: logLevel, ...RATE_LIMITS }, { workers, args: [...startFlags, ...nodeArgs] });
+  return startProcess(
+    root,
+    'dist/src/server.js',
+    {
+      ...copyEnv,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      WORKERS: String(workers),
+      LOG_LEVEL: logLevel,
+      ...RATE_LIMITS,
+    },
+    { workers, args: [...startFlags, ...nodeArgs] },
+  );
 }
 
 const pickN = <T>(r: () => number, xs: T[], n: number): T[] => {
@@ -83,15 +108,24 @@ const pickN = <T>(r: () => number, xs: T[], n: number): T[] => {
 
 /** Turns of one workload as one measurement: rates and latencies averaged over equal-length turns. */
 /** One turn of interleaved measurements: half the row duration, the warm-up in the first round only. */
-const turnOf = (load: LoadSettings, round: number): LoadSettings => ({ ...load, duration: Math.max(2, Math.round(load.duration / 2)), warmup: round === 0 ? load.warmup : 0 });
+const turnOf = (load: LoadSettings, round: number): LoadSettings => ({
+  ...load,
+  duration: Math.max(2, Math.round(load.duration / 2)),
+  warmup: round === 0 ? load.warmup : 0,
+});
 
 function mergeTurns(ms: Measurement[]): Measurement | undefined {
   if (!ms.length) return undefined;
   const avg = (f: (m: Measurement) => number) => ms.reduce((a, m) => a + f(m), 0) / ms.length;
   const items = ms[0].itemsPerSecond === undefined ? undefined : avg((m) => m.itemsPerSecond!);
   return {
-    requestsPerSecond: avg((m) => m.requestsPerSecond), itemsPerSecond: items, p50: avg((m) => m.p50), p99: Math.max(...ms.map((m) => m.p99)),
-    mean: avg((m) => m.mean), errors: ms.reduce((a, m) => a + m.errors, 0), percentiles: ms[0].percentiles.map(([p], i) => [p, avg((m) => m.percentiles[i][1])]),
+    requestsPerSecond: avg((m) => m.requestsPerSecond),
+    itemsPerSecond: items,
+    p50: avg((m) => m.p50),
+    p99: Math.max(...ms.map((m) => m.p99)),
+    mean: avg((m) => m.mean),
+    errors: ms.reduce((a, m) => a + m.errors, 0),
+    percentiles: ms[0].percentiles.map(([p], i) => [p, avg((m) => m.percentiles[i][1])]),
   };
 }
 
@@ -105,13 +139,36 @@ function workloads(ds: Dataset, token: string) {
     W1: { headers, path: W1 },
     W2: { headers, path: W2 },
     W3: { headers, path: () => `/jobs/${ds.jobIds[Math.floor(r() * ds.jobIds.length)]}` },
-    W4: { method: 'POST', headers: json, path: '/users', itemsPerRequest: 10, body: () => JSON.stringify({ users: Array.from({ length: 10 }, () => userItem(r, accountId)) }) },
+    W4: {
+      method: 'POST',
+      headers: json,
+      path: '/users',
+      itemsPerRequest: 10,
+      body: () => JSON.stringify({ users: Array.from({ length: 10 }, () => userItem(r, accountId)) }),
+    },
     // W4 again with a fresh Idempotency-Key on every request: the cost of keeping the answers.
-    W4k: { method: 'POST', headers: json, path: '/users', itemsPerRequest: 10, requestHeaders: () => ({ 'idempotency-key': `bench-${++keys}-${Math.floor(r() * 1e9)}` }), body: () => JSON.stringify({ users: Array.from({ length: 10 }, () => userItem(r, accountId)) }) },
+    W4k: {
+      method: 'POST',
+      headers: json,
+      path: '/users',
+      itemsPerRequest: 10,
+      requestHeaders: () => ({ 'idempotency-key': `bench-${++keys}-${Math.floor(r() * 1e9)}` }),
+      body: () => JSON.stringify({ users: Array.from({ length: 10 }, () => userItem(r, accountId)) }),
+    },
     W5: {
-      method: 'PATCH', headers: json, path: '/jobs', itemsPerRequest: 10,
+      method: 'PATCH',
+      headers: json,
+      path: '/jobs',
+      itemsPerRequest: 10,
       // jobIds[0] is left alone: its W3 answer is compared with the floor's after W5 ran.
-      body: () => JSON.stringify({ jobs: pickN(r, ds.jobIds.slice(1), 10).map((id) => ({ id, priority: ['low', 'normal', 'high', 'urgent'][Math.floor(r() * 4)], orderNumber: `PO-${Math.floor(r() * 1e6)}` })) }),
+      body: () =>
+        JSON.stringify({
+          jobs: pickN(r, ds.jobIds.slice(1), 10).map((id) => ({
+            id,
+            priority: ['low', 'normal', 'high', 'urgent'][Math.floor(r() * 4)],
+            orderNumber: `PO-${Math.floor(r() * 1e6)}`,
+          })),
+        }),
     },
   };
   return w;
@@ -119,7 +176,12 @@ function workloads(ds: Dataset, token: string) {
 
 /** W6: the refresh-token grant, when the authorization server answers it. */
 async function refreshWorkload(base: string, ds: Dataset, refresh: string): Promise<Workload | string> {
-  const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refresh, client_id: ds.clientId, client_secret: ds.clientSecret }).toString();
+  const body = new URLSearchParams({
+    grant_type: 'refresh_token',
+    refresh_token: refresh,
+    client_id: ds.clientId,
+    client_secret: ds.clientSecret,
+  }).toString();
   const headers = { 'content-type': 'application/x-www-form-urlencoded' };
   const res = await fetch(`${base}/oauth2/token`, { method: 'POST', headers, body });
   const text = await res.text();
@@ -144,7 +206,10 @@ async function main() {
     results[key] = m;
     rows.push({ label, m, rssMb, note });
     if (m) chart.push({ label, m });
-    if (m) log(`${label}: ${m.requestsPerSecond.toFixed(0)} req/s${m.itemsPerSecond ? ` (${m.itemsPerSecond.toFixed(0)} items/s)` : ''}, p50 ${m.p50} ms, p99 ${m.p99} ms, ${m.errors} errors`);
+    if (m)
+      log(
+        `${label}: ${m.requestsPerSecond.toFixed(0)} req/s${m.itemsPerSecond ? ` (${m.itemsPerSecond.toFixed(0)} items/s)` : ''}, p50 ${m.p50} ms, p99 ${m.p99} ms, ${m.errors} errors`,
+      );
     else log(`${label}: ${note}`);
   };
 
@@ -155,7 +220,10 @@ async function main() {
   const w = workloads(main, tokens.access);
   let server = await startOurs(copy.env);
   const w3Fixed = `/jobs/${main.jobIds[0]}`;
-  const captured = { w1: await capture(server.url, W1, w.W1.headers), w3: await capture(server.url, w3Fixed, w.W1.headers) };
+  const captured = {
+    w1: await capture(server.url, W1, w.W1.headers),
+    w3: await capture(server.url, w3Fixed, w.W1.headers),
+  };
   let peak = 0;
   const bytesFile = path.join(root, '.bench', 'run', 'captured.json');
   fs.writeFileSync(bytesFile, JSON.stringify(captured));
@@ -163,13 +231,24 @@ async function main() {
   // W1 and W3 take turns with the bytes ceiling (both processes up), as the write costs below do:
   // measured minutes apart, the ceiling alone moved by up to 70 % between runs of one day
   // (30,795–53,160 req/s for W3), and with it the ratios the targets are set on.
-  const bytes = runs('ceilings') && (runs('W1') || runs('W3'))
-    ? await startProcess(root, 'dist/bench/ceiling.js', { CEILING_MODE: 'bytes', CEILING_BYTES: bytesFile, PORT: await ceilingPort() })
-    : undefined;
+  const bytes =
+    runs('ceilings') && (runs('W1') || runs('W3'))
+      ? await startProcess(root, 'dist/bench/ceiling.js', {
+          CEILING_MODE: 'bytes',
+          CEILING_BYTES: bytesFile,
+          PORT: await ceilingPort(),
+        })
+      : undefined;
   const READ_ROUNDS = 3;
   for (const key of ['W1', 'W2', 'W3', 'W4', 'W5'] as const) {
     if (!runs(key)) continue;
-    const label = { W1: 'W1 GET /users', W2: 'W2 GET /jobs?where=title~pump', W3: 'W3 GET /jobs/ID', W4: 'W4 POST /users (10 items)', W5: 'W5 PATCH /jobs (10 items)' }[key];
+    const label = {
+      W1: 'W1 GET /users',
+      W2: 'W2 GET /jobs?where=title~pump',
+      W3: 'W3 GET /jobs/ID',
+      W4: 'W4 POST /users (10 items)',
+      W5: 'W5 PATCH /jobs (10 items)',
+    }[key];
     if (bytes && (key === 'W1' || key === 'W3')) {
       const ours: Measurement[] = [];
       const ceilings: Measurement[] = [];
@@ -198,7 +277,8 @@ async function main() {
   let webhookNote = 'skipped';
   if (runs('W4k') || runs('W4hook')) {
     const rx = await startBenchReceiver();
-    const api = (method: string, url: string, body: unknown) => fetch(`${server.url}${url}`, { method, headers: w.W4.headers, body: JSON.stringify(body) });
+    const api = (method: string, url: string, body: unknown) =>
+      fetch(`${server.url}${url}`, { method, headers: w.W4.headers, body: JSON.stringify(body) });
     const made = await api('POST', '/webhooks', { webhooks: [{ url: rx.url, events: ['*'], active: false }] });
     const hook = (await made.json()) as { webhooks?: { id: number }[] };
     if (made.status !== 200 || !hook.webhooks) throw new Error(`webhook not created: ${made.status}`);
@@ -234,7 +314,10 @@ async function main() {
         : 'no deliveries';
       log(`webhook deliveries: ${webhookNote}`);
     }
-    await fetch(`${server.url}/webhooks/${hookId}`, { method: 'DELETE', headers: { authorization: w.W4.headers.authorization, 'x-version': '1.0' } });
+    await fetch(`${server.url}/webhooks/${hookId}`, {
+      method: 'DELETE',
+      headers: { authorization: w.W4.headers.authorization, 'x-version': '1.0' },
+    });
     await rx.close();
   }
   const w6 = runs('W6') ? await refreshWorkload(server.url, main, tokens.refresh) : 'skipped';
@@ -252,26 +335,48 @@ async function main() {
   let sameW1Shape = false;
   let sameLeanW3 = false;
   if (runs('ceilings')) {
-  let ceiling = await startProcess(root, 'dist/bench/ceiling.js', { ...copy.env, ...RATE_LIMITS, CEILING_MODE: 'floor', PORT: await ceilingPort() }, { args: nodeArgs });
-  const floorW1 = await capture(ceiling.url, W1, w.W1.headers);
-  const floorW3 = await capture(ceiling.url, w3Fixed, w.W1.headers);
-  // The floor's answers only count as a ceiling if they are what we answer (W4 added users since: compare the first page's ids and shape on W3).
-  sameW3 = floorW3.body === captured.w3.body;
-  record('W1floor', 'W1 ceiling: floor', await measure(ceiling.url, w.W1, load), ceiling.peakRss().max);
-  record('W3floor', 'W3 ceiling: floor', await measure(ceiling.url, w.W3, load), ceiling.peakRss().max);
-  await ceiling.stop();
-  // One statement per request, authentication in memory: what no correct server reading the database does less than.
-  const tokenAccounts = JSON.stringify([[createHash('sha256').update(tokens.access).digest('hex'), main.accounts[0].accountId]]);
-  const employeeRole = JSON.stringify([[main.accounts[0].accountId, await employeeRoleOf(copy, main.accounts[0].accountId)]]);
-  ceiling = await startProcess(root, 'dist/bench/ceiling.js', { ...copy.env, CEILING_MODE: 'one-statement', CEILING_TOKENS: tokenAccounts, CEILING_ROLES: employeeRole, PORT: await ceilingPort() }, { args: nodeArgs });
-  const leanW3 = await capture(ceiling.url, w3Fixed, w.W1.headers);
-  sameLeanW3 = leanW3.body === captured.w3.body;
-  record('W1lean', 'W1 ceiling: one statement', await measure(ceiling.url, w.W1, load), ceiling.peakRss().max);
-  record('W3lean', 'W3 ceiling: one statement', await measure(ceiling.url, w.W3, load), ceiling.peakRss().max);
-  if (runs('W4')) record('W4lean', 'W4 ceiling: one insert', await measure(ceiling.url, w.W4, load), ceiling.peakRss().max);
-  await ceiling.stop();
-  sameW1Shape = JSON.stringify(Object.keys(JSON.parse(floorW1.body).users[0])) === JSON.stringify(Object.keys(JSON.parse(captured.w1.body).users[0]));
-
+    let ceiling = await startProcess(
+      root,
+      'dist/bench/ceiling.js',
+      { ...copy.env, ...RATE_LIMITS, CEILING_MODE: 'floor', PORT: await ceilingPort() },
+      { args: nodeArgs },
+    );
+    const floorW1 = await capture(ceiling.url, W1, w.W1.headers);
+    const floorW3 = await capture(ceiling.url, w3Fixed, w.W1.headers);
+    // The floor's answers only count as a ceiling if they are what we answer (W4 added users since: compare the first page's ids and shape on W3).
+    sameW3 = floorW3.body === captured.w3.body;
+    record('W1floor', 'W1 ceiling: floor', await measure(ceiling.url, w.W1, load), ceiling.peakRss().max);
+    record('W3floor', 'W3 ceiling: floor', await measure(ceiling.url, w.W3, load), ceiling.peakRss().max);
+    await ceiling.stop();
+    // One statement per request, authentication in memory: what no correct server reading the database does less than.
+    const tokenAccounts = JSON.stringify([
+      [createHash('sha256').update(tokens.access).digest('hex'), main.accounts[0].accountId],
+    ]);
+    const employeeRole = JSON.stringify([
+      [main.accounts[0].accountId, await employeeRoleOf(copy, main.accounts[0].accountId)],
+    ]);
+    ceiling = await startProcess(
+      root,
+      'dist/bench/ceiling.js',
+      {
+        ...copy.env,
+        CEILING_MODE: 'one-statement',
+        CEILING_TOKENS: tokenAccounts,
+        CEILING_ROLES: employeeRole,
+        PORT: await ceilingPort(),
+      },
+      { args: nodeArgs },
+    );
+    const leanW3 = await capture(ceiling.url, w3Fixed, w.W1.headers);
+    sameLeanW3 = leanW3.body === captured.w3.body;
+    record('W1lean', 'W1 ceiling: one statement', await measure(ceiling.url, w.W1, load), ceiling.peakRss().max);
+    record('W3lean', 'W3 ceiling: one statement', await measure(ceiling.url, w.W3, load), ceiling.peakRss().max);
+    if (runs('W4'))
+      record('W4lean', 'W4 ceiling: one insert', await measure(ceiling.url, w.W4, load), ceiling.peakRss().max);
+    await ceiling.stop();
+    sameW1Shape =
+      JSON.stringify(Object.keys(JSON.parse(floorW1.body).users[0])) ===
+      JSON.stringify(Object.keys(JSON.parse(captured.w1.body).users[0]));
   }
 
   // The peer, with the same load, on the same kind of database.
@@ -280,9 +385,20 @@ async function main() {
     try {
       const p = await startDirectus(root, databaseUrl, await freePort(), log);
       try {
-        record('W1peer', `W1 peer: Directus ${DIRECTUS_VERSION} GET /users?limit=50`, await measure(p.server.url, p.w1, load), p.server.peakRss().max);
-        record('W3peer', `W3 peer: Directus ${DIRECTUS_VERSION} GET /items/jobs/ID`, await measure(p.server.url, p.w3, load), p.server.peakRss().max);
-        peerNote = `  ours / Directus ${DIRECTUS_VERSION} throughput: W1 ${f2(ratio(results.W1, results.W1peer))}, W3 ${f2(ratio(results.W3, results.W3peer))}` +
+        record(
+          'W1peer',
+          `W1 peer: Directus ${DIRECTUS_VERSION} GET /users?limit=50`,
+          await measure(p.server.url, p.w1, load),
+          p.server.peakRss().max,
+        );
+        record(
+          'W3peer',
+          `W3 peer: Directus ${DIRECTUS_VERSION} GET /items/jobs/ID`,
+          await measure(p.server.url, p.w3, load),
+          p.server.peakRss().max,
+        );
+        peerNote =
+          `  ours / Directus ${DIRECTUS_VERSION} throughput: W1 ${f2(ratio(results.W1, results.W1peer))}, W3 ${f2(ratio(results.W3, results.W3peer))}` +
           ` (answer bytes, ours / Directus: W1 ${Buffer.byteLength(captured.w1.body)} / ${p.bytes.w1}, W3 ${Buffer.byteLength(captured.w3.body)} / ${p.bytes.w3})`;
       } finally {
         await p.close();
@@ -305,7 +421,12 @@ async function main() {
 
   // Scaling: W1 and W2 with 1,000 and with 100,000 users/jobs per account.
   const scale: Record<string, Measurement> = {};
-  for (const [name, sizes] of runs('scaling') ? ([['small', SMALL], ['large', LARGE]] as const) : []) {
+  for (const [name, sizes] of runs('scaling')
+    ? ([
+        ['small', SMALL],
+        ['large', LARGE],
+      ] as const)
+    : []) {
     const ds = await dataset(root, name, sizes, databaseUrl, log);
     const c = await workingCopy(root, ds, sizes, databaseUrl);
     const t = await issueTokens(c, ds);
@@ -315,7 +436,12 @@ async function main() {
     for (const key of ['W1', 'W2'] as const) {
       const m = await measure(s.url, sw[key], load);
       scale[`${key}${name}`] = m;
-      record(`${key}${name}`, `${key} with ${n} users / ${sizes[0].jobs.toLocaleString('en')} jobs`, m, s.peakRss().max);
+      record(
+        `${key}${name}`,
+        `${key} with ${n} users / ${sizes[0].jobs.toLocaleString('en')} jobs`,
+        m,
+        s.peakRss().max,
+      );
       peak = name === 'large' ? Math.max(peak, s.peakRss().max) : peak;
     }
     await s.stop();
@@ -338,8 +464,11 @@ async function main() {
     w4Hook: ratio(results.W4hook, results.W4turns),
   };
   // The targets of the speed round (issue "Speed, round two"): ratios to the bytes ceiling and write rates, per dialect.
-  const goal = dialect === 'sqlite' ? { w1Bytes: 0.2, w3Bytes: 0.4, items: 8000 } : { w1Bytes: 0.12, w3Bytes: 0.25, items: 5000 };
-  const atLeast = (name: string, value: number | undefined, want: number) => [{ name, value, ok: (v: number) => v >= want, want: `>= ${want}` }];
+  const goal =
+    dialect === 'sqlite' ? { w1Bytes: 0.2, w3Bytes: 0.4, items: 8000 } : { w1Bytes: 0.12, w3Bytes: 0.25, items: 5000 };
+  const atLeast = (name: string, value: number | undefined, want: number) => [
+    { name, value, ok: (v: number) => v >= want, want: `>= ${want}` },
+  ];
   const cpus = os.cpus();
   const machine = `${cpus.length} x ${cpus[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`;
   const out = [
@@ -381,7 +510,10 @@ async function main() {
 
   const docs = path.join(root, 'docs', 'bench');
   fs.mkdirSync(docs, { recursive: true });
-  fs.writeFileSync(path.join(docs, `latency-${dialect}.svg`), latencyChart(`Latency distribution, ${dialect} (${load.connections} connections)`, chart));
+  fs.writeFileSync(
+    path.join(docs, `latency-${dialect}.svg`),
+    latencyChart(`Latency distribution, ${dialect} (${load.connections} connections)`, chart),
+  );
   fs.writeFileSync(path.join(docs, `results-${dialect}.txt`), `${new Date().toISOString()}\n${out}\n`);
   log(`wrote docs/bench/latency-${dialect}.svg and docs/bench/results-${dialect}.txt`);
 }

@@ -35,14 +35,95 @@ export function rng(seed: number): () => number {
   };
 }
 
-const FIRST = ['Ada', 'Bob', 'Chen', 'Dara', 'Eve', 'Femi', 'Gita', 'Hugo', 'Iris', 'Jon', 'Kemal', 'Lena', 'Mia', 'Noor', 'Omar', 'Pia', 'Raj', 'Sara', 'Tom', 'Uma', 'Vik', 'Wen', 'Yara', 'Zoe'];
-const LAST = ['Smith', 'Jones', 'Taylor', 'Brown', 'Williams', 'Wilson', 'Johnson', 'Davies', 'Patel', 'Wright', 'Khan', 'Evans', 'Thomas', 'Roberts', 'Walker', 'Green', 'Hall', 'Wood', 'Clarke', 'Hughes'];
-const CITIES = ['Leeds', 'York', 'Bristol', 'Bath', 'Derby', 'Hull', 'Leicester', 'Norwich', 'Oxford', 'Reading', 'Sheffield', 'Exeter'];
+const FIRST = [
+  'Ada',
+  'Bob',
+  'Chen',
+  'Dara',
+  'Eve',
+  'Femi',
+  'Gita',
+  'Hugo',
+  'Iris',
+  'Jon',
+  'Kemal',
+  'Lena',
+  'Mia',
+  'Noor',
+  'Omar',
+  'Pia',
+  'Raj',
+  'Sara',
+  'Tom',
+  'Uma',
+  'Vik',
+  'Wen',
+  'Yara',
+  'Zoe',
+];
+const LAST = [
+  'Smith',
+  'Jones',
+  'Taylor',
+  'Brown',
+  'Williams',
+  'Wilson',
+  'Johnson',
+  'Davies',
+  'Patel',
+  'Wright',
+  'Khan',
+  'Evans',
+  'Thomas',
+  'Roberts',
+  'Walker',
+  'Green',
+  'Hall',
+  'Wood',
+  'Clarke',
+  'Hughes',
+];
+const CITIES = [
+  'Leeds',
+  'York',
+  'Bristol',
+  'Bath',
+  'Derby',
+  'Hull',
+  'Leicester',
+  'Norwich',
+  'Oxford',
+  'Reading',
+  'Sheffield',
+  'Exeter',
+];
 /** Job titles as a plumbing and heating firm writes them; 2 of 24 contain "pump". */
-const WORK = ['Boiler service', 'Replace radiator valve', 'Fix leaking tap', 'Install heat pump', 'Unblock drain', 'Gas safety check',
-  'Power flush', 'Replace thermostat', 'Bathroom refit', 'Repair sump pump', 'Burst pipe', 'Annual inspection', 'New shower',
-  'Check pressure', 'Fit water softener', 'Replace cylinder', 'Descale system', 'Kitchen sink install', 'Toilet repair',
-  'Bleed radiators', 'Underfloor heating', 'Outside tap', 'Meter relocation', 'Survey and quote'];
+const WORK = [
+  'Boiler service',
+  'Replace radiator valve',
+  'Fix leaking tap',
+  'Install heat pump',
+  'Unblock drain',
+  'Gas safety check',
+  'Power flush',
+  'Replace thermostat',
+  'Bathroom refit',
+  'Repair sump pump',
+  'Burst pipe',
+  'Annual inspection',
+  'New shower',
+  'Check pressure',
+  'Fit water softener',
+  'Replace cylinder',
+  'Descale system',
+  'Kitchen sink install',
+  'Toilet repair',
+  'Bleed radiators',
+  'Underfloor heating',
+  'Outside tap',
+  'Meter relocation',
+  'Survey and quote',
+];
 const PRIORITIES = ['low', 'normal', 'normal', 'normal', 'high', 'urgent'];
 const STATES = ['scheduled', 'completed', 'completed', 'travelling', 'onSite', 'cancelled'];
 
@@ -50,7 +131,15 @@ const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs
 const phone = (r: () => number) => `+4477009${String(Math.floor(r() * 100000)).padStart(5, '0')}`;
 
 export function adminContext(a: SeededAccount, clientId: string, now = Date.now()): Caller {
-  return { accountId: a.accountId, userId: a.adminId, role: 'administrator', permissions: new Set(ALL_PERMISSIONS), clientId, now, publicUrl: '' };
+  return {
+    accountId: a.accountId,
+    userId: a.adminId,
+    role: 'administrator',
+    permissions: new Set(ALL_PERMISSIONS),
+    clientId,
+    now,
+    publicUrl: '',
+  };
 }
 
 /** A valid new user without login or password (scrypt is deliberately slow; W4 posts the same). */
@@ -74,7 +163,12 @@ export function jobItem(r: () => number, clientIds: number[]) {
     description: r() < 0.5 ? `Customer reports: ${pick(r, WORK).toLowerCase()} needed, access via side gate.` : null,
     client: clientIds.length ? { id: pick(r, clientIds) } : null,
     priority: pick(r, PRIORITIES),
-    address: { line1: `${1 + Math.floor(r() * 200)} High Street`, city: pick(r, CITIES), postcode: `LS${1 + Math.floor(r() * 20)} 4AB`, country: 'GB' },
+    address: {
+      line1: `${1 + Math.floor(r() * 200)} High Street`,
+      city: pick(r, CITIES),
+      postcode: `LS${1 + Math.floor(r() * 20)} 4AB`,
+      country: 'GB',
+    },
     dueDate: `2025-${String(1 + Math.floor(r() * 12)).padStart(2, '0')}-${String(1 + Math.floor(r() * 28)).padStart(2, '0')}`,
   };
 }
@@ -96,8 +190,15 @@ function visitItem(r: () => number, jobId: number, userIds: number[]) {
  * collection's validateItem and itemToRow, and `extra` sets the columns its rules fill (defaults
  * from other rows, generated references). One transaction per 1,000 items; returns the new ids.
  */
-async function bulkCreate(database: Database, collection: string, ctx: Caller, item: (i: number) => Item, n: number,
-  extra: (i: number, row: Row) => void, progress: (done: number) => void): Promise<number[]> {
+async function bulkCreate(
+  database: Database,
+  collection: string,
+  ctx: Caller,
+  item: (i: number) => Item,
+  n: number,
+  extra: (i: number, row: Row) => void,
+  progress: (done: number) => void,
+): Promise<number[]> {
   const c = registry.get(collection)!;
   const ids: number[] = [];
   for (let i = 0; i < n; i += 1000) {
@@ -113,7 +214,11 @@ async function bulkCreate(database: Database, collection: string, ctx: Caller, i
     }
     await withTransaction(database, async (db) => {
       for (let k = 0; k < rows.length; k += 100) {
-        const out = await untyped(db).insertInto(c.table).values(rows.slice(k, k + 100)).returning('id').execute();
+        const out = await untyped(db)
+          .insertInto(c.table)
+          .values(rows.slice(k, k + 100))
+          .returning('id')
+          .execute();
         for (const r of out) ids.push(r.id as number);
       }
     });
@@ -129,8 +234,15 @@ export async function createBenchClient(database: Database): Promise<{ clientId:
   await database.db
     .insertInto('oauth_clients')
     .values({
-      client_id: clientId, secret_hash: hashToken(clientSecret), name: 'Benchmark', redirect_uris: JSON.stringify(['http://127.0.0.1/callback']),
-      permissions: JSON.stringify(ALL_PERMISSIONS), allow_permission_choice: 0, certified: 1, revoked: 0, created: Date.now(),
+      client_id: clientId,
+      secret_hash: hashToken(clientSecret),
+      name: 'Benchmark',
+      redirect_uris: JSON.stringify(['http://127.0.0.1/callback']),
+      permissions: JSON.stringify(ALL_PERMISSIONS),
+      allow_permission_choice: 0,
+      certified: 1,
+      revoked: 0,
+      created: Date.now(),
     })
     .execute();
   return { clientId, clientSecret };
@@ -140,11 +252,21 @@ export async function createBenchClient(database: Database): Promise<{ clientId:
  * One account of the given size, through the project's own code: createAccount (roles, statuses,
  * the Administrator), then users, clients, jobs and visits validated and mapped by the machinery.
  */
-export async function seedAccount(database: Database, n: number, size: AccountSize, clientId: string, log: (msg: string) => void): Promise<SeededAccount> {
+export async function seedAccount(
+  database: Database,
+  n: number,
+  size: AccountSize,
+  clientId: string,
+  log: (msg: string) => void,
+): Promise<SeededAccount> {
   const r = rng(n * 7919);
   const { account, user } = await createAccount(createServices(loadConfig({} as NodeJS.ProcessEnv), database).writer, {
-    companyName: `Bench Plumbing ${n}`, firstName: 'Ada', lastName: 'Admin', mobile: '+447700900001',
-    login: `bench-admin-${n}-${randomToken(4)}`, password: randomToken(),
+    companyName: `Bench Plumbing ${n}`,
+    firstName: 'Ada',
+    lastName: 'Admin',
+    mobile: '+447700900001',
+    login: `bench-admin-${n}-${randomToken(4)}`,
+    password: randomToken(),
   });
   const a = { accountId: account.id, adminId: user.id };
   const ctx = adminContext(a, clientId);
@@ -155,24 +277,69 @@ export async function seedAccount(database: Database, n: number, size: AccountSi
       log(`  account ${n}: ${what} ${done}/${total}`);
     }
   };
-  const roles = await database.db.selectFrom('roles').select(['id', 'kind']).where('account_id', '=', a.accountId).execute();
+  const roles = await database.db
+    .selectFrom('roles')
+    .select(['id', 'kind'])
+    .where('account_id', '=', a.accountId)
+    .execute();
   const employee = roles.find((x) => x.kind === 'employee')!.id;
   const contractor = roles.find((x) => x.kind === 'contractor')!.id;
-  const statuses = await database.db.selectFrom('statuses').select('id').where('account_id', '=', a.accountId).orderBy('id').execute();
-  const userIds = await bulkCreate(database, 'users', ctx, () => userItem(r, a.accountId), size.users - 1,
-    (_i, row) => (row.role_id = r() < 0.2 ? contractor : employee), progress('users', size.users - 1));
+  const statuses = await database.db
+    .selectFrom('statuses')
+    .select('id')
+    .where('account_id', '=', a.accountId)
+    .orderBy('id')
+    .execute();
+  const userIds = await bulkCreate(
+    database,
+    'users',
+    ctx,
+    () => userItem(r, a.accountId),
+    size.users - 1,
+    (_i, row) => (row.role_id = r() < 0.2 ? contractor : employee),
+    progress('users', size.users - 1),
+  );
   userIds.push(a.adminId);
-  const clientIds = await bulkCreate(database, 'clients', ctx, () => ({
-    name: `${pick(r, FIRST)} ${pick(r, LAST)}`, phone: phone(r), address: { line1: `${1 + Math.floor(r() * 200)} Mill Lane`, city: pick(r, CITIES) },
-  }), size.clients, () => {}, progress('clients', size.clients));
-  const jobIds = await bulkCreate(database, 'jobs', ctx, () => jobItem(r, clientIds), size.jobs, (i, row) => {
-    row.status_id = pick(r, statuses).id;
-    row.reference = `J-${String(i + 1).padStart(6, '0')}`;
-    row.created_by = a.adminId;
-  }, progress('jobs', size.jobs));
+  const clientIds = await bulkCreate(
+    database,
+    'clients',
+    ctx,
+    () => ({
+      name: `${pick(r, FIRST)} ${pick(r, LAST)}`,
+      phone: phone(r),
+      address: { line1: `${1 + Math.floor(r() * 200)} Mill Lane`, city: pick(r, CITIES) },
+    }),
+    size.clients,
+    () => {},
+    progress('clients', size.clients),
+  );
+  const jobIds = await bulkCreate(
+    database,
+    'jobs',
+    ctx,
+    () => jobItem(r, clientIds),
+    size.jobs,
+    (i, row) => {
+      row.status_id = pick(r, statuses).id;
+      row.reference = `J-${String(i + 1).padStart(6, '0')}`;
+      row.created_by = a.adminId;
+    },
+    progress('jobs', size.jobs),
+  );
   // The references used so far, so jobs created later continue the sequence (as the jobs collection would).
-  await database.db.insertInto('counters').values({ account_id: a.accountId, name: 'jobs', value: size.jobs })
-    .onConflict((oc) => oc.columns(['account_id', 'name']).doUpdateSet({ value: size.jobs })).execute();
-  await bulkCreate(database, 'visits', ctx, (i) => visitItem(r, jobIds[i % jobIds.length], userIds), size.visits, () => {}, progress('visits', size.visits));
+  await database.db
+    .insertInto('counters')
+    .values({ account_id: a.accountId, name: 'jobs', value: size.jobs })
+    .onConflict((oc) => oc.columns(['account_id', 'name']).doUpdateSet({ value: size.jobs }))
+    .execute();
+  await bulkCreate(
+    database,
+    'visits',
+    ctx,
+    (i) => visitItem(r, jobIds[i % jobIds.length], userIds),
+    size.visits,
+    () => {},
+    progress('visits', size.visits),
+  );
   return a;
 }

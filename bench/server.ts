@@ -43,13 +43,21 @@ process.on('exit', () => {
  * (every worker, with WORKERS > 1). `script` is relative to the project root. A peer server
  * (bench/peer-directus.ts) passes its own arguments and a `readyUrl` to poll until it answers 200.
  */
-export async function startProcess(root: string, script: string, env: Record<string, string | undefined>,
-  opts: { workers?: number; args?: string[]; scriptArgs?: string[]; readyUrl?: string } = {}): Promise<RunningServer> {
-  const child: ChildProcess = spawn(process.execPath, [...(opts.args ?? []), path.resolve(root, script), ...(opts.scriptArgs ?? [])], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export async function startProcess(
+  root: string,
+  script: string,
+  env: Record<string, string | undefined>,
+  opts: { workers?: number; args?: string[]; scriptArgs?: string[]; readyUrl?: string } = {},
+): Promise<RunningServer> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(opts.args ?? []), path.resolve(root, script), ...(opts.scriptArgs ?? [])],
+    {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   running.add(child);
   child.once('exit', () => running.delete(child));
   let out = '';
@@ -74,7 +82,10 @@ export async function startProcess(root: string, script: string, env: Record<str
       // Polled until it answers 200, or the process exits, or the 60 s are up.
       void (async () => {
         while (!settled && child.exitCode === null) {
-          const ok = await fetch(opts.readyUrl!).then((res) => res.status === 200, () => false);
+          const ok = await fetch(opts.readyUrl!).then(
+            (res) => res.status === 200,
+            () => false,
+          );
           if (ok && !settled) {
             settled = true;
             clearTimeout(timer);

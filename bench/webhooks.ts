@@ -22,7 +22,11 @@ export async function startBenchReceiver() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hook`, arrivals, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    arrivals,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 /** Waits until no delivery arrived for `quietMs` (the queue drained), at most `maxMs`. */
@@ -43,8 +47,16 @@ export async function drained(arrivals: unknown[], quietMs = 3000, maxMs = 180_0
 /** Deliveries per second while they flowed, and the lag from commit to arrival (p50, p99, ms). */
 export function deliveryStats(arrivals: { at: number; occurred: number }[]) {
   if (arrivals.length < 2) return undefined;
-  const lags = arrivals.map((a) => a.at - a.occurred).filter(Number.isFinite).sort((x, y) => x - y);
+  const lags = arrivals
+    .map((a) => a.at - a.occurred)
+    .filter(Number.isFinite)
+    .sort((x, y) => x - y);
   const pick = (p: number) => lags[Math.min(lags.length - 1, Math.floor((p / 100) * lags.length))];
   const span = (arrivals[arrivals.length - 1].at - arrivals[0].at) / 1000;
-  return { count: arrivals.length, perSecond: arrivals.length / Math.max(span, 0.001), lagP50: pick(50), lagP99: pick(99) };
+  return {
+    count: arrivals.length,
+    perSecond: arrivals.length / Math.max(span, 0.001),
+    lagP50: pick(50),
+    lagP99: pick(99),
+  };
 }

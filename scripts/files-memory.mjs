@@ -22,13 +22,33 @@ async function serve() {
   const config = loadConfig({ DATA_DIR: process.env.DATA_DIR, PORT: '0', FILES_MAX_BYTES: String(200 * 1024 * 1024) });
   const database = await connect({ sqliteFile: path.join(config.dataDir, 'fsm.sqlite') });
   const { account, user } = await createAccount(database, {
-    companyName: 'Memory', firstName: 'M', lastName: 'M', mobile: '+441234567890', login: 'mem', password: 'memory-password',
+    companyName: 'Memory',
+    firstName: 'M',
+    lastName: 'M',
+    mobile: '+441234567890',
+    login: 'mem',
+    password: 'memory-password',
   });
-  await database.db.insertInto('oauth_clients').values({
-    client_id: 'mem', secret_hash: 'x', name: 'mem', redirect_uris: '[]', permissions: '["files.read","files.write"]',
-    allow_permission_choice: 0, certified: 1, revoked: 0, created: Date.now(),
-  }).execute();
-  const { token } = await issueToken(database.db, 'access', { clientId: 'mem', userId: user.id, accountId: account.id, permissions: ['files.read', 'files.write'] }, Date.now());
+  await database.db
+    .insertInto('oauth_clients')
+    .values({
+      client_id: 'mem',
+      secret_hash: 'x',
+      name: 'mem',
+      redirect_uris: '[]',
+      permissions: '["files.read","files.write"]',
+      allow_permission_choice: 0,
+      certified: 1,
+      revoked: 0,
+      created: Date.now(),
+    })
+    .execute();
+  const { token } = await issueToken(
+    database.db,
+    'access',
+    { clientId: 'mem', userId: user.id, accountId: account.id, permissions: ['files.read', 'files.write'] },
+    Date.now(),
+  );
   const app = await buildApp({ config, database });
   await app.listen({ host: '127.0.0.1', port: 0 });
   process.send({ port: app.server.address().port, token });
@@ -52,11 +72,20 @@ function resetPeak(pid) {
 
 function post(port, token, urlPath, contentType, chunks) {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: urlPath, headers: { authorization: `Bearer ${token}`, 'x-version': '1.0', 'content-type': contentType } }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(body) }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: urlPath,
+        headers: { authorization: `Bearer ${token}`, 'x-version': '1.0', 'content-type': contentType },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(body) }));
+      },
+    );
     req.on('error', reject);
     (async () => {
       for (const c of chunks) if (!req.write(c)) await once(req, 'drain');
@@ -68,7 +97,10 @@ function post(port, token, urlPath, contentType, chunks) {
 async function main() {
   const mib = Number(process.argv[2] ?? 20);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsm-mem-'));
-  const child = spawn(process.execPath, [new URL(import.meta.url).pathname, '--serve'], { env: { ...process.env, DATA_DIR: dataDir }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, [new URL(import.meta.url).pathname, '--serve'], {
+    env: { ...process.env, DATA_DIR: dataDir },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   try {
     const [{ port, token }] = await once(child, 'message');
     const bytes = crypto.randomBytes(mib * 1024 * 1024);
@@ -76,7 +108,13 @@ async function main() {
     // Warm up (JIT, first multipart parse) so the figures show the upload, not start-up.
     await post(port, token, '/files/upload?name=warm.bin', 'application/octet-stream', [Buffer.from('warm')]);
     const boundary = 'memtest';
-    const form = [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`), ...slices, Buffer.from(`\r\n--${boundary}--\r\n`)];
+    const form = [
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+      ...slices,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ];
     const results = [];
     for (const [label, url, type, chunks] of [
       ['raw body', '/files/upload?name=big.bin', 'application/octet-stream', slices],
@@ -89,7 +127,14 @@ async function main() {
       const after = memory(child.pid);
       if (res.status !== 200) throw new Error(`${label}: ${res.status} ${JSON.stringify(res.body)}`);
       const ok = res.body.files[0].sha256 === crypto.createHash('sha256').update(bytes).digest('hex');
-      results.push({ upload: `${label}, ${mib} MiB`, sha256Matches: ok, rssBeforeMiB: +before.rss.toFixed(1), rssAfterMiB: +after.rss.toFixed(1), peakRssMiB: +after.peak.toFixed(1), peakGrowthMiB: reset ? +(after.peak - before.rss).toFixed(1) : undefined });
+      results.push({
+        upload: `${label}, ${mib} MiB`,
+        sha256Matches: ok,
+        rssBeforeMiB: +before.rss.toFixed(1),
+        rssAfterMiB: +after.rss.toFixed(1),
+        peakRssMiB: +after.peak.toFixed(1),
+        peakGrowthMiB: reset ? +(after.peak - before.rss).toFixed(1) : undefined,
+      });
     }
     console.table(results);
   } finally {

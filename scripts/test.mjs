@@ -23,5 +23,7 @@ if (files.length === 0) {
 if (!process.env.TEST_DATABASE_URL) {
   console.log('TEST_DATABASE_URL is not set: the PostgreSQL suites are reported as skipped.');
 }
-const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=2', ...files], {
+  stdio: 'inherit',
+});
 process.exit(r.status ?? 1);

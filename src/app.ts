@@ -80,7 +80,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     activity.lastRequestAt = performance.now();
     reply.headers(headers).header('x-request-id', request.id);
     if (!closing) return done();
-    sendError(reply.header('connection', 'close'), new ApiError('unavailable', 'the server is shutting down', { 'retry-after': '1' }));
+    sendError(
+      reply.header('connection', 'close'),
+      new ApiError('unavailable', 'the server is shutting down', { 'retry-after': '1' }),
+    );
   });
 
   app.setErrorHandler((err, request, reply) => {

@@ -61,13 +61,22 @@ export function parseSchedule(raw: string, name = 'WEBHOOK_RETRY_SCHEDULE'): num
 
 /** Only named proxies: `true` (believe anyone's X-Forwarded-For) would let any client pick its address. */
 function trustProxy(env: NodeJS.ProcessEnv): string[] | undefined {
-  const entries = (env.TRUST_PROXY ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = (env.TRUST_PROXY ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   for (const e of entries) {
     const [addr, bits, extra] = e.split('/');
     const family = net.isIP(addr);
-    const ok = ['loopback', 'linklocal', 'uniquelocal'].includes(e) ||
-      (family !== 0 && extra === undefined && (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))));
-    if (!ok) throw new ConfigError('TRUST_PROXY must list proxy addresses or CIDR ranges (or loopback, linklocal, uniquelocal), comma-separated');
+    const ok =
+      ['loopback', 'linklocal', 'uniquelocal'].includes(e) ||
+      (family !== 0 &&
+        extra === undefined &&
+        (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))));
+    if (!ok)
+      throw new ConfigError(
+        'TRUST_PROXY must list proxy addresses or CIDR ranges (or loopback, linklocal, uniquelocal), comma-separated',
+      );
   }
   return entries.length ? entries : undefined;
 }
@@ -83,7 +92,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// URL');
   }
-  const publicUrl = (env.PUBLIC_URL || `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  const publicUrl = (
+    env.PUBLIC_URL || `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`
+  ).replace(/\/+$/, '');
   try {
     new URL(publicUrl);
   } catch {

@@ -8,12 +8,20 @@ import { loggerOptions } from './http/logging.js';
 import { observeQuery, watchPool } from './http/metrics.js';
 
 async function serve(config: Config): Promise<void> {
-  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), ...DERIVED_TABLES, observe: observeQuery, backgroundCheckpoints: true });
+  const database = await connect({
+    databaseUrl: config.databaseUrl,
+    sqliteFile: sqliteFile(config),
+    ...DERIVED_TABLES,
+    observe: observeQuery,
+    backgroundCheckpoints: true,
+  });
   if (database.pool) watchPool(database.pool);
   const app = await buildApp({
     config,
     database,
-    https: config.tlsCertFile ? { cert: fs.readFileSync(config.tlsCertFile), key: fs.readFileSync(config.tlsKeyFile!) } : undefined,
+    https: config.tlsCertFile
+      ? { cert: fs.readFileSync(config.tlsCertFile), key: fs.readFileSync(config.tlsKeyFile!) }
+      : undefined,
     logger: loggerOptions(config.logLevel),
   });
   app.addHook('onClose', async () => database.close());
@@ -43,7 +51,11 @@ async function main(): Promise<void> {
   const config = loadConfig();
   if (config.workers > 1 && cluster.isPrimary) {
     // Migrate once before the workers start, so they never race on the schema.
-    const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), ...DERIVED_TABLES });
+    const database = await connect({
+      databaseUrl: config.databaseUrl,
+      sqliteFile: sqliteFile(config),
+      ...DERIVED_TABLES,
+    });
     await database.close();
     for (let i = 0; i < config.workers; i++) cluster.fork();
     let stopping = false;
@@ -63,6 +75,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err instanceof ConfigError ? `configuration error: ${err.message}` : `failed to start: ${(err as Error).message}`);
+  console.error(
+    err instanceof ConfigError ? `configuration error: ${err.message}` : `failed to start: ${(err as Error).message}`,
+  );
   process.exit(1);
 });

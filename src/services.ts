@@ -32,6 +32,11 @@ export function createServices(config: Config, database: Database): Services {
 
 /** Opens the configured database (migrated, counters made) and the services on it. */
 export async function openServices(config: Config, opts: { poolSize?: number } = {}): Promise<Services> {
-  const database = await connect({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), poolSize: opts.poolSize, ...DERIVED_TABLES });
+  const database = await connect({
+    databaseUrl: config.databaseUrl,
+    sqliteFile: sqliteFile(config),
+    poolSize: opts.poolSize,
+    ...DERIVED_TABLES,
+  });
   return createServices(config, database);
 }

@@ -11,7 +11,16 @@ import type SQLite from 'better-sqlite3';
 import { buildApp } from '../src/app.js';
 import { connect, type Database } from '../src/db/index.js';
 import { DERIVED_TABLES } from '../src/services.js';
-import { call, createTenant, createTestApp, DIALECTS, PG_URL, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import {
+  call,
+  createTenant,
+  createTestApp,
+  DIALECTS,
+  PG_URL,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from './helpers.js';
 
 /**
  * The backup and restore of docs/operations.md, done as written there: back up a live database,
@@ -34,7 +43,10 @@ async function backupAndRestore(t: TestApp, dir: string): Promise<{ database: Da
     const restoredDir = path.join(dir, 'restored');
     fs.mkdirSync(restoredDir);
     fs.copyFileSync(backup, path.join(restoredDir, 'fsm.sqlite'));
-    return { database: await connect({ sqliteFile: path.join(restoredDir, 'fsm.sqlite'), ...DERIVED_TABLES }), drop: async () => {} };
+    return {
+      database: await connect({ sqliteFile: path.join(restoredDir, 'fsm.sqlite'), ...DERIVED_TABLES }),
+      drop: async () => {},
+    };
   }
   // PostgreSQL: pg_dump's custom format, restored with pg_restore into a new, empty database.
   const dump = path.join(dir, 'fsm.dump');
@@ -49,7 +61,10 @@ async function backupAndRestore(t: TestApp, dir: string): Promise<{ database: Da
   const url = new URL(PG_URL!);
   url.pathname = `/${name}`;
   execFileSync('pg_restore', ['--no-owner', '--exit-on-error', '--dbname', url.toString(), dump]);
-  return { database: await connect({ databaseUrl: url.toString(), ...DERIVED_TABLES }), drop: () => admin(`drop database if exists ${name} with (force)`) };
+  return {
+    database: await connect({ databaseUrl: url.toString(), ...DERIVED_TABLES }),
+    drop: () => admin(`drop database if exists ${name} with (force)`),
+  };
 }
 
 for (const dialect of DIALECTS) {
@@ -67,29 +82,45 @@ for (const dialect of DIALECTS) {
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    test('a backup of the live database, restored into a fresh one, serves the same data', { timeout: 60_000 }, async () => {
-      const made = await call(t.app, tenant.token, 'POST', '/jobs', { jobs: [{ title: 'Boiler service', priority: 'high' }, { title: 'Leak under sink' }] });
-      assert.equal(made.status, 200);
-      const read = (app: typeof t.app) => Promise.all(['/jobs?fields=*', '/users?fields=*', '/statuses'].map((u) => call(app, tenant.token, 'GET', u)));
-      const original = await read(t.app);
+    test(
+      'a backup of the live database, restored into a fresh one, serves the same data',
+      { timeout: 60_000 },
+      async () => {
+        const made = await call(t.app, tenant.token, 'POST', '/jobs', {
+          jobs: [{ title: 'Boiler service', priority: 'high' }, { title: 'Leak under sink' }],
+        });
+        assert.equal(made.status, 200);
+        const read = (app: typeof t.app) =>
+          Promise.all(['/jobs?fields=*', '/users?fields=*', '/statuses'].map((u) => call(app, tenant.token, 'GET', u)));
+        const original = await read(t.app);
 
-      const { database, drop } = await backupAndRestore(t, dir);
-      const app = await buildApp({ config: t.config, database, clock: () => t.clock.now });
-      try {
-        const restored = await read(app);
-        assert.deepEqual(restored.map((r) => r.status), [200, 200, 200]);
-        assert.deepEqual(restored.map((r) => r.body), original.map((r) => r.body));
-        assert.deepEqual(restored[0].body.jobs.map((j: { title: string }) => j.title), ['Boiler service', 'Leak under sink']);
-        // The copy is a working database: it takes writes, with ids after the restored ones.
-        const more = await call(app, tenant.token, 'POST', '/jobs', { jobs: [{ title: 'After restore' }] });
-        assert.equal(more.status, 200, more.raw);
-        assert.ok(more.body.jobs[0].id > made.body.jobs[1].id);
-        assert.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
-      } finally {
-        await app.close();
-        await database.close();
-        await drop();
-      }
-    });
+        const { database, drop } = await backupAndRestore(t, dir);
+        const app = await buildApp({ config: t.config, database, clock: () => t.clock.now });
+        try {
+          const restored = await read(app);
+          assert.deepEqual(
+            restored.map((r) => r.status),
+            [200, 200, 200],
+          );
+          assert.deepEqual(
+            restored.map((r) => r.body),
+            original.map((r) => r.body),
+          );
+          assert.deepEqual(
+            restored[0].body.jobs.map((j: { title: string }) => j.title),
+            ['Boiler service', 'Leak under sink'],
+          );
+          // The copy is a working database: it takes writes, with ids after the restored ones.
+          const more = await call(app, tenant.token, 'POST', '/jobs', { jobs: [{ title: 'After restore' }] });
+          assert.equal(more.status, 200, more.raw);
+          assert.ok(more.body.jobs[0].id > made.body.jobs[1].id);
+          assert.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+        } finally {
+          await app.close();
+          await database.close();
+          await drop();
+        }
+      },
+    );
   });
 }

@@ -4,7 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { browserSkip, launchBrowser } from './browser.js';
-import { createOAuthClient, createTenant, createTestApp, DIALECTS, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import {
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  DIALECTS,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from './helpers.js';
 
 /** The client application's callback: a tiny server that hands over each URL it receives. */
 function startCallbackServer() {
@@ -16,7 +24,10 @@ function startCallbackServer() {
   });
   return {
     server,
-    listen: () => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port))),
+    listen: () =>
+      new Promise<number>((resolve) =>
+        server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
+      ),
     next: () => new Promise<URL>((resolve) => waiting.push(resolve)),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -45,7 +56,12 @@ for (const dialect of DIALECTS) {
 
     test('the owner signs in and allows; the client exchanges the code and calls the API', async () => {
       const redirectUri = `http://127.0.0.1:${await callback.listen()}/callback`;
-      const { clientId, clientSecret } = await createOAuthClient(t.database, { redirectUris: [redirectUri], name: 'Browser test app', permissions: ['users.read', 'jobs.read'], allowPermissionChoice: true });
+      const { clientId, clientSecret } = await createOAuthClient(t.database, {
+        redirectUris: [redirectUri],
+        name: 'Browser test app',
+        permissions: ['users.read', 'jobs.read'],
+        allowPermissionChoice: true,
+      });
       const state = 'st&te <1>';
       const auth = `${base}/oauth2/code?${new URLSearchParams({ response_type: 'code', client_id: clientId, scope: 'default', state, access_type: 'offline' })}`;
 
@@ -72,11 +88,14 @@ for (const dialect of DIALECTS) {
 
       const tokenRes = await fetch(`${base}/oauth2/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+        },
         body: new URLSearchParams({ grant_type: 'authorization_code', code }),
       });
       assert.equal(tokenRes.status, 200);
-      const tokens = await tokenRes.json() as { access_token: string; expires_in: number; refresh_token?: string };
+      const tokens = (await tokenRes.json()) as { access_token: string; expires_in: number; refresh_token?: string };
       assert.equal(tokens.expires_in, 3600);
       assert.equal(typeof tokens.refresh_token, 'string');
       const headers = { authorization: `Bearer ${tokens.access_token}`, 'x-version': '1.0' };

@@ -7,8 +7,17 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { browserSkip, launchBrowser } from './browser.js';
 import {
-  authorizeWithInject, call, createOAuthClient, createTenant, createTestApp, DIALECTS, injectBrowser, skipUnless, tokenRequest,
-  type Tenant, type TestApp,
+  authorizeWithInject,
+  call,
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  DIALECTS,
+  injectBrowser,
+  skipUnless,
+  tokenRequest,
+  type Tenant,
+  type TestApp,
 } from './helpers.js';
 
 const CB = 'http://127.0.0.1:9/cb';
@@ -38,17 +47,43 @@ for (const dialect of DIALECTS) {
 
     test('the owner signs in, sees the connected applications at phone and desktop width, and revokes one', async () => {
       const clients = [
-        await createOAuthClient(t.database, { redirectUris: [CB], name: 'Northwind Scheduling & Dispatch for Field Crews', permissions: ['jobs.read', 'jobs.write', 'visits.read', 'visits.write', 'users.read'] }),
-        await createOAuthClient(t.database, { redirectUris: [CB], name: 'Ledger', permissions: ['users.read', 'clients.read'] }),
+        await createOAuthClient(t.database, {
+          redirectUris: [CB],
+          name: 'Northwind Scheduling & Dispatch for Field Crews',
+          permissions: ['jobs.read', 'jobs.write', 'visits.read', 'visits.write', 'users.read'],
+        }),
+        await createOAuthClient(t.database, {
+          redirectUris: [CB],
+          name: 'Ledger',
+          permissions: ['users.read', 'clients.read'],
+        }),
       ];
       const issued: string[] = [];
       const owner = injectBrowser(t.app);
       for (const c of clients) {
-        const { code } = await authorizeWithInject(owner, { client_id: c.clientId, access_type: 'offline' }, { login: tenant.login, password: tenant.password });
-        issued.push((await tokenRequest(t.app, { grant_type: 'authorization_code', code: code!, client_id: c.clientId, client_secret: c.clientSecret })).body.access_token);
+        const { code } = await authorizeWithInject(
+          owner,
+          { client_id: c.clientId, access_type: 'offline' },
+          { login: tenant.login, password: tenant.password },
+        );
+        issued.push(
+          (
+            await tokenRequest(t.app, {
+              grant_type: 'authorization_code',
+              code: code!,
+              client_id: c.clientId,
+              client_secret: c.clientSecret,
+            })
+          ).body.access_token,
+        );
       }
 
-      const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, isMobile: true, hasTouch: true });
+      const context = await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        deviceScaleFactor: 1,
+        isMobile: true,
+        hasTouch: true,
+      });
       const page = await context.newPage();
       await page.goto(`${base}/oauth2/authorizations`);
       await page.fill('input[name=login]', tenant.login);
@@ -56,14 +91,17 @@ for (const dialect of DIALECTS) {
       await page.click('button[type=submit]');
       await page.waitForSelector('h1:text("Connected applications")');
       assert.equal(new URL(page.url()).pathname, '/oauth2/authorizations', 'back on the page after signing in');
-      for (const c of clients) assert.equal(await page.locator(`button[name=revoke][value="${c.clientId}"]`).count(), 1);
+      for (const c of clients)
+        assert.equal(await page.locator(`button[name=revoke][value="${c.clientId}"]`).count(), 1);
       assert.ok((await page.textContent('body'))!.includes('Northwind Scheduling & Dispatch for Field Crews'));
 
       // Usable on a phone: nothing wider than the screen, text and buttons of a readable size.
       const layout = await page.evaluate(() => ({
         scrollWidth: document.documentElement.scrollWidth,
         fontSize: parseFloat(getComputedStyle(document.body).fontSize),
-        buttons: [...document.querySelectorAll('button[name=revoke]')].map((b) => b.getBoundingClientRect()).map((r) => ({ w: r.width, h: r.height, right: r.right })),
+        buttons: [...document.querySelectorAll('button[name=revoke]')]
+          .map((b) => b.getBoundingClientRect())
+          .map((r) => ({ w: r.width, h: r.height, right: r.right })),
       }));
       assert.ok(layout.scrollWidth <= 390, `no horizontal scrolling (${layout.scrollWidth}px)`);
       assert.ok(layout.fontSize >= 16);

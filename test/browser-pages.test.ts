@@ -36,18 +36,25 @@ describe('auth pages at phone and desktop width, in Chromium', { skip: skipUnles
   for (const [device, width] of Object.entries(WIDTHS)) {
     test(`${device} (${width} px): login and consent fit the screen; "Not you?" returns to the login form`, async () => {
       const { clientId } = await createOAuthClient(t.database, {
-        name: 'Field Scheduler Pro', redirectUris: ['http://127.0.0.1:9/cb'], allowPermissionChoice: true,
+        name: 'Field Scheduler Pro',
+        redirectUris: ['http://127.0.0.1:9/cb'],
+        allowPermissionChoice: true,
         permissions: ['users.read', 'jobs.read', 'jobs.write', 'visits.read', 'visits.write', 'files.read'],
       });
       await setClientPublisher(t.database.db, clientId, 'Scheduling Software Ltd');
       const context = await browser.newContext({ viewport: { width, height: 900 }, deviceScaleFactor: 1 });
       const page = await context.newPage();
       const fits = async (what: string) => {
-        const { scroll, inner } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+        const { scroll, inner } = await page.evaluate(() => ({
+          scroll: document.documentElement.scrollWidth,
+          inner: window.innerWidth,
+        }));
         assert.ok(scroll <= inner, `${what}: ${scroll} px wide in a ${inner} px window`);
       };
       try {
-        await page.goto(`${base}/oauth2/code?${new URLSearchParams({ response_type: 'code', client_id: clientId, scope: 'default', state: 'x' })}`);
+        await page.goto(
+          `${base}/oauth2/code?${new URLSearchParams({ response_type: 'code', client_id: clientId, scope: 'default', state: 'x' })}`,
+        );
         await fits('login');
         await page.screenshot({ path: path.join(SHOTS, `login-${device}.png`), fullPage: true });
         await page.fill('input[name=login]', tenant.login);
@@ -61,7 +68,13 @@ describe('auth pages at phone and desktop width, in Chromium', { skip: skipUnles
         assert.match(text, /Signed in as Ada Admin \(admin/);
         assert.match(text, /Field Scheduler Pro is run by Scheduling Software Ltd/);
         assert.deepEqual(await page.locator('legend').allTextContents(), ['Users', 'Jobs', 'Visits', 'Files']);
-        assert.equal(await page.locator('label[for=p2]').innerText().then((s) => s.split('\n')[0]), 'Change jobs jobs.write');
+        assert.equal(
+          await page
+            .locator('label[for=p2]')
+            .innerText()
+            .then((s) => s.split('\n')[0]),
+          'Change jobs jobs.write',
+        );
         // Each checkbox's label is what a screen reader announces for it.
         assert.equal(await page.getByLabel('Read visits').getAttribute('value'), 'visits.read');
         for (const sel of ['button[name=decision][value=allow]', 'button[name=decision][value=deny]']) {
@@ -72,7 +85,10 @@ describe('auth pages at phone and desktop width, in Chromium', { skip: skipUnles
         await page.click('text=Not you?');
         await page.waitForSelector('input[name=password]');
         assert.match(page.url(), /\/oauth2\/code\?/);
-        assert.equal((await context.cookies()).some((c) => c.name === 'fsm_session'), false);
+        assert.equal(
+          (await context.cookies()).some((c) => c.name === 'fsm_session'),
+          false,
+        );
       } finally {
         await context.close();
       }

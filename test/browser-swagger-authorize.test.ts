@@ -28,7 +28,10 @@ describe('Swagger UI Authorize completes the OAuth flow in Chromium', { skip: br
   });
 
   test('Authorize: popup sign-in and consent, back through /docs/oauth2-redirect.html, token exchanged, API callable', async () => {
-    const { clientId, clientSecret } = await createOAuthClient(t.database, { redirectUris: [`${base}/docs/oauth2-redirect.html`], name: 'API reference' });
+    const { clientId, clientSecret } = await createOAuthClient(t.database, {
+      redirectUris: [`${base}/docs/oauth2-redirect.html`],
+      name: 'API reference',
+    });
     const context = await browser.newContext();
     const page = await context.newPage();
     const outside: string[] = [];
@@ -45,7 +48,10 @@ describe('Swagger UI Authorize completes the OAuth flow in Chromium', { skip: br
     // The checkbox itself is hidden behind its styled label.
     await dialog.locator('label[for="default-authorizationCode-checkbox-oauth2"]').click();
     assert.ok(await dialog.locator('#default-authorizationCode-checkbox-oauth2').isChecked());
-    const [popup] = await Promise.all([context.waitForEvent('page'), dialog.locator('button[aria-label="Apply given OAuth2 credentials"]').click()]);
+    const [popup] = await Promise.all([
+      context.waitForEvent('page'),
+      dialog.locator('button[aria-label="Apply given OAuth2 credentials"]').click(),
+    ]);
     await popup.waitForSelector('input[name=login]');
     await popup.fill('input[name=login]', tenant.login);
     await popup.fill('input[name=password]', tenant.password);
@@ -55,9 +61,18 @@ describe('Swagger UI Authorize completes the OAuth flow in Chromium', { skip: br
     await Promise.all([popup.waitForEvent('close'), popup.click('button[name=decision][value=allow]')]);
 
     // The redirect page handed the code to Swagger UI, which exchanged it at the token endpoint.
-    await dialog.locator('button[aria-label="Remove authorization"], button.logout').first().waitFor({ timeout: 20_000 });
+    await dialog
+      .locator('button[aria-label="Remove authorization"], button.logout')
+      .first()
+      .waitFor({ timeout: 20_000 });
     const accessToken = await page.evaluate(() => {
-      const auth = (window as unknown as { ui: { authSelectors: { authorized(): { toJS(): Record<string, { token?: { access_token?: string } }> } } } }).ui.authSelectors.authorized().toJS();
+      const auth = (
+        window as unknown as {
+          ui: { authSelectors: { authorized(): { toJS(): Record<string, { token?: { access_token?: string } }> } } };
+        }
+      ).ui.authSelectors
+        .authorized()
+        .toJS();
       return auth.oauth2?.token?.access_token;
     });
     assert.match(String(accessToken), /^[A-Za-z0-9_-]{43}$/);

@@ -1,7 +1,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setClientPublisher } from '../src/oauth/client-publisher.js';
-import { codeUrl, createOAuthClient, createTenant, createTestApp, DIALECTS, formAction, injectBrowser, inputValue, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import {
+  codeUrl,
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  DIALECTS,
+  formAction,
+  injectBrowser,
+  inputValue,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from './helpers.js';
 
 const unescape = (s: string) => s.replace(/&amp;/g, '&');
 
@@ -20,7 +32,11 @@ for (const dialect of DIALECTS) {
       const browser = injectBrowser(t.app);
       const url = codeUrl({ response_type: 'code', scope: 'default', client_id: clientId, state: 's1', ...extra });
       const login = await browser.request('GET', url);
-      const signedIn = await browser.request('POST', formAction(login.body), { csrf: inputValue(login.body, 'csrf'), login: tenant.login, password: tenant.password });
+      const signedIn = await browser.request('POST', formAction(login.body), {
+        csrf: inputValue(login.body, 'csrf'),
+        login: tenant.login,
+        password: tenant.password,
+      });
       assert.equal(signedIn.statusCode, 303);
       const page = await browser.request('GET', signedIn.headers.location as string);
       assert.equal(page.statusCode, 200);
@@ -28,15 +44,26 @@ for (const dialect of DIALECTS) {
     }
 
     test('shows the owner, the client and its publisher, and each permission in words beside its name, by collection', async () => {
-      const { clientId } = await createOAuthClient(t.database, { name: 'Dispatch <Pro>', permissions: ['users.read', 'jobs.read', 'jobs.write'], allowPermissionChoice: true });
+      const { clientId } = await createOAuthClient(t.database, {
+        name: 'Dispatch <Pro>',
+        permissions: ['users.read', 'jobs.read', 'jobs.write'],
+        allowPermissionChoice: true,
+      });
       await setClientPublisher(t.database.db, clientId, 'Acme & Sons Ltd');
       const { page } = await consent(clientId);
-      assert.match(page, /Signed in as <strong>Ada Admin<\/strong> \(admin[^)]*\)\. <a href="\/oauth2\/signout\?[^"]*">Not you\?<\/a>/);
+      assert.match(
+        page,
+        /Signed in as <strong>Ada Admin<\/strong> \(admin[^)]*\)\. <a href="\/oauth2\/signout\?[^"]*">Not you\?<\/a>/,
+      );
       assert.ok(page.includes('<strong>Dispatch &lt;Pro&gt;</strong> is run by <strong>Acme &amp; Sons Ltd</strong>'));
       assert.ok(page.includes('<fieldset><legend>Users</legend>'));
       assert.ok(page.includes('<fieldset><legend>Jobs</legend>'));
       assert.ok(page.indexOf('<legend>Users</legend>') < page.indexOf('<legend>Jobs</legend>'));
-      for (const [words, name] of [['Read users', 'users.read'], ['Read jobs', 'jobs.read'], ['Change jobs', 'jobs.write']]) {
+      for (const [words, name] of [
+        ['Read users', 'users.read'],
+        ['Read jobs', 'jobs.read'],
+        ['Change jobs', 'jobs.write'],
+      ]) {
         assert.ok(page.includes(`<span class="words">${words}</span> <code>${name}</code>`), `${words} ${name}`);
         assert.ok(page.includes(`name="permissions" value="${name}" checked`));
       }
@@ -51,7 +78,11 @@ for (const dialect of DIALECTS) {
       const { clientId } = await createOAuthClient(t.database, { name: 'Plain', permissions: ['visits.read'] });
       const { page } = await consent(clientId);
       assert.ok(page.includes('Who runs <strong>Plain</strong> is not stated'));
-      assert.ok(page.includes('<fieldset><legend>Visits</legend><ul><li><span class="words">Read visits</span> <code>visits.read</code>'));
+      assert.ok(
+        page.includes(
+          '<fieldset><legend>Visits</legend><ul><li><span class="words">Read visits</span> <code>visits.read</code>',
+        ),
+      );
       assert.ok(!page.includes('name="permissions"'));
     });
 
@@ -68,7 +99,9 @@ for (const dialect of DIALECTS) {
       assert.equal(kept.statusCode, 303);
       assert.ok((await browser.request('GET', url)).body.includes('Not you?'));
 
-      const sessions = async () => (await t.database.db.selectFrom('auth_sessions').select('id').where('user_id', '=', tenant.adminId).execute()).length;
+      const sessions = async () =>
+        (await t.database.db.selectFrom('auth_sessions').select('id').where('user_id', '=', tenant.adminId).execute())
+          .length;
       const before = await sessions();
       const out = await browser.request('GET', link);
       assert.equal(out.statusCode, 303);

@@ -8,7 +8,8 @@ import { DIALECTS, appWithTenants, skipUnless, type Tenant, type TestApp } from 
  * query string or an /oauth2 form is 400 (1009). Nothing is replaced by U+FFFD and stored.
  */
 const json = (s: string) => Buffer.from(s, 'utf8');
-const withBytes = (before: string, bytes: number[], after: string) => Buffer.concat([json(before), Buffer.from(bytes), json(after)]);
+const withBytes = (before: string, bytes: number[], after: string) =>
+  Buffer.concat([json(before), Buffer.from(bytes), json(after)]);
 
 for (const dialect of DIALECTS) {
   describe(`encodings at parse time (${dialect})`, { skip: skipUnless(dialect) }, () => {
@@ -18,7 +19,16 @@ for (const dialect of DIALECTS) {
     after(() => t?.close());
 
     const send = (method: 'POST' | 'PATCH' | 'GET', url: string, payload?: Buffer, contentType = 'application/json') =>
-      t.app.inject({ method, url, payload, headers: { authorization: `Bearer ${a.token}`, 'x-version': '1.0', ...(payload ? { 'content-type': contentType } : {}) } });
+      t.app.inject({
+        method,
+        url,
+        payload,
+        headers: {
+          authorization: `Bearer ${a.token}`,
+          'x-version': '1.0',
+          ...(payload ? { 'content-type': contentType } : {}),
+        },
+      });
 
     it('malformed UTF-8 inside a JSON string is malformed JSON, 400 1001, naming the byte and its offset', async () => {
       const prefix = `{"users":[{"account":{"id":${a.accountId}},"firstName":"a`;
@@ -31,11 +41,20 @@ for (const dialect of DIALECTS) {
       ];
       for (const [bytes, named] of cases) {
         for (const method of ['POST', 'PATCH'] as const) {
-          const res = await send(method, '/users', withBytes(prefix, bytes, '","lastName":"b","mobile":"+447700900001"}]}'));
+          const res = await send(
+            method,
+            '/users',
+            withBytes(prefix, bytes, '","lastName":"b","mobile":"+447700900001"}]}'),
+          );
           assert.equal(res.statusCode, 400, `${bytes}: ${res.body}`);
           const body = JSON.parse(res.body);
           assert.equal(body.error.code, 1001);
-          assert.match(body.error.message, new RegExp(`not valid UTF-8 \\(byte ${named} at byte offset ${Buffer.byteLength(prefix)}, line 1, column ${prefix.length + 1}\\)`));
+          assert.match(
+            body.error.message,
+            new RegExp(
+              `not valid UTF-8 \\(byte ${named} at byte offset ${Buffer.byteLength(prefix)}, line 1, column ${prefix.length + 1}\\)`,
+            ),
+          );
         }
       }
       // Truncated at the very end of the body.
@@ -43,14 +62,23 @@ for (const dialect of DIALECTS) {
       assert.equal(res.statusCode, 400);
       assert.match(JSON.parse(res.body).error.message, /not valid UTF-8/);
       // Well-formed multi-byte text still goes through to validation.
-      const ok = await send('POST', '/users', json(`{"users":[{"account":{"id":${a.accountId}},"firstName":"Zoë 😀","lastName":"b","mobile":"+447700900001"}]}`));
+      const ok = await send(
+        'POST',
+        '/users',
+        json(
+          `{"users":[{"account":{"id":${a.accountId}},"firstName":"Zoë 😀","lastName":"b","mobile":"+447700900001"}]}`,
+        ),
+      );
       assert.equal(ok.statusCode, 200, ok.body);
       assert.equal(JSON.parse(ok.body).users[0].firstName, 'Zoë 😀');
     });
 
     it('malformed JSON says where it stopped (line, column, offset) and what was expected', async () => {
       const cases: [string, RegExp][] = [
-        ['{"users":[{"firstName":"a",}]}', /expected a property name in double quotes at line 1, column 28 \(offset 27\)/],
+        [
+          '{"users":[{"firstName":"a",}]}',
+          /expected a property name in double quotes at line 1, column 28 \(offset 27\)/,
+        ],
         ['{"users":[{"firstName" "a"}]}', /expected ':' after the property name at line 1, column 24/],
         ['{\n  "users": [\n    {"firstName": tru}\n  ]\n}', /at line 3, column 19/],
         ['{"users":[{"firstName":"a"}]', /expected ',' or '}' after a property value at line 1, column 29/],
@@ -69,7 +97,13 @@ for (const dialect of DIALECTS) {
     });
 
     it('a query string that is not percent-encoded UTF-8 is 400 1009 naming the parameter', async () => {
-      for (const q of ['where=firstName%20~%20%22%C3%28%22', 'fields=%FF', 'sort=%E0%A4%A', 'where=id%20=%201%', 'fields=%zz']) {
+      for (const q of [
+        'where=firstName%20~%20%22%C3%28%22',
+        'fields=%FF',
+        'sort=%E0%A4%A',
+        'where=id%20=%201%',
+        'fields=%zz',
+      ]) {
         const res = await send('GET', `/users?${q}`);
         assert.equal(res.statusCode, 400, `${q}: ${res.body}`);
         const body = JSON.parse(res.body);
@@ -82,8 +116,17 @@ for (const dialect of DIALECTS) {
 
     it('an /oauth2 form body that is not UTF-8 or not percent-encoded is refused, never read as U+FFFD', async () => {
       const form = (payload: Buffer) =>
-        t.app.inject({ method: 'POST', url: '/oauth2/token', payload, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-      for (const payload of [withBytes('grant_type=authorization_code&code=', [0xc3, 0x28], ''), json('grant_type=authorization_code&code=%C3%28'), json('grant_type=%')]) {
+        t.app.inject({
+          method: 'POST',
+          url: '/oauth2/token',
+          payload,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
+      for (const payload of [
+        withBytes('grant_type=authorization_code&code=', [0xc3, 0x28], ''),
+        json('grant_type=authorization_code&code=%C3%28'),
+        json('grant_type=%'),
+      ]) {
         const res = await form(payload);
         assert.equal(res.statusCode, 400, res.body);
         const body = JSON.parse(res.body);

@@ -9,20 +9,27 @@ import { createRequire } from 'node:module';
  * `.ci/run` also fails on any engine warning in the `npm ci` output.
  */
 const require = createRequire(import.meta.url);
-const semver = require('semver') as { minVersion(r: string): { version: string } | null; satisfies(v: string, r: string): boolean };
+const semver = require('semver') as {
+  minVersion(r: string): { version: string } | null;
+  satisfies(v: string, r: string): boolean;
+};
 const root = new URL('../../', import.meta.url);
 const pkg = JSON.parse(fs.readFileSync(new URL('package.json', root), 'utf8'));
 const lock = JSON.parse(fs.readFileSync(new URL('package-lock.json', root), 'utf8'));
 
 test('every locked package accepts the oldest Node.js of each line we declare, and this one', () => {
   const declared: string = pkg.engines.node;
-  // The first version of each alternative of the range (20.11.0 and 22.0.0), and the running one.
-  const versions = [...new Set([...declared.split('||').map((r) => semver.minVersion(r.trim())!.version), process.versions.node])];
+  // The first version of each alternative of the range (20.19.0 and 22.13.0), and the running one.
+  const versions = [
+    ...new Set([...declared.split('||').map((r) => semver.minVersion(r.trim())!.version), process.versions.node]),
+  ];
   const refused: string[] = [];
   for (const [where, entry] of Object.entries<{ engines?: { node?: string } }>(lock.packages)) {
     const wants = entry.engines?.node;
     if (!where || !wants) continue;
-    for (const v of versions) if (!semver.satisfies(v, wants)) refused.push(`${where} wants node ${wants}; we declare ${declared} (${v} refused)`);
+    for (const v of versions)
+      if (!semver.satisfies(v, wants))
+        refused.push(`${where} wants node ${wants}; we declare ${declared} (${v} refused)`);
   }
   assert.deepEqual(refused, []);
 });

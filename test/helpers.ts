@@ -53,7 +53,13 @@ export async function createTestDb(dialect: Dialect, opts: { observe?: QueryObse
     };
   }
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0' } as NodeJS.ProcessEnv);
-  const database = await connect({ databaseUrl, sqliteFile: path.join(dataDir, 'fsm.sqlite'), poolSize: 5, ...DERIVED_TABLES, observe: opts.observe });
+  const database = await connect({
+    databaseUrl,
+    sqliteFile: path.join(dataDir, 'fsm.sqlite'),
+    poolSize: 5,
+    ...DERIVED_TABLES,
+    observe: opts.observe,
+  });
   return {
     database,
     services: createServices(config, database),
@@ -73,10 +79,18 @@ export interface TestApp extends TestDb {
   clock: { now: number };
 }
 
-export async function createTestApp(dialect: Dialect, opts: { deliveries?: boolean; observe?: QueryObserver } = {}): Promise<TestApp> {
+export async function createTestApp(
+  dialect: Dialect,
+  opts: { deliveries?: boolean; observe?: QueryObserver } = {},
+): Promise<TestApp> {
   const db = await createTestDb(dialect, { observe: opts.observe });
   const clock = { now: Date.now() };
-  const app = await buildApp({ config: db.config, database: db.database, clock: () => clock.now, deliveries: opts.deliveries });
+  const app = await buildApp({
+    config: db.config,
+    database: db.database,
+    clock: () => clock.now,
+    deliveries: opts.deliveries,
+  });
   await app.ready();
   await checkResponsesAgainstOpenApi(app);
   return {
@@ -102,7 +116,11 @@ export async function createClient(database: Database, opts: { permissions?: str
   });
   await certifyClient(database, clientId);
   if (opts.redirectUris) {
-    await database.db.updateTable('oauth_clients').set({ redirect_uris: JSON.stringify(opts.redirectUris) }).where('client_id', '=', clientId).execute();
+    await database.db
+      .updateTable('oauth_clients')
+      .set({ redirect_uris: JSON.stringify(opts.redirectUris) })
+      .where('client_id', '=', clientId)
+      .execute();
   }
   return { clientId, clientSecret };
 }
@@ -126,12 +144,22 @@ export async function createTenant(t: TestApp, name = 'Acme'): Promise<Tenant> {
   const login = `admin${n}-${crypto.randomBytes(3).toString('hex')}`;
   const password = 'correct horse battery';
   const { account, user } = await createAccount(t.services.writer, {
-    companyName: `${name} ${n}`, firstName: 'Ada', lastName: 'Admin', mobile: '+441234567890', login, password,
+    companyName: `${name} ${n}`,
+    firstName: 'Ada',
+    lastName: 'Admin',
+    mobile: '+441234567890',
+    login,
+    password,
   });
   const { clientId } = await createClient(t.database);
-  const roles = await t.database.db.selectFrom('roles').select(['id', 'kind']).where('account_id', '=', account.id).execute();
+  const roles = await t.database.db
+    .selectFrom('roles')
+    .select(['id', 'kind'])
+    .where('account_id', '=', account.id)
+    .execute();
   const tokenFor = async (userId: number, permissions: string[] = [...ALL_PERMISSIONS]) =>
-    (await issueToken(t.database.db, 'access', { clientId, userId, accountId: account.id, permissions }, t.clock.now)).token;
+    (await issueToken(t.database.db, 'access', { clientId, userId, accountId: account.id, permissions }, t.clock.now))
+      .token;
   return {
     accountId: account.id,
     adminId: user.id,
@@ -145,7 +173,14 @@ export async function createTenant(t: TestApp, name = 'Acme'): Promise<Tenant> {
 }
 
 /** Calls the API as a client does: bearer token, X-Version 1.0, JSON body. */
-export async function call(app: FastifyInstance, token: string | undefined, method: string, url: string, body?: unknown, headers: Record<string, string> = {}) {
+export async function call(
+  app: FastifyInstance,
+  token: string | undefined,
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const opts: InjectOptions = {
     method: method as InjectOptions['method'],
     url,
@@ -158,7 +193,7 @@ export async function call(app: FastifyInstance, token: string | undefined, meth
     payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   };
   const res = await app.inject(opts);
-  let json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  let json: any;
   try {
     json = res.body ? JSON.parse(res.body) : undefined;
   } catch {
@@ -173,20 +208,36 @@ export function newUser(accountId: number, extra: Record<string, unknown> = {}) 
 }
 
 /** Creates a user with the given role (as the tenant's Administrator); returns its id and an access token. */
-export async function addUser(t: TestApp, tenant: Tenant, role: keyof Tenant['roleIds'] = 'employee', extra: Record<string, unknown> = {}) {
-  const res = await call(t.app, tenant.token, 'POST', '/users', { users: [newUser(tenant.accountId, { role: { id: tenant.roleIds[role] }, ...extra })] });
+export async function addUser(
+  t: TestApp,
+  tenant: Tenant,
+  role: keyof Tenant['roleIds'] = 'employee',
+  extra: Record<string, unknown> = {},
+) {
+  const res = await call(t.app, tenant.token, 'POST', '/users', {
+    users: [newUser(tenant.accountId, { role: { id: tenant.roleIds[role] }, ...extra })],
+  });
   if (res.status !== 200) throw new Error(`addUser failed: ${res.raw}`);
   const id = res.body.users[0].id as number;
   return { id, token: await tenant.tokenFor(id) };
 }
 
 /** The errors of a failure envelope as `code:field` strings, in order, for compact assertions. */
-export function errorsOf(res: { body: any }): string[] { // eslint-disable-line @typescript-eslint/no-explicit-any
-  return (res.body?.failures ?? []).flatMap((f: { errors: { code: number; field?: string }[] }) => f.errors.map((e) => `${e.code}:${e.field ?? ''}`));
+export function errorsOf(res: { body: any }): string[] {
+  return (res.body?.failures ?? []).flatMap((f: { errors: { code: number; field?: string }[] }) =>
+    f.errors.map((e) => `${e.code}:${e.field ?? ''}`),
+  );
 }
 
 /** Account A's token on B's item: GET is 404, PATCH and DELETE fail, and B still reads it unchanged. */
-export async function assertIsolated(t: TestApp, a: Tenant, b: Tenant, collection: string, id: number, patch: Record<string, unknown>) {
+export async function assertIsolated(
+  t: TestApp,
+  a: Tenant,
+  b: Tenant,
+  collection: string,
+  id: number,
+  patch: Record<string, unknown>,
+) {
   // Imported here because helpers are only appended to this file (its imports belong to the lead).
   const assert: typeof import('node:assert').strict = (await import('node:assert')).strict;
   const before = await call(t.app, b.token, 'GET', `/${collection}/${id}?fields=*`);
@@ -203,9 +254,16 @@ export async function assertIsolated(t: TestApp, a: Tenant, b: Tenant, collectio
 }
 
 /** A batch of one good and one bad item fails as a whole: nothing is saved. */
-export async function assertAtomicBatch(t: TestApp, tenant: Tenant, collection: string, good: Record<string, unknown>, bad: Record<string, unknown>) {
+export async function assertAtomicBatch(
+  t: TestApp,
+  tenant: Tenant,
+  collection: string,
+  good: Record<string, unknown>,
+  bad: Record<string, unknown>,
+) {
   const assert: typeof import('node:assert').strict = (await import('node:assert')).strict;
-  const count = async () => (await call(t.app, tenant.token, 'GET', `/${collection}`)).body.metadata.recordsCount as number;
+  const count = async () =>
+    (await call(t.app, tenant.token, 'GET', `/${collection}`)).body.metadata.recordsCount as number;
   const n = await count();
   const res = await call(t.app, tenant.token, 'POST', `/${collection}`, { [collection]: [good, bad] });
   assert.equal(res.status, 422);
@@ -214,23 +272,46 @@ export async function assertAtomicBatch(t: TestApp, tenant: Tenant, collection: 
 }
 
 /** A registered client with the given options, stored as the CLI stores it (certified unless told). */
-export async function createOAuthClient(database: Database, opts: { redirectUris?: string[]; permissions?: string[]; allowPermissionChoice?: boolean; certified?: boolean; name?: string } = {}) {
-  const { clientId, clientSecret } = await createClient(database, { redirectUris: opts.redirectUris, permissions: opts.permissions });
+export async function createOAuthClient(
+  database: Database,
+  opts: {
+    redirectUris?: string[];
+    permissions?: string[];
+    allowPermissionChoice?: boolean;
+    certified?: boolean;
+    name?: string;
+  } = {},
+) {
+  const { clientId, clientSecret } = await createClient(database, {
+    redirectUris: opts.redirectUris,
+    permissions: opts.permissions,
+  });
   await database.db
     .updateTable('oauth_clients')
-    .set({ allow_permission_choice: opts.allowPermissionChoice ? 1 : 0, certified: opts.certified === false ? 0 : 1, name: opts.name ?? 'Test client' })
+    .set({
+      allow_permission_choice: opts.allowPermissionChoice ? 1 : 0,
+      certified: opts.certified === false ? 0 : 1,
+      name: opts.name ?? 'Test client',
+    })
     .where('client_id', '=', clientId)
     .execute();
   return { clientId, clientSecret };
 }
 
 export const formEncode = (form: Record<string, string | string[]>) =>
-  new URLSearchParams(Object.entries(form).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]]))).toString();
+  new URLSearchParams(
+    Object.entries(form).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]])),
+  ).toString();
 
 /** A browser stand-in over app.inject: keeps cookies, posts forms. */
 export function injectBrowser(app: FastifyInstance) {
   const jar = new Map<string, string>();
-  async function request(method: 'GET' | 'POST', url: string, form?: Record<string, string | string[]>, headers: Record<string, string> = {}) {
+  async function request(
+    method: 'GET' | 'POST',
+    url: string,
+    form?: Record<string, string | string[]>,
+    headers: Record<string, string> = {},
+  ) {
     const res = await app.inject({
       method,
       url,
@@ -247,10 +328,17 @@ export function injectBrowser(app: FastifyInstance) {
   return { jar, request };
 }
 
-const unescapeHtml = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const unescapeHtml = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 /** The action of the page's form and the value of one of its hidden inputs. */
 export const formAction = (html: string) => unescapeHtml(/<form[^>]* action="([^"]*)"/.exec(html)?.[1] ?? '');
-export const inputValue = (html: string, name: string) => unescapeHtml(new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '');
+export const inputValue = (html: string, name: string) =>
+  unescapeHtml(new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '');
 
 export const codeUrl = (params: Record<string, string | undefined>) =>
   `/oauth2/code?${new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined)).toString()}`;
@@ -267,7 +355,11 @@ export async function authorizeWithInject(
 ) {
   let page = await browser.request('GET', codeUrl({ response_type: 'code', scope: 'default', ...params }));
   if (page.body.includes('name="password"')) {
-    const login = await browser.request('POST', formAction(page.body), { csrf: inputValue(page.body, 'csrf'), login: who.login, password: who.password });
+    const login = await browser.request('POST', formAction(page.body), {
+      csrf: inputValue(page.body, 'csrf'),
+      login: who.login,
+      password: who.password,
+    });
     if (login.statusCode !== 303) throw new Error(`sign-in failed: ${login.statusCode}`);
     page = await browser.request('GET', login.headers.location as string);
   }
@@ -277,13 +369,26 @@ export async function authorizeWithInject(
 }
 
 /** POSTs a form to /oauth2/token and parses the JSON answer. */
-export async function tokenRequest(app: FastifyInstance, form: Record<string, string | string[]>, headers: Record<string, string> = {}, url = '/oauth2/token') {
-  const res = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: formEncode(form) });
+export async function tokenRequest(
+  app: FastifyInstance,
+  form: Record<string, string | string[]>,
+  headers: Record<string, string> = {},
+  url = '/oauth2/token',
+) {
+  const res = await app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: formEncode(form),
+  });
   return { status: res.statusCode, headers: res.headers, body: JSON.parse(res.body) };
 }
 
 /** The usual suite fixture: an app on one dialect with two accounts, `a` and `b`. */
-export async function appWithTenants(dialect: Dialect, opts: { deliveries?: boolean } = {}): Promise<{ t: TestApp; a: Tenant; b: Tenant }> {
+export async function appWithTenants(
+  dialect: Dialect,
+  opts: { deliveries?: boolean } = {},
+): Promise<{ t: TestApp; a: Tenant; b: Tenant }> {
   const t = await createTestApp(dialect, opts);
   return { t, a: await createTenant(t, 'Alpha'), b: await createTenant(t, 'Beta') };
 }
@@ -296,16 +401,25 @@ export async function appWithTenants(dialect: Dialect, opts: { deliveries?: bool
 export async function checkResponsesAgainstOpenApi(app: FastifyInstance): Promise<void> {
   if (process.env.FSM_OPENAPI_CHECK === '0') return;
   const { conformanceFor } = await import('./openapi-conformance.js');
-  const inject = app.inject.bind(app) as (opts: InjectOptions | string) => Promise<import('fastify').LightMyRequestResponse>;
+  const inject = app.inject.bind(app) as (
+    opts: InjectOptions | string,
+  ) => Promise<import('fastify').LightMyRequestResponse>;
   const conformance = conformanceFor((await inject({ method: 'GET', url: '/openapi.json' })).body);
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+
   (app as any).inject = (opts?: InjectOptions | string, cb?: unknown) => {
-    if (opts === undefined || cb !== undefined) return (inject as any)(opts, cb); // eslint-disable-line @typescript-eslint/no-explicit-any
+    if (opts === undefined || cb !== undefined) return (inject as any)(opts, cb);
     return inject(opts).then((res) => {
       const o: InjectOptions = typeof opts === 'string' ? { url: opts } : opts;
       const url = typeof o.url === 'string' ? o.url : String(o.path ?? '/');
       try {
-        conformance.check({ method: (o.method ?? 'GET').toUpperCase(), url, requestHeaders: lower(o.headers ?? {}), status: res.statusCode, headers: res.headers, body: res.body });
+        conformance.check({
+          method: (o.method ?? 'GET').toUpperCase(),
+          url,
+          requestHeaders: lower(o.headers ?? {}),
+          status: res.statusCode,
+          headers: res.headers,
+          body: res.body,
+        });
       } catch (err) {
         // FSM_OPENAPI_LOG=file lists every drift of a whole run instead of failing at the first.
         if (!process.env.FSM_OPENAPI_LOG) throw err;
@@ -316,4 +430,5 @@ export async function checkResponsesAgainstOpenApi(app: FastifyInstance): Promis
   };
 }
 
-const lower = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
+const lower = (h: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));

@@ -1,6 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, addUser, appWithTenants, call, errorsOf, newUser, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import {
+  DIALECTS,
+  addUser,
+  appWithTenants,
+  call,
+  errorsOf,
+  newUser,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from './helpers.js';
 
 /**
  * Every integer that reaches SQL is range-checked first: ids are PostgreSQL `serial` (int4) and
@@ -33,34 +43,48 @@ for (const dialect of DIALECTS) {
       assert.equal(acc.status, 422, acc.raw);
       assert.deepEqual(errorsOf(acc), ['1044:account']);
       // The largest id that can exist is well-formed: it simply does not exist.
-      const max = await call(t.app, a.token, 'POST', '/users', { users: [newUser(a.accountId, { role: { id: 2 ** 31 - 1 } })] });
+      const max = await call(t.app, a.token, 'POST', '/users', {
+        users: [newUser(a.accountId, { role: { id: 2 ** 31 - 1 } })],
+      });
       assert.equal(max.status, 422, max.raw);
       assert.deepEqual(errorsOf(max), ['1045:role']);
     });
 
     it('association lists, nullable associations and PATCH/DELETE ids', async () => {
       for (const id of EDGES) {
-        const wg = await call(t.app, a.token, 'POST', '/workgroups', { workgroups: [{ name: `Crew ${id}`, users: [{ id: a.adminId }, { id }] }] });
+        const wg = await call(t.app, a.token, 'POST', '/workgroups', {
+          workgroups: [{ name: `Crew ${id}`, users: [{ id: a.adminId }, { id }] }],
+        });
         assert.equal(wg.status, 422, wg.raw);
         assert.deepEqual(errorsOf(wg), ['1044:users']);
         const job = await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'x', client: { id } }] });
         assert.equal(job.status, 422, job.raw);
         assert.deepEqual(errorsOf(job), ['1044:client']);
         for (const method of ['PATCH', 'DELETE']) {
-          const res = await call(t.app, a.token, method, '/users', { users: [{ id, ...(method === 'PATCH' ? { firstName: 'x' } : {}) }] });
+          const res = await call(t.app, a.token, method, '/users', {
+            users: [{ id, ...(method === 'PATCH' ? { firstName: 'x' } : {}) }],
+          });
           assert.equal(res.status, 422, `${method} id ${id}: ${res.raw}`);
           assert.deepEqual(errorsOf(res), ['1041:id']);
         }
       }
       const u = await addUser(t, a);
-      const ok = await call(t.app, a.token, 'PATCH', '/users', { users: [{ id: u.id, role: { id: a.roleIds.contractor } }] });
+      const ok = await call(t.app, a.token, 'PATCH', '/users', {
+        users: [{ id: u.id, role: { id: a.roleIds.contractor } }],
+      });
       assert.equal(ok.status, 200, ok.raw);
     });
 
     it('an id in the path that cannot exist is 404 for every method', async () => {
       for (const id of ['2147483648', '9007199254740991', ...RAW_EDGES, '0']) {
         for (const method of ['GET', 'PATCH', 'DELETE']) {
-          const res = await call(t.app, a.token, method, `/users/${id}`, method === 'PATCH' ? { users: [{ firstName: 'x' }] } : undefined);
+          const res = await call(
+            t.app,
+            a.token,
+            method,
+            `/users/${id}`,
+            method === 'PATCH' ? { users: [{ firstName: 'x' }] } : undefined,
+          );
           assert.equal(res.status, 404, `${method} /users/${id}: ${res.raw}`);
           assert.equal(res.body.error.code, 1031);
         }
@@ -78,17 +102,31 @@ for (const dialect of DIALECTS) {
         }
       }
       for (const v of ['2147483647', '-2147483648', '0']) {
-        const res = await call(t.app, a.token, 'GET', `/users?where=${encodeURIComponent(`id < ${v} or role.id = ${v}`)}`);
+        const res = await call(
+          t.app,
+          a.token,
+          'GET',
+          `/users?where=${encodeURIComponent(`id < ${v} or role.id = ${v}`)}`,
+        );
         assert.equal(res.status, 200, `${v}: ${res.raw}`);
       }
       // files.size is a bigint column: the whole safe-integer range compares.
       const big = await call(t.app, a.token, 'GET', `/files?where=${encodeURIComponent('size < 9007199254740991')}`);
       assert.equal(big.status, 200, big.raw);
-      assert.equal((await call(t.app, a.token, 'GET', `/files?where=${encodeURIComponent('size < 9223372036854775808')}`)).status, 400);
+      assert.equal(
+        (await call(t.app, a.token, 'GET', `/files?where=${encodeURIComponent('size < 9223372036854775808')}`)).status,
+        400,
+      );
     });
 
     it('page and recordsPerPage past their range are 400; the largest page reads empty', async () => {
-      for (const q of ['page=2147483648', 'page=9223372036854775808', 'recordsPerPage=2147483648', 'page=-1', 'page=0']) {
+      for (const q of [
+        'page=2147483648',
+        'page=9223372036854775808',
+        'recordsPerPage=2147483648',
+        'page=-1',
+        'page=0',
+      ]) {
         const res = await call(t.app, a.token, 'GET', `/users?${q}`);
         assert.equal(res.status, 400, `${q}: ${res.raw}`);
         assert.equal(res.body.error.code, 1002);

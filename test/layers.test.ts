@@ -31,7 +31,15 @@ function graph(): Map<string, string[]> {
       const [, , typeOnly, clause, spec] = m;
       if (typeOnly || !spec.startsWith('.')) continue;
       // `import { type A, type B } from` is erased too.
-      if (clause && /^\{[^}]*\}\s+from\s+$/.test(clause.trim() + ' ') && clause.replace(/[{}]/g, '').split(',').every((s) => s.trim() === '' || s.trim().startsWith('type '))) continue;
+      if (
+        clause &&
+        /^\{[^}]*\}\s+from\s+$/.test(clause.trim() + ' ') &&
+        clause
+          .replace(/[{}]/g, '')
+          .split(',')
+          .every((s) => s.trim() === '' || s.trim().startsWith('type '))
+      )
+        continue;
       deps.push(path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')));
     }
     out.set(file, deps);
@@ -63,11 +71,24 @@ test('no runtime import cycle in src/', () => {
   const g = graph();
   // The graph holds real edges (users imports oauth/tokens at run time), so an empty answer means something.
   assert.ok(g.get(path.join(src, 'collections/users/index.ts'))?.includes(path.join(src, 'oauth/tokens.ts')));
-  assert.deepEqual(cycles(g).map((c) => c.map(rel).join(' -> ')), []);
+  assert.deepEqual(
+    cycles(g).map((c) => c.map(rel).join(' -> ')),
+    [],
+  );
 });
 
 test('the cycle search finds a cycle (control)', () => {
-  assert.deepEqual(cycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]])), [['a', 'b', 'c', 'a']]);
+  assert.deepEqual(
+    cycles(
+      new Map([
+        ['a', ['b']],
+        ['b', ['c']],
+        ['c', ['a']],
+        ['d', ['a']],
+      ]),
+    ),
+    [['a', 'b', 'c', 'a']],
+  );
 });
 
 test('migrations import nothing above src/db, and live code never imports a migration', () => {
@@ -78,7 +99,8 @@ test('migrations import nothing above src/db, and live code never imports a migr
   for (const [file, deps] of g) {
     for (const d of deps) {
       if (file.startsWith(migrations) && !d.startsWith(db)) bad.push(`${rel(file)} imports ${rel(d)}`);
-      if (d.startsWith(migrations) && !file.startsWith(migrations) && file !== path.join(db, 'migrate.ts')) bad.push(`${rel(file)} imports ${rel(d)}`);
+      if (d.startsWith(migrations) && !file.startsWith(migrations) && file !== path.join(db, 'migrate.ts'))
+        bad.push(`${rel(file)} imports ${rel(d)}`);
     }
   }
   assert.deepEqual(bad, []);
@@ -95,11 +117,17 @@ test('shared layers never import a particular collection; collections never impo
       const theirs = own(d);
       if (!theirs || theirs === 'machinery' || theirs === 'index.ts' || theirs === mine) continue;
       // Only the registry (collections/index.ts) and the top (app, services, accounts, cli) name collections.
-      const top = !file.startsWith(path.join(src, 'http')) && !file.startsWith(path.join(src, 'auth')) && !file.startsWith(path.join(src, 'db')) && !file.startsWith(path.join(src, 'oauth')) && !mine;
+      const top =
+        !file.startsWith(path.join(src, 'http')) &&
+        !file.startsWith(path.join(src, 'auth')) &&
+        !file.startsWith(path.join(src, 'db')) &&
+        !file.startsWith(path.join(src, 'oauth')) &&
+        !mine;
       if (mine === 'index.ts' || top) continue;
       bad.push(`${rel(file)} imports ${rel(d)}`);
     }
-    if (file.startsWith(path.join(src, 'auth')) && deps.some((d) => d.startsWith(collections))) bad.push(`${rel(file)} imports the collections`);
+    if (file.startsWith(path.join(src, 'auth')) && deps.some((d) => d.startsWith(collections)))
+      bad.push(`${rel(file)} imports the collections`);
   }
   assert.deepEqual(bad, []);
 });

@@ -32,16 +32,25 @@ for (const dialect of DIALECTS) {
       assert.match(bare, /text must be quoted: "bob"/);
       assert.match(await where('firstName ='), /at the end/);
       assert.match(await where('firstName ~ "bob'), /unterminated string starting at position 13; close it with "/);
-      assert.match(await where('firstName ~ "a" lastName ~ "b"'), /after a complete expression at position 17: 'lastName ~ "b"'; join terms with and \/ or/);
+      assert.match(
+        await where('firstName ~ "a" lastName ~ "b"'),
+        /after a complete expression at position 17: 'lastName ~ "b"'; join terms with and \/ or/,
+      );
       assert.match(await where('firstName # "a"'), /unexpected character at position 11: '# "a"'/);
-      assert.match(await where('firstName "a"'), /expected an operator after 'firstName' \(~ !~ = != < <= > >=\) at position 11/);
+      assert.match(
+        await where('firstName "a"'),
+        /expected an operator after 'firstName' \(~ !~ = != < <= > >=\) at position 11/,
+      );
     });
 
     it('an unknown query parameter names the ones a list takes', async () => {
       const res = await call(t.app, a.token, 'GET', '/users?limit=5');
       assert.equal(res.status, 400);
       assert.equal(res.body.error.code, 1002);
-      assert.match(res.body.error.message, /unknown query parameter 'limit' \(lists take fields, where, sort, page and recordsPerPage\)/);
+      assert.match(
+        res.body.error.message,
+        /unknown query parameter 'limit' \(lists take fields, where, sort, page and recordsPerPage\)/,
+      );
     });
 
     it('a bad enum value lists the allowed values', async () => {
@@ -51,14 +60,20 @@ for (const dialect of DIALECTS) {
       assert.match(res.body.failures[0].errors[0].message, /must be one of "low", "normal", "high", "urgent"/);
       assert.doesNotMatch(res.body.failures[0].errors[0].message, /union/);
       const group = await call(t.app, a.token, 'POST', '/statuses', { statuses: [{ label: 'Odd', group: 'done' }] });
-      assert.match(group.body.failures[0].errors[0].message, /must be one of "new", "inProgress", "onHold", "completed"/);
+      assert.match(
+        group.body.failures[0].errors[0].message,
+        /must be one of "new", "inProgress", "onHold", "completed"/,
+      );
     });
 
     it('a body not wrapped in its collection shows the expected shape', async () => {
       const bare = await call(t.app, a.token, 'POST', '/jobs', { title: 'Boiler' });
       assert.equal(bare.status, 422);
       assert.equal(bare.body.error.code, 1247);
-      assert.match(bare.body.error.message, /'title' is a field of jobs: items go inside the collection, as \{"jobs":\[\{"title":...\}\]\}/);
+      assert.match(
+        bare.body.error.message,
+        /'title' is a field of jobs: items go inside the collection, as \{"jobs":\[\{"title":...\}\]\}/,
+      );
       const other = await call(t.app, a.token, 'POST', '/jobs', { users: [] });
       assert.equal(other.body.error.code, 1247);
       assert.match(other.body.error.message, /'users' sent to \/jobs; expected \{"jobs":\[\{\.\.\.\}, \.\.\.\]\}/);
@@ -71,12 +86,19 @@ for (const dialect of DIALECTS) {
     });
 
     it('an Authorization header without the Bearer scheme says so; the scheme is case-insensitive', async () => {
-      const send = (authorization: string) => t.app.inject({ method: 'GET', url: '/users', headers: { authorization, 'x-version': '1.0' } });
+      const send = (authorization: string) =>
+        t.app.inject({ method: 'GET', url: '/users', headers: { authorization, 'x-version': '1.0' } });
       const bare = await send(a.token);
       assert.equal(bare.statusCode, 401);
       assert.equal(bare.json().error.code, 1011);
-      assert.match(bare.json().error.message, /the Bearer scheme is missing; send 'Authorization: Bearer <access token>'/);
-      assert.match((await send(`Basic ${Buffer.from('a:b').toString('base64')}`)).json().error.message, /the Basic scheme is not accepted/);
+      assert.match(
+        bare.json().error.message,
+        /the Bearer scheme is missing; send 'Authorization: Bearer <access token>'/,
+      );
+      assert.match(
+        (await send(`Basic ${Buffer.from('a:b').toString('base64')}`)).json().error.message,
+        /the Basic scheme is not accepted/,
+      );
       assert.match((await send('Bearer ')).json().error.message, /after "Bearer " is empty/);
       assert.match((await send('Bearer not valid!')).json().error.message, /characters an access token never has/);
       // A well-formed but unknown token keeps the plain message.

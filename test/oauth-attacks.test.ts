@@ -13,8 +13,22 @@ import { hashToken } from '../src/auth/secrets.js';
 import { revokeClient } from '../src/oauth/clients.js';
 import { WINDOW_MS } from '../src/http/rate-limit.js';
 import {
-  authorizeWithInject, call, codeUrl, createOAuthClient, createTenant, createTestApp, DIALECTS, formAction, formEncode, injectBrowser,
-  inputValue, newUser, skipUnless, tokenRequest, type Tenant, type TestApp,
+  authorizeWithInject,
+  call,
+  codeUrl,
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  DIALECTS,
+  formAction,
+  formEncode,
+  injectBrowser,
+  inputValue,
+  newUser,
+  skipUnless,
+  tokenRequest,
+  type Tenant,
+  type TestApp,
 } from './helpers.js';
 
 const CB = 'http://127.0.0.1:9/cb';
@@ -47,7 +61,12 @@ function assertUnframeable(res: Res, what: string) {
   assert.equal(res.headers['x-content-type-options'], 'nosniff', what);
 }
 
-function assertTokenError(res: { status: number; body: Record<string, unknown> }, status: number, error: string, what = '') {
+function assertTokenError(
+  res: { status: number; body: Record<string, unknown> },
+  status: number,
+  error: string,
+  what = '',
+) {
   assert.equal(res.status, status, `${what} ${JSON.stringify(res.body)}`);
   assert.equal(res.body.error, error, what);
 }
@@ -80,15 +99,31 @@ for (const dialect of DIALECTS) {
     let port: number;
     const ownerA = () => ({ login: a.login, password: a.password });
 
-    const getCode = async (params: Record<string, string> = {}, forClient = client.clientId, browser = owner, who = ownerA()) => {
+    const getCode = async (
+      params: Record<string, string> = {},
+      forClient = client.clientId,
+      browser = owner,
+      who = ownerA(),
+    ) => {
       const r = await authorizeWithInject(browser, { client_id: forClient, ...params }, who);
       assert.ok(r.code, `no code: ${r.location}`);
       return r.code;
     };
     const redeem = (code: string, extra: Record<string, string> = {}, c: Client = client) =>
-      tokenRequest(t.app, { grant_type: 'authorization_code', code, client_id: c.clientId, client_secret: c.clientSecret, ...extra });
+      tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code,
+        client_id: c.clientId,
+        client_secret: c.clientSecret,
+        ...extra,
+      });
     const refresh = (refreshToken: string, c: Client = client) =>
-      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: c.clientId, client_secret: c.clientSecret });
+      tokenRequest(t.app, {
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: c.clientId,
+        client_secret: c.clientSecret,
+      });
     const apiStatus = async (token: string) => (await call(t.app, token, 'GET', '/users')).status;
     const codeCount = async () => (await t.database.db.selectFrom('oauth_codes').select('id').execute()).length;
     /** A fresh Administrator token of A (tests move the clock past the first one's hour). */
@@ -98,7 +133,10 @@ for (const dialect of DIALECTS) {
     async function ownerConsent(url: string) {
       let page = await owner.request('GET', url);
       if (page.body.includes('name="password"')) {
-        const res = await owner.request('POST', formAction(page.body), { csrf: inputValue(page.body, 'csrf'), ...ownerA() });
+        const res = await owner.request('POST', formAction(page.body), {
+          csrf: inputValue(page.body, 'csrf'),
+          ...ownerA(),
+        });
         assert.equal(res.statusCode, 303);
         page = await owner.request('GET', res.headers.location as string);
       }
@@ -111,7 +149,14 @@ for (const dialect of DIALECTS) {
       const login = `user-${crypto.randomBytes(4).toString('hex')}`;
       const password = 'a long enough password';
       const res = await call(t.app, await adminA(), 'POST', '/users', {
-        users: [newUser(a.accountId, { login, newPassword: password, newPasswordConfirm: password, role: { id: a.roleIds[role] } })],
+        users: [
+          newUser(a.accountId, {
+            login,
+            newPassword: password,
+            newPasswordConfirm: password,
+            role: { id: a.roleIds[role] },
+          }),
+        ],
       });
       assert.equal(res.status, 200, res.raw);
       return { id: res.body.users[0].id as number, login, password };
@@ -164,8 +209,13 @@ for (const dialect of DIALECTS) {
       assert.equal(typeof winners[0].body.refresh_token, 'string');
       assert.equal(await apiStatus(winners[0].body.access_token), 401);
       assertTokenError(await refresh(winners[0].body.refresh_token), 400, 'invalid_grant');
-      const live = await t.database.db.selectFrom('oauth_tokens as k').innerJoin('oauth_codes as c', 'c.id', 'k.code_id')
-        .select('k.id').where('c.code_hash', '=', hashToken(code)).where('k.revoked', '=', 0).execute();
+      const live = await t.database.db
+        .selectFrom('oauth_tokens as k')
+        .innerJoin('oauth_codes as c', 'c.id', 'k.code_id')
+        .select('k.id')
+        .where('c.code_hash', '=', hashToken(code))
+        .where('k.revoked', '=', 0)
+        .execute();
       assert.equal(live.length, 0);
     });
 
@@ -174,12 +224,30 @@ for (const dialect of DIALECTS) {
       const code = await getCode();
       assertTokenError(await redeem(code, {}, y), 400, 'invalid_grant', 'Y with its own credentials');
       // Y claiming to be X with Y's secret is just a wrong secret.
-      assertTokenError(await redeem(code, {}, { clientId: client.clientId, clientSecret: y.clientSecret }), 401, 'invalid_client', 'X id, Y secret');
-      assertTokenError(await tokenRequest(t.app, { grant_type: 'authorization_code', code }, { authorization: basic(y.clientId, y.clientSecret) }), 400, 'invalid_grant', 'Y by Basic');
+      assertTokenError(
+        await redeem(code, {}, { clientId: client.clientId, clientSecret: y.clientSecret }),
+        401,
+        'invalid_client',
+        'X id, Y secret',
+      );
+      assertTokenError(
+        await tokenRequest(
+          t.app,
+          { grant_type: 'authorization_code', code },
+          { authorization: basic(y.clientId, y.clientSecret) },
+        ),
+        400,
+        'invalid_grant',
+        'Y by Basic',
+      );
       // X still redeems its code, and the token belongs to X.
       const res = await redeem(code);
       assert.equal(res.status, 200);
-      const row = await t.database.db.selectFrom('oauth_tokens').select('client_id').where('token_hash', '=', hashToken(res.body.access_token)).executeTakeFirstOrThrow();
+      const row = await t.database.db
+        .selectFrom('oauth_tokens')
+        .select('client_id')
+        .where('token_hash', '=', hashToken(res.body.access_token))
+        .executeTakeFirstOrThrow();
       assert.equal(row.client_id, client.clientId);
     });
 
@@ -187,7 +255,10 @@ for (const dialect of DIALECTS) {
       const code = await getCode({ access_type: 'offline' });
       const tokens = await redeem(code);
       assert.equal(tokens.status, 200);
-      const { access_token: access, refresh_token: rt } = tokens.body as { access_token: string; refresh_token: string };
+      const { access_token: access, refresh_token: rt } = tokens.body as {
+        access_token: string;
+        refresh_token: string;
+      };
       // A refresh token (or a code) as a bearer token.
       const asBearer = await call(t.app, rt, 'GET', '/users');
       assert.equal(asBearer.status, 401);
@@ -229,34 +300,81 @@ for (const dialect of DIALECTS) {
     test('redirect_uri variations at /oauth2/code get an error page, never a redirect, also on the forms’ POSTs', async () => {
       const rc = await createOAuthClient(t.database, { redirectUris: [GOOD, CB] });
       const variants = [
-        `${GOOD}/`, `${GOOD}?x=1`, `${GOOD}?`, 'https://GOOD.example/callback', 'https://good.example/Callback', 'HTTPS://good.example/callback',
-        'https://evil.example/callback', 'https://good.example.evil.example/callback', 'https://good.example:8443/callback',
-        'https://good.example:443/callback', 'https://good.example@evil.example/callback', 'https://good.example%40evil.example/callback',
-        'https://evil.example\\@good.example/callback', 'https://evil.example#@good.example/callback', 'http://good.example/callback',
-        `${GOOD}#frag`, `${GOOD}#`, 'https://good.example/%63allback', 'https://good.example/callback%2F..%2Fevil',
-        'https://good.example/callback/../evil', 'https://good.example/callback/..', 'https://good.example/callbackevil',
-        ` ${GOOD}`, `${GOOD} `, `${GOOD}\t`, `${GOOD}%00`, '//good.example/callback', '/callback', 'good.example/callback',
-        'javascript:alert(1)//https://good.example/callback', 'data:text/html,<script>alert(1)</script>', '',
-        'http://127.0.0.1:9/cb/../cb', 'http://localhost:9/cb', 'http://127.0.0.1:10/cb', 'http://127.0.0.1/cb', 'http://[::1]:9/cb',
+        `${GOOD}/`,
+        `${GOOD}?x=1`,
+        `${GOOD}?`,
+        'https://GOOD.example/callback',
+        'https://good.example/Callback',
+        'HTTPS://good.example/callback',
+        'https://evil.example/callback',
+        'https://good.example.evil.example/callback',
+        'https://good.example:8443/callback',
+        'https://good.example:443/callback',
+        'https://good.example@evil.example/callback',
+        'https://good.example%40evil.example/callback',
+        'https://evil.example\\@good.example/callback',
+        'https://evil.example#@good.example/callback',
+        'http://good.example/callback',
+        `${GOOD}#frag`,
+        `${GOOD}#`,
+        'https://good.example/%63allback',
+        'https://good.example/callback%2F..%2Fevil',
+        'https://good.example/callback/../evil',
+        'https://good.example/callback/..',
+        'https://good.example/callbackevil',
+        ` ${GOOD}`,
+        `${GOOD} `,
+        `${GOOD}\t`,
+        `${GOOD}%00`,
+        '//good.example/callback',
+        '/callback',
+        'good.example/callback',
+        'javascript:alert(1)//https://good.example/callback',
+        'data:text/html,<script>alert(1)</script>',
+        '',
+        'http://127.0.0.1:9/cb/../cb',
+        'http://localhost:9/cb',
+        'http://127.0.0.1:10/cb',
+        'http://127.0.0.1/cb',
+        'http://[::1]:9/cb',
       ];
       await ownerConsent(codeUrl({ ...base, client_id: client.clientId }));
       const codesBefore = await codeCount();
       for (const redirect_uri of variants) {
-        assertErrorPage(await t.app.inject(codeUrl({ ...base, client_id: rc.clientId, redirect_uri, state: 's' })), JSON.stringify(redirect_uri));
+        assertErrorPage(
+          await t.app.inject(codeUrl({ ...base, client_id: rc.clientId, redirect_uri, state: 's' })),
+          JSON.stringify(redirect_uri),
+        );
         // The same with a signed-in owner (who would otherwise go straight to consent).
-        assertErrorPage(await owner.request('GET', codeUrl({ ...base, client_id: rc.clientId, redirect_uri })), `signed in ${JSON.stringify(redirect_uri)}`);
+        assertErrorPage(
+          await owner.request('GET', codeUrl({ ...base, client_id: rc.clientId, redirect_uri })),
+          `signed in ${JSON.stringify(redirect_uri)}`,
+        );
       }
       // Omitted with several registered, and a repeated parameter (one good, one evil), are pages too.
       assertErrorPage(await t.app.inject(codeUrl({ ...base, client_id: rc.clientId })), 'omitted');
-      assertErrorPage(await t.app.inject(`${codeUrl({ ...base, client_id: rc.clientId, redirect_uri: GOOD })}&redirect_uri=${encodeURIComponent('https://evil.example/')}`), 'repeated');
-      assertErrorPage(await t.app.inject(`${codeUrl({ ...base, client_id: rc.clientId, redirect_uri: 'https://evil.example/' })}&redirect_uri=${encodeURIComponent(GOOD)}`), 'repeated, evil first');
+      assertErrorPage(
+        await t.app.inject(
+          `${codeUrl({ ...base, client_id: rc.clientId, redirect_uri: GOOD })}&redirect_uri=${encodeURIComponent('https://evil.example/')}`,
+        ),
+        'repeated',
+      );
+      assertErrorPage(
+        await t.app.inject(
+          `${codeUrl({ ...base, client_id: rc.clientId, redirect_uri: 'https://evil.example/' })}&redirect_uri=${encodeURIComponent(GOOD)}`,
+        ),
+        'repeated, evil first',
+      );
 
       // A genuine consent form whose action is edited to an evil redirect_uri: the POST re-checks it.
       const consent = await ownerConsent(codeUrl({ ...base, client_id: rc.clientId, redirect_uri: GOOD, state: 's' }));
       const action = new URL(formAction(consent.body), 'http://x');
       for (const evil of ['https://evil.example/callback', `${GOOD}/`, 'https://good.example@evil.example/callback']) {
         action.searchParams.set('redirect_uri', evil);
-        const forged = await owner.request('POST', action.pathname + action.search, { csrf: inputValue(consent.body, 'csrf'), decision: 'allow' });
+        const forged = await owner.request('POST', action.pathname + action.search, {
+          csrf: inputValue(consent.body, 'csrf'),
+          decision: 'allow',
+        });
         assertErrorPage(forged, `consent POST ${evil}`);
       }
       // Likewise the login form, before any password is checked.
@@ -264,21 +382,38 @@ for (const dialect of DIALECTS) {
       const login = await fresh.request('GET', codeUrl({ ...base, client_id: rc.clientId, redirect_uri: GOOD }));
       const loginAction = new URL(formAction(login.body), 'http://x');
       loginAction.searchParams.set('redirect_uri', 'https://evil.example/callback');
-      const forgedLogin = await fresh.request('POST', loginAction.pathname + loginAction.search, { csrf: inputValue(login.body, 'csrf'), ...ownerA() });
+      const forgedLogin = await fresh.request('POST', loginAction.pathname + loginAction.search, {
+        csrf: inputValue(login.body, 'csrf'),
+        ...ownerA(),
+      });
       assertErrorPage(forgedLogin, 'login POST');
       assert.equal(fresh.jar.get('fsm_session'), undefined);
       assert.equal(await codeCount(), codesBefore, 'no code was issued');
     });
 
     test('redirect_uri near-misses at the token endpoint are invalid_grant and spend the code', async () => {
-      for (const sent of [`${CB}/`, 'HTTP://127.0.0.1:9/cb', `${CB}?`, `${CB}#`, 'http://127.0.0.1:9/CB', 'http://localhost:9/cb', '']) {
+      for (const sent of [
+        `${CB}/`,
+        'HTTP://127.0.0.1:9/cb',
+        `${CB}?`,
+        `${CB}#`,
+        'http://127.0.0.1:9/CB',
+        'http://localhost:9/cb',
+        '',
+      ]) {
         const code = await getCode({ redirect_uri: CB });
         assertTokenError(await redeem(code, { redirect_uri: sent }), 400, 'invalid_grant', JSON.stringify(sent));
         // The failed attempt consumed the code: the right redirect_uri no longer helps.
-        if (sent === `${CB}/`) assertTokenError(await redeem(code, { redirect_uri: CB }), 400, 'invalid_grant', 'after a mismatch');
+        if (sent === `${CB}/`)
+          assertTokenError(await redeem(code, { redirect_uri: CB }), 400, 'invalid_grant', 'after a mismatch');
       }
       // No redirect_uri in the authorization request: only CB itself or nothing.
-      assertTokenError(await redeem(await getCode(), { redirect_uri: `${CB}/` }), 400, 'invalid_grant', 'unsent, near miss');
+      assertTokenError(
+        await redeem(await getCode(), { redirect_uri: `${CB}/` }),
+        400,
+        'invalid_grant',
+        'unsent, near miss',
+      );
     });
 
     // ── PKCE ────────────────────────────────────────────────────────────────────────────────
@@ -288,21 +423,51 @@ for (const dialect of DIALECTS) {
       const two = pkcePair();
       const codeOne = await getCode({ code_challenge: one.challenge, code_challenge_method: 'S256' });
       const codeTwo = await getCode({ code_challenge: two.challenge, code_challenge_method: 'S256' });
-      assertTokenError(await redeem(codeTwo, { code_verifier: one.verifier }), 400, 'invalid_grant', 'verifier of another code');
-      assertTokenError(await redeem(codeTwo, { code_verifier: two.verifier }), 400, 'invalid_grant', 'right verifier after a wrong one');
-      assertTokenError(await redeem(codeOne, { code_verifier: one.challenge }), 400, 'invalid_grant', 'the challenge as verifier');
+      assertTokenError(
+        await redeem(codeTwo, { code_verifier: one.verifier }),
+        400,
+        'invalid_grant',
+        'verifier of another code',
+      );
+      assertTokenError(
+        await redeem(codeTwo, { code_verifier: two.verifier }),
+        400,
+        'invalid_grant',
+        'right verifier after a wrong one',
+      );
+      assertTokenError(
+        await redeem(codeOne, { code_verifier: one.challenge }),
+        400,
+        'invalid_grant',
+        'the challenge as verifier',
+      );
       // "plain" smuggled as S256: the challenge is the verifier itself.
       const plainish = await getCode({ code_challenge: one.verifier, code_challenge_method: 'S256' });
       assertTokenError(await redeem(plainish, { code_verifier: one.verifier }), 400, 'invalid_grant', 'plain as S256');
       // Methods other than exactly S256 are refused at the authorization request.
       for (const method of ['s256', 'plain', 'S512', '']) {
-        const res = await owner.request('GET', codeUrl({ ...base, client_id: client.clientId, code_challenge: one.challenge, code_challenge_method: method }));
+        const res = await owner.request(
+          'GET',
+          codeUrl({
+            ...base,
+            client_id: client.clientId,
+            code_challenge: one.challenge,
+            code_challenge_method: method,
+          }),
+        );
         assert.equal(res.statusCode, 302, method);
         assert.equal(new URL(res.headers.location as string).searchParams.get('error'), 'invalid_request', method);
         assert.equal(new URL(res.headers.location as string).searchParams.get('code'), null, method);
       }
       const ok = pkcePair();
-      assert.equal((await redeem(await getCode({ code_challenge: ok.challenge, code_challenge_method: 'S256' }), { code_verifier: ok.verifier })).status, 200);
+      assert.equal(
+        (
+          await redeem(await getCode({ code_challenge: ok.challenge, code_challenge_method: 'S256' }), {
+            code_verifier: ok.verifier,
+          })
+        ).status,
+        200,
+      );
     });
 
     // ── Client authentication ───────────────────────────────────────────────────────────────
@@ -319,21 +484,29 @@ for (const dialect of DIALECTS) {
         return { status: r.status, body: r.body, headers };
       };
       for (const form of ['body', 'basic'] as const) {
-        const attempt = (id: string, secret: string) => form === 'body'
-          ? tokenRequest(t.app, { grant_type: 'authorization_code', code, client_id: id, client_secret: secret })
-          : tokenRequest(t.app, { grant_type: 'authorization_code', code }, { authorization: basic(id, secret) });
+        const attempt = (id: string, secret: string) =>
+          form === 'body'
+            ? tokenRequest(t.app, { grant_type: 'authorization_code', code, client_id: id, client_secret: secret })
+            : tokenRequest(t.app, { grant_type: 'authorization_code', code }, { authorization: basic(id, secret) });
         const reference = shape(await attempt(client.clientId, wrong));
         assert.equal(reference.status, 401, form);
         assert.equal((reference.body as { error: string }).error, 'invalid_client');
         assert.match(String(reference.headers['www-authenticate']), /^Basic /);
         for (const [what, id, secret] of [
-          ['unknown client', unknownId, wrong], ['unknown client, real secret', unknownId, client.clientSecret],
-          ['revoked client, right secret', revoked.clientId, revoked.clientSecret], ['uncertified client, wrong secret', uncertified.clientId, wrong],
+          ['unknown client', unknownId, wrong],
+          ['unknown client, real secret', unknownId, client.clientSecret],
+          ['revoked client, right secret', revoked.clientId, revoked.clientSecret],
+          ['uncertified client, wrong secret', uncertified.clientId, wrong],
         ] as const) {
           assert.deepEqual(shape(await attempt(id, secret)), reference, `${form}: ${what}`);
         }
         // No secret at all is a malformed request, answered alike for a real and an unknown client.
-        if (form === 'body') assert.deepEqual(shape(await attempt(client.clientId, '')), shape(await attempt(unknownId, '')), 'empty secret');
+        if (form === 'body')
+          assert.deepEqual(
+            shape(await attempt(client.clientId, '')),
+            shape(await attempt(unknownId, '')),
+            'empty secret',
+          );
       }
       assert.equal((await redeem(code)).status, 200, 'failed client authentications did not spend the code');
     });
@@ -343,8 +516,23 @@ for (const dialect of DIALECTS) {
       const form = { grant_type: 'authorization_code', client_id: client.clientId, client_secret: client.clientSecret };
       const q = (params: Record<string, string>) => `/oauth2/token?${formEncode(params)}`;
       assertTokenError(await tokenRequest(t.app, form, {}, q({ code })), 400, 'invalid_request', 'code in the query');
-      assertTokenError(await tokenRequest(t.app, { ...form, code }, {}, q({ client_secret: client.clientSecret })), 400, 'invalid_request', 'secret in the query');
-      assertTokenError(await tokenRequest(t.app, { grant_type: 'authorization_code', code }, { authorization: basic(client.clientId, client.clientSecret) }, q({ x: '1' })), 400, 'invalid_request', 'any query');
+      assertTokenError(
+        await tokenRequest(t.app, { ...form, code }, {}, q({ client_secret: client.clientSecret })),
+        400,
+        'invalid_request',
+        'secret in the query',
+      );
+      assertTokenError(
+        await tokenRequest(
+          t.app,
+          { grant_type: 'authorization_code', code },
+          { authorization: basic(client.clientId, client.clientSecret) },
+          q({ x: '1' }),
+        ),
+        400,
+        'invalid_request',
+        'any query',
+      );
       // GET with everything in the URL is no token endpoint at all: the endpoint takes POST only.
       const get = await t.app.inject({ method: 'GET', url: q({ ...form, code }) });
       assert.equal(get.statusCode, 405);
@@ -352,11 +540,26 @@ for (const dialect of DIALECTS) {
       // The refused requests did not spend the code.
       const tokens = await redeem(code);
       assert.equal(tokens.status, 200);
-      assertTokenError(await tokenRequest(t.app, { grant_type: 'refresh_token', client_id: client.clientId, client_secret: client.clientSecret }, {}, q({ refresh_token: tokens.body.refresh_token })), 400, 'invalid_request', 'refresh token in the query');
+      assertTokenError(
+        await tokenRequest(
+          t.app,
+          { grant_type: 'refresh_token', client_id: client.clientId, client_secret: client.clientSecret },
+          {},
+          q({ refresh_token: tokens.body.refresh_token }),
+        ),
+        400,
+        'invalid_request',
+        'refresh token in the query',
+      );
       // The API takes the access token from the Authorization header only.
       const inQuery = await call(t.app, undefined, 'GET', `/users?access_token=${tokens.body.access_token}`);
       assert.equal(inQuery.status, 401);
-      const alongside = await call(t.app, tokens.body.access_token, 'GET', `/users?access_token=${tokens.body.access_token}`);
+      const alongside = await call(
+        t.app,
+        tokens.body.access_token,
+        'GET',
+        `/users?access_token=${tokens.body.access_token}`,
+      );
       assert.equal(alongside.status, 400); // an unknown query parameter
     });
 
@@ -367,7 +570,11 @@ for (const dialect of DIALECTS) {
       const attempt = async (login: string, password: string) => {
         const browser = injectBrowser(t.app); // a new cookie jar each time, as an attacker would use
         const page = await browser.request('GET', codeUrl({ ...base, client_id: client.clientId }));
-        const res = await browser.request('POST', formAction(page.body), { csrf: inputValue(page.body, 'csrf'), login, password });
+        const res = await browser.request('POST', formAction(page.body), {
+          csrf: inputValue(page.body, 'csrf'),
+          login,
+          password,
+        });
         return { res, browser };
       };
       const alert = (body: string) => /role="alert">([^<]*)</.exec(body)?.[1];
@@ -396,8 +603,15 @@ for (const dialect of DIALECTS) {
       const cookie = `fsm_csrf=${browser.jar.get('fsm_csrf')}`;
       const formHeaders = { 'content-type': 'application/x-www-form-urlencoded', cookie };
       const spray = (login: string, headers: Record<string, string> = {}, remoteAddress = '127.0.0.1') =>
-        t.app.inject({ method: 'POST', url: action, remoteAddress, headers: { ...formHeaders, ...headers }, payload: formEncode({ csrf, login, password: 'Summer2024!' }) });
-      const attempts = async (login: string) => (await t.database.db.selectFrom('login_attempts').select('id').where('login', '=', login).execute()).length;
+        t.app.inject({
+          method: 'POST',
+          url: action,
+          remoteAddress,
+          headers: { ...formHeaders, ...headers },
+          payload: formEncode({ csrf, login, password: 'Summer2024!' }),
+        });
+      const attempts = async (login: string) =>
+        (await t.database.db.selectFrom('login_attempts').select('id').where('login', '=', login).execute()).length;
       // The in-process counters' windows follow Date.now(): mocked, a window past any earlier one.
       mock.timers.enable({ apis: ['Date'], now: Date.now() + 2 * WINDOW_MS });
       t.config.rateLimitAuth = 2;
@@ -409,7 +623,12 @@ for (const dialect of DIALECTS) {
         assert.equal(refused.headers['retry-after'], '60');
         assert.equal(await attempts('spray-3'), 0, 'refused before the password was checked');
         // A failed client authentication at the token endpoint counts against the address too...
-        const token = await tokenRequest(t.app, { grant_type: 'authorization_code', code: 'x'.repeat(43), client_id: client.clientId, client_secret: 'wrong' });
+        const token = await tokenRequest(t.app, {
+          grant_type: 'authorization_code',
+          code: 'x'.repeat(43),
+          client_id: client.clientId,
+          client_secret: 'wrong',
+        });
         assert.equal(token.status, 429);
         assert.ok(Number(token.headers['retry-after']) >= 1);
         // ...while an authenticated client counts in its own bucket (PRODUCT §8).
@@ -420,11 +639,27 @@ for (const dialect of DIALECTS) {
           assert.equal(spoofed.statusCode, 429, h);
         }
         // An absolute-form request target (RFC 9112 §3.2.2) reaches the same routes: counted too.
-        const absLogin = await rawHttp(port, 'POST', `http://127.0.0.1:${port}${action}`, formHeaders, formEncode({ csrf, login: 'spray-5', password: 'Summer2024!' }));
+        const absLogin = await rawHttp(
+          port,
+          'POST',
+          `http://127.0.0.1:${port}${action}`,
+          formHeaders,
+          formEncode({ csrf, login: 'spray-5', password: 'Summer2024!' }),
+        );
         assert.equal(absLogin.status, 429, `absolute-form login: ${absLogin.body.slice(0, 200)}`);
         assert.equal(await attempts('spray-5'), 0);
-        const absToken = await rawHttp(port, 'POST', `http://evil.example/oauth2/token`, { 'content-type': 'application/x-www-form-urlencoded' },
-          formEncode({ grant_type: 'authorization_code', code: 'x'.repeat(43), client_id: client.clientId, client_secret: 'wrong' }));
+        const absToken = await rawHttp(
+          port,
+          'POST',
+          `http://evil.example/oauth2/token`,
+          { 'content-type': 'application/x-www-form-urlencoded' },
+          formEncode({
+            grant_type: 'authorization_code',
+            code: 'x'.repeat(43),
+            client_id: client.clientId,
+            client_secret: 'wrong',
+          }),
+        );
         assert.equal(absToken.status, 429, `absolute-form token: ${absToken.body.slice(0, 200)}`);
         assert.ok(Number(absToken.headers['retry-after']) >= 1);
         // Another address has its own budget; the window's end restores this one.
@@ -448,17 +683,34 @@ for (const dialect of DIALECTS) {
       const login = `csrf-probe-${crypto.randomBytes(3).toString('hex')}`;
       const creds = { login, password: 'attacker password' };
       // Cross-site form POST: SameSite=Lax keeps the cookie at home, so only the field arrives.
-      const noCookie = await t.app.inject({ method: 'POST', url: action, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: formEncode({ csrf: inputValue(aPage.body, 'csrf'), ...creds }) });
+      const noCookie = await t.app.inject({
+        method: 'POST',
+        url: action,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: formEncode({ csrf: inputValue(aPage.body, 'csrf'), ...creds }),
+      });
       assert.equal(noCookie.statusCode, 403);
-      assert.equal(noCookie.cookies.find((c) => c.name === 'fsm_session'), undefined);
+      assert.equal(
+        noCookie.cookies.find((c) => c.name === 'fsm_session'),
+        undefined,
+      );
       // The attacker's own token in the victim's browser.
       const foreign = await victim.request('POST', action, { csrf: inputValue(aPage.body, 'csrf'), ...creds });
       assert.equal(foreign.statusCode, 403);
       // Empty cookie and empty field.
-      const empty = await t.app.inject({ method: 'POST', url: action, headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: 'fsm_csrf=' }, payload: formEncode({ csrf: '', ...creds }) });
+      const empty = await t.app.inject({
+        method: 'POST',
+        url: action,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: 'fsm_csrf=' },
+        payload: formEncode({ csrf: '', ...creds }),
+      });
       assert.equal(empty.statusCode, 403);
       assert.equal(victim.jar.get('fsm_session'), undefined);
-      const recorded = await t.database.db.selectFrom('login_attempts').select('id').where('login', '=', login).execute();
+      const recorded = await t.database.db
+        .selectFrom('login_attempts')
+        .select('id')
+        .where('login', '=', login)
+        .execute();
       assert.equal(recorded.length, 0);
     });
 
@@ -476,17 +728,29 @@ for (const dialect of DIALECTS) {
       const oldCsrf = inputValue(consent.body, 'csrf');
       const before = await codeCount();
       // Cross-site POST: no cookies at all, even with the genuine token.
-      const crossSite = await t.app.inject({ method: 'POST', url: action, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: formEncode({ csrf: oldCsrf, decision: 'allow' }) });
+      const crossSite = await t.app.inject({
+        method: 'POST',
+        url: action,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: formEncode({ csrf: oldCsrf, decision: 'allow' }),
+      });
       assert.equal(crossSite.statusCode, 303);
       assert.ok(String(crossSite.headers.location).startsWith('/oauth2/code?'), 'back to sign-in, not to the client');
       // B's session token (another user, another browser) in A's browser.
       const other = injectBrowser(t.app);
       const bConsent = await signIn(other, { login: b.login, password: b.password });
-      const foreign = await browser.request('POST', action, { csrf: inputValue(bConsent.body, 'csrf'), decision: 'allow' });
+      const foreign = await browser.request('POST', action, {
+        csrf: inputValue(bConsent.body, 'csrf'),
+        decision: 'allow',
+      });
       assert.equal(foreign.statusCode, 403);
       assert.equal(foreign.headers.location, undefined);
       // Signing in again replaces the session: the old form's token is dead.
-      const renewed = await signIn(browser, ownerA(), codeUrl({ ...base, client_id: client.clientId, state: 'csrf', prompt: 'login' }));
+      const renewed = await signIn(
+        browser,
+        ownerA(),
+        codeUrl({ ...base, client_id: client.clientId, state: 'csrf', prompt: 'login' }),
+      );
       assert.notEqual(inputValue(renewed.body, 'csrf'), oldCsrf);
       const stale = await browser.request('POST', action, { csrf: oldCsrf, decision: 'allow' });
       assert.equal(stale.statusCode, 403);
@@ -503,7 +767,11 @@ for (const dialect of DIALECTS) {
     // ── Reflection and framing ──────────────────────────────────────────────────────────────
 
     test('state is reflected exactly URL-encoded in Location and HTML-escaped in pages', async () => {
-      const states = ['"><script>alert(1)</script>', 'x&code=evil', `'"><img src=x onerror=alert(1)>&code=evil&error=none#frag`];
+      const states = [
+        '"><script>alert(1)</script>',
+        'x&code=evil',
+        `'"><img src=x onerror=alert(1)>&code=evil&error=none#frag`,
+      ];
       for (const state of states) {
         const encoded = new URLSearchParams({ state }).toString();
         const checkLocation = (location: string, what: string) => {
@@ -519,7 +787,10 @@ for (const dialect of DIALECTS) {
         // Login and consent pages: the state sits in the form action, escaped.
         const fresh = await t.app.inject(codeUrl({ ...base, client_id: client.clientId, state }));
         const consent = await ownerConsent(codeUrl({ ...base, client_id: client.clientId, state }));
-        for (const [what, page] of [['login', fresh], ['consent', consent]] as const) {
+        for (const [what, page] of [
+          ['login', fresh],
+          ['consent', consent],
+        ] as const) {
           assert.equal(page.statusCode, 200, what);
           assert.ok(!page.body.includes('<script>') && !page.body.includes('<img'), what);
           assert.ok(!page.body.includes(state), what);
@@ -530,10 +801,21 @@ for (const dialect of DIALECTS) {
         const url = checkLocation(allowed.location.toString(), 'allow');
         assert.equal(url.searchParams.getAll('code').length, 1);
         assert.match(url.searchParams.get('code')!, /^[A-Za-z0-9_-]{43}$/);
-        const denied = await owner.request('POST', formAction(consent.body), { csrf: inputValue(consent.body, 'csrf'), decision: 'deny' });
-        assert.equal(checkLocation(denied.headers.location as string, 'deny').searchParams.get('error'), 'access_denied');
+        const denied = await owner.request('POST', formAction(consent.body), {
+          csrf: inputValue(consent.body, 'csrf'),
+          decision: 'deny',
+        });
+        assert.equal(
+          checkLocation(denied.headers.location as string, 'deny').searchParams.get('error'),
+          'access_denied',
+        );
         const bad = await t.app.inject(codeUrl({ ...base, client_id: client.clientId, state, response_type: 'token' }));
-        assert.equal(checkLocation(bad.headers.location as string, 'protocol error').searchParams.getAll('error').join(), 'unsupported_response_type');
+        assert.equal(
+          checkLocation(bad.headers.location as string, 'protocol error')
+            .searchParams.getAll('error')
+            .join(),
+          'unsupported_response_type',
+        );
       }
     });
 
@@ -544,14 +826,30 @@ for (const dialect of DIALECTS) {
       const login = await browser.request('GET', url);
       assertUnframeable(login, 'login');
       const action = formAction(login.body);
-      assertUnframeable(await browser.request('POST', action, { csrf: 'forged', login: 'x', password: 'y' }), 'login CSRF refusal');
-      const failed = await browser.request('POST', action, { csrf: inputValue(login.body, 'csrf'), login: 'nobody-at-all', password: 'wrong password' });
+      assertUnframeable(
+        await browser.request('POST', action, { csrf: 'forged', login: 'x', password: 'y' }),
+        'login CSRF refusal',
+      );
+      const failed = await browser.request('POST', action, {
+        csrf: inputValue(login.body, 'csrf'),
+        login: 'nobody-at-all',
+        password: 'wrong password',
+      });
       assert.equal(failed.statusCode, 401);
       assertUnframeable(failed, 'failed sign-in');
       const consent = await ownerConsent(url);
       assertUnframeable(consent, 'consent');
-      assertUnframeable(await owner.request('POST', formAction(consent.body), { csrf: 'forged', decision: 'allow' }), 'consent CSRF refusal');
-      assertUnframeable(await owner.request('POST', formAction(consent.body), { csrf: inputValue(consent.body, 'csrf'), decision: 'maybe' }), 'consent without a decision');
+      assertUnframeable(
+        await owner.request('POST', formAction(consent.body), { csrf: 'forged', decision: 'allow' }),
+        'consent CSRF refusal',
+      );
+      assertUnframeable(
+        await owner.request('POST', formAction(consent.body), {
+          csrf: inputValue(consent.body, 'csrf'),
+          decision: 'maybe',
+        }),
+        'consent without a decision',
+      );
     });
 
     // ── Deleted users, revoked and uncertified clients, scope ──────────────────────────────
@@ -562,22 +860,35 @@ for (const dialect of DIALECTS) {
       const tokens = await redeem(await getCode({ access_type: 'offline' }, client.clientId, browser, u));
       assert.equal(await apiStatus(tokens.body.access_token), 200);
       const pending = await getCode({ access_type: 'offline' }, client.clientId, browser, u);
-      assert.equal((await call(t.app, await adminA(), 'PATCH', `/users/${u.id}`, { users: [{ deleted: true }] })).status, 200);
+      assert.equal(
+        (await call(t.app, await adminA(), 'PATCH', `/users/${u.id}`, { users: [{ deleted: true }] })).status,
+        200,
+      );
 
       assert.equal(await apiStatus(tokens.body.access_token), 401);
       assertTokenError(await refresh(tokens.body.refresh_token), 400, 'invalid_grant', 'refresh');
       assertTokenError(await redeem(pending), 400, 'invalid_grant', 'code issued before the deletion');
-      const sessions = await t.database.db.selectFrom('auth_sessions').select('id').where('user_id', '=', u.id).execute();
+      const sessions = await t.database.db
+        .selectFrom('auth_sessions')
+        .select('id')
+        .where('user_id', '=', u.id)
+        .execute();
       assert.equal(sessions.length, 0);
       const page = await browser.request('GET', codeUrl({ ...base, client_id: client.clientId }));
       assert.match(page.body, /name="password"/, 'the session is over: the login form again');
 
       // Restoring the user gives back the account, not the old tokens, session or code.
-      assert.equal((await call(t.app, await adminA(), 'PATCH', `/users/${u.id}`, { users: [{ deleted: false }] })).status, 200);
+      assert.equal(
+        (await call(t.app, await adminA(), 'PATCH', `/users/${u.id}`, { users: [{ deleted: false }] })).status,
+        200,
+      );
       assert.equal(await apiStatus(tokens.body.access_token), 401);
       assertTokenError(await refresh(tokens.body.refresh_token), 400, 'invalid_grant', 'refresh after restore');
       assertTokenError(await redeem(pending), 400, 'invalid_grant', 'pending code after restore');
-      assert.match((await browser.request('GET', codeUrl({ ...base, client_id: client.clientId }))).body, /name="password"/);
+      assert.match(
+        (await browser.request('GET', codeUrl({ ...base, client_id: client.clientId }))).body,
+        /name="password"/,
+      );
     });
 
     test('a user deleted physically (DELETE /users/ID): tokens, refresh tokens, session and codes are gone', async () => {
@@ -589,7 +900,10 @@ for (const dialect of DIALECTS) {
       assert.equal(await apiStatus(tokens.body.access_token), 401);
       assertTokenError(await refresh(tokens.body.refresh_token), 400, 'invalid_grant', 'refresh');
       assertTokenError(await redeem(pending), 400, 'invalid_grant', 'pending code');
-      assert.match((await browser.request('GET', codeUrl({ ...base, client_id: client.clientId }))).body, /name="password"/);
+      assert.match(
+        (await browser.request('GET', codeUrl({ ...base, client_id: client.clientId }))).body,
+        /name="password"/,
+      );
     });
 
     test('a revoked client: its access tokens refused by the API, its refresh tokens at the token endpoint, its requests get an error page', async () => {
@@ -601,15 +915,32 @@ for (const dialect of DIALECTS) {
       assert.equal(await apiStatus(tokens.body.access_token), 401);
       assertTokenError(await refresh(tokens.body.refresh_token, rc), 401, 'invalid_client', 'refresh');
       assertTokenError(await redeem(pending, {}, rc), 401, 'invalid_client', 'pending code');
-      assertErrorPage(await owner.request('GET', codeUrl({ ...base, client_id: rc.clientId })), 'authorization request');
+      assertErrorPage(
+        await owner.request('GET', codeUrl({ ...base, client_id: rc.clientId })),
+        'authorization request',
+      );
       // Even were the flag lifted by hand, the tokens stay revoked.
-      await t.database.db.updateTable('oauth_clients').set({ revoked: 0 }).where('client_id', '=', rc.clientId).execute();
+      await t.database.db
+        .updateTable('oauth_clients')
+        .set({ revoked: 0 })
+        .where('client_id', '=', rc.clientId)
+        .execute();
       assert.equal(await apiStatus(tokens.body.access_token), 401);
       assertTokenError(await refresh(tokens.body.refresh_token, rc), 400, 'invalid_grant', 'refresh after un-revoking');
     });
 
     test('scope: anything but the literal default is invalid_scope; a scope on the code grant cannot widen the token', async () => {
-      for (const scope of ['DEFAULT', 'default users.write', 'default ', ' default', 'default,users.read', 'users.read', 'openid', '*', '']) {
+      for (const scope of [
+        'DEFAULT',
+        'default users.write',
+        'default ',
+        ' default',
+        'default,users.read',
+        'users.read',
+        'openid',
+        '*',
+        '',
+      ]) {
         const res = await owner.request('GET', codeUrl({ ...base, client_id: client.clientId, scope }));
         assert.equal(res.statusCode, 302, JSON.stringify(scope));
         const loc = new URL(res.headers.location as string);
@@ -617,12 +948,27 @@ for (const dialect of DIALECTS) {
         assert.equal(loc.searchParams.get('code'), null);
       }
       const narrow = await createOAuthClient(t.database, { redirectUris: [CB], permissions: ['users.read'] });
-      const res = await redeem(await getCode({}, narrow.clientId), { scope: 'users.write jobs.read jobs.write' }, narrow);
+      const res = await redeem(
+        await getCode({}, narrow.clientId),
+        { scope: 'users.write jobs.read jobs.write' },
+        narrow,
+      );
       assert.equal(res.status, 200);
-      const row = await t.database.db.selectFrom('oauth_tokens').select('permissions').where('token_hash', '=', hashToken(res.body.access_token)).executeTakeFirstOrThrow();
+      const row = await t.database.db
+        .selectFrom('oauth_tokens')
+        .select('permissions')
+        .where('token_hash', '=', hashToken(res.body.access_token))
+        .executeTakeFirstOrThrow();
       assert.deepEqual(JSON.parse(row.permissions), ['users.read']);
       assert.equal((await call(t.app, res.body.access_token, 'GET', '/jobs')).status, 403);
-      assert.equal((await call(t.app, res.body.access_token, 'PATCH', `/users/${a.adminId}`, { users: [{ firstName: 'Mallory' }] })).status, 403);
+      assert.equal(
+        (
+          await call(t.app, res.body.access_token, 'PATCH', `/users/${a.adminId}`, {
+            users: [{ firstName: 'Mallory' }],
+          })
+        ).status,
+        403,
+      );
     });
 
     test('an access token of account A from the full flow never reads account B', async () => {
@@ -638,7 +984,11 @@ for (const dialect of DIALECTS) {
       const patched = await call(t.app, token, 'PATCH', `/users/${b.adminId}`, { users: [{ firstName: 'Mallory' }] });
       assert.equal(patched.status, 422);
       // B's owner's session cannot be borrowed either: A's code carries A's account.
-      const row = await t.database.db.selectFrom('oauth_tokens').select(['account_id', 'user_id']).where('token_hash', '=', hashToken(token)).executeTakeFirstOrThrow();
+      const row = await t.database.db
+        .selectFrom('oauth_tokens')
+        .select(['account_id', 'user_id'])
+        .where('token_hash', '=', hashToken(token))
+        .executeTakeFirstOrThrow();
       assert.deepEqual([row.account_id, row.user_id], [a.accountId, a.adminId]);
     });
   });

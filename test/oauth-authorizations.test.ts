@@ -1,8 +1,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
-  authorizeWithInject, call, createOAuthClient, createTenant, createTestApp, DIALECTS, formAction, injectBrowser, inputValue, skipUnless,
-  tokenRequest, type Tenant, type TestApp,
+  authorizeWithInject,
+  call,
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  DIALECTS,
+  formAction,
+  injectBrowser,
+  inputValue,
+  skipUnless,
+  tokenRequest,
+  type Tenant,
+  type TestApp,
 } from './helpers.js';
 
 const CB = 'http://127.0.0.1:9/cb';
@@ -18,7 +29,8 @@ function assertPageHeaders(headers: Record<string, unknown>) {
 }
 
 /** The revoke buttons of the page, by client id. */
-const revokeButtons = (html: string) => [...html.matchAll(/<button type="submit" name="revoke" value="([^"]+)"/g)].map((m) => m[1]);
+const revokeButtons = (html: string) =>
+  [...html.matchAll(/<button type="submit" name="revoke" value="([^"]+)"/g)].map((m) => m[1]);
 
 for (const dialect of DIALECTS) {
   describe(`connected applications page (${dialect})`, { skip: skipUnless(dialect) }, () => {
@@ -30,21 +42,41 @@ for (const dialect of DIALECTS) {
 
     /** Tokens (access and refresh) for `who` through `client`, by the full flow in `browser`. */
     const connect = async (browser: ReturnType<typeof injectBrowser>, client: Client, who: Tenant) => {
-      const { code } = await authorizeWithInject(browser, { client_id: client.clientId, access_type: 'offline' }, { login: who.login, password: who.password });
-      const res = await tokenRequest(t.app, { grant_type: 'authorization_code', code: code!, client_id: client.clientId, client_secret: client.clientSecret });
+      const { code } = await authorizeWithInject(
+        browser,
+        { client_id: client.clientId, access_type: 'offline' },
+        { login: who.login, password: who.password },
+      );
+      const res = await tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code: code!,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      });
       assert.equal(res.status, 200);
       return res.body as { access_token: string; refresh_token: string };
     };
     const api = async (token: string) => (await call(t.app, token, 'GET', '/users')).status;
     const refreshes = async (client: Client, refreshToken: string) =>
-      (await tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: client.clientId, client_secret: client.clientSecret })).status;
+      (
+        await tokenRequest(t.app, {
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+        })
+      ).status;
 
     before(async () => {
       t = await createTestApp(dialect);
       t.config.rateLimitAuth = 0; // limits have their own tests
       alice = await createTenant(t, 'Alpha');
       bob = await createTenant(t, 'Beta');
-      dispatch = await createOAuthClient(t.database, { redirectUris: [CB], name: 'Dispatch <Pro>', permissions: ['users.read', 'jobs.read', 'jobs.write', 'visits.read'] });
+      dispatch = await createOAuthClient(t.database, {
+        redirectUris: [CB],
+        name: 'Dispatch <Pro>',
+        permissions: ['users.read', 'jobs.read', 'jobs.write', 'visits.read'],
+      });
       ledger = await createOAuthClient(t.database, { redirectUris: [CB], name: 'Ledger', permissions: ['users.read'] });
     });
     after(() => t?.close());
@@ -60,10 +92,18 @@ for (const dialect of DIALECTS) {
       const action = formAction(first.body);
       const noCsrf = await browser.request('POST', action, { login: alice.login, password: alice.password });
       assert.equal(noCsrf.statusCode, 403);
-      const wrong = await browser.request('POST', action, { csrf: inputValue(first.body, 'csrf'), login: alice.login, password: 'wrong password!' });
+      const wrong = await browser.request('POST', action, {
+        csrf: inputValue(first.body, 'csrf'),
+        login: alice.login,
+        password: 'wrong password!',
+      });
       assert.equal(wrong.statusCode, 401);
       assertPageHeaders(wrong.headers);
-      const ok = await browser.request('POST', action, { csrf: inputValue(first.body, 'csrf'), login: alice.login, password: alice.password });
+      const ok = await browser.request('POST', action, {
+        csrf: inputValue(first.body, 'csrf'),
+        login: alice.login,
+        password: alice.password,
+      });
       assert.equal(ok.statusCode, 303);
       assert.equal(ok.headers.location, PAGE);
       const page = await browser.request('GET', PAGE);
@@ -87,7 +127,10 @@ for (const dialect of DIALECTS) {
       assert.ok(page.body.includes('Dispatch &lt;Pro&gt;'), 'the name, escaped');
       assert.ok(page.body.includes('<strong>jobs</strong>: read and write'));
       assert.ok(page.body.includes('<strong>visits</strong>: read'));
-      assert.ok(page.body.includes(`datetime="${new Date(since).toISOString()}"`) || page.body.includes(new Date(since).toISOString().slice(0, 16)));
+      assert.ok(
+        page.body.includes(`datetime="${new Date(since).toISOString()}"`) ||
+          page.body.includes(new Date(since).toISOString().slice(0, 16)),
+      );
       assert.equal((page.body.match(/<form /g) ?? []).length, buttons.length, 'one form per client');
       assert.equal((page.body.match(/name="csrf"/g) ?? []).length, buttons.length, 'each CSRF-protected');
     });
@@ -98,11 +141,19 @@ for (const dialect of DIALECTS) {
       const mine2 = await connect(browser, dispatch, alice);
       const otherClient = await connect(browser, ledger, alice);
       const otherOwner = await connect(injectBrowser(t.app), dispatch, bob);
-      const pending = await authorizeWithInject(browser, { client_id: dispatch.clientId }, { login: alice.login, password: alice.password });
+      const pending = await authorizeWithInject(
+        browser,
+        { client_id: dispatch.clientId },
+        { login: alice.login, password: alice.password },
+      );
       const page = await browser.request('GET', PAGE);
       const csrf = inputValue(page.body, 'csrf');
 
-      for (const forged of [{}, { csrf: 'forged' } as Record<string, string>, { csrf: inputValue((await injectBrowser(t.app).request('GET', PAGE)).body, 'csrf') }]) {
+      for (const forged of [
+        {},
+        { csrf: 'forged' } as Record<string, string>,
+        { csrf: inputValue((await injectBrowser(t.app).request('GET', PAGE)).body, 'csrf') },
+      ]) {
         const res = await browser.request('POST', PAGE, { ...forged, revoke: dispatch.clientId });
         assert.equal(res.statusCode, 403);
         assertPageHeaders(res.headers);
@@ -116,7 +167,12 @@ for (const dialect of DIALECTS) {
         assert.equal(await api(tk.access_token), 401);
         assert.equal(await refreshes(dispatch, tk.refresh_token), 400);
       }
-      const redeemed = await tokenRequest(t.app, { grant_type: 'authorization_code', code: pending.code!, client_id: dispatch.clientId, client_secret: dispatch.clientSecret });
+      const redeemed = await tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code: pending.code!,
+        client_id: dispatch.clientId,
+        client_secret: dispatch.clientSecret,
+      });
       assert.equal(redeemed.status, 400, 'a code issued just before does not bring the connection back');
       assert.equal(await api(otherClient.access_token), 200, 'another client of the same owner');
       assert.equal(await refreshes(ledger, otherClient.refresh_token), 200);
@@ -132,8 +188,17 @@ for (const dialect of DIALECTS) {
       assert.equal(res.statusCode, 303);
       assert.equal(res.headers.location, PAGE);
       const browser = injectBrowser(t.app);
-      const { code } = await authorizeWithInject(browser, { client_id: ledger.clientId }, { login: bob.login, password: bob.password });
-      await tokenRequest(t.app, { grant_type: 'authorization_code', code: code!, client_id: ledger.clientId, client_secret: ledger.clientSecret });
+      const { code } = await authorizeWithInject(
+        browser,
+        { client_id: ledger.clientId },
+        { login: bob.login, password: bob.password },
+      );
+      await tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code: code!,
+        client_id: ledger.clientId,
+        client_secret: ledger.clientSecret,
+      });
       assert.ok(revokeButtons((await browser.request('GET', PAGE)).body).includes(ledger.clientId));
       t.clock.now += 61 * 24 * 3600 * 1000; // past every access and refresh token's lifetime
       try {
@@ -141,7 +206,11 @@ for (const dialect of DIALECTS) {
         assert.match(page.body, /name="password"/, 'the session is over too');
         const again = injectBrowser(t.app);
         const form = await again.request('GET', PAGE);
-        await again.request('POST', formAction(form.body), { csrf: inputValue(form.body, 'csrf'), login: bob.login, password: bob.password });
+        await again.request('POST', formAction(form.body), {
+          csrf: inputValue(form.body, 'csrf'),
+          login: bob.login,
+          password: bob.password,
+        });
         const list = await again.request('GET', PAGE);
         assert.deepEqual(revokeButtons(list.body), []);
         assert.match(list.body, /No application has access to your account/);

@@ -4,8 +4,18 @@ import { buildApp } from '../src/app.js';
 import { hashToken } from '../src/auth/secrets.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import {
-  authorizeWithInject, codeUrl, createOAuthClient, createTenant, createTestApp, DIALECTS, formAction, injectBrowser, inputValue,
-  skipUnless, type Tenant, type TestApp,
+  authorizeWithInject,
+  codeUrl,
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  DIALECTS,
+  formAction,
+  injectBrowser,
+  inputValue,
+  skipUnless,
+  type Tenant,
+  type TestApp,
 } from './helpers.js';
 
 const CB = 'http://127.0.0.1:9/cb';
@@ -47,7 +57,9 @@ for (const dialect of DIALECTS) {
     test('unknown or revoked client, and bad redirect_uri get an error page, never a redirect', async () => {
       assertErrorPage(await t.app.inject(codeUrl({ ...base, client_id: 'nope' })));
       assertErrorPage(await t.app.inject(codeUrl({ ...base })));
-      assertErrorPage(await t.app.inject(codeUrl({ ...base, client_id: clientId, redirect_uri: 'https://evil.example/cb' })));
+      assertErrorPage(
+        await t.app.inject(codeUrl({ ...base, client_id: clientId, redirect_uri: 'https://evil.example/cb' })),
+      );
       assertErrorPage(await t.app.inject(codeUrl({ ...base, client_id: clientId, redirect_uri: `${CB}/` })));
       // Several registered URIs: the request must name one.
       assertErrorPage(await t.app.inject(codeUrl({ ...base, client_id: multiId })));
@@ -68,7 +80,9 @@ for (const dialect of DIALECTS) {
         [{ access_type: 'forever' }, 'invalid_request'],
       ];
       for (const [extra, error] of cases) {
-        const res = await t.app.inject(codeUrl({ ...base, client_id: multiId, redirect_uri: 'https://app.example/cb', state: 's 1&x', ...extra }));
+        const res = await t.app.inject(
+          codeUrl({ ...base, client_id: multiId, redirect_uri: 'https://app.example/cb', state: 's 1&x', ...extra }),
+        );
         assert.equal(res.statusCode, 302, JSON.stringify(extra));
         const loc = new URL(res.headers.location as string);
         assert.equal(loc.origin + loc.pathname, 'https://app.example/cb');
@@ -111,7 +125,11 @@ for (const dialect of DIALECTS) {
       assert.equal(browser.jar.get('fsm_session'), undefined);
       const csrf = inputValue(page.body, 'csrf');
       const wrong = await browser.request('POST', action, { csrf, login: tenant.login, password: 'wrong password!' });
-      const unknown = await browser.request('POST', action, { csrf, login: 'nobody-here', password: 'wrong password!' });
+      const unknown = await browser.request('POST', action, {
+        csrf,
+        login: 'nobody-here',
+        password: 'wrong password!',
+      });
       assert.equal(wrong.statusCode, 401);
       assert.equal(unknown.statusCode, 401);
       const msg = (b: string) => /role="alert">([^<]*)</.exec(b)?.[1];
@@ -119,7 +137,10 @@ for (const dialect of DIALECTS) {
       const ok = await browser.request('POST', action, { csrf, login: tenant.login, password: tenant.password });
       assert.equal(ok.statusCode, 303);
       assert.ok(String(ok.headers.location).startsWith('/oauth2/code?'));
-      assert.match(String(ok.headers['set-cookie']), /fsm_session=.*HttpOnly.*SameSite=Lax|fsm_session=.*SameSite=Lax.*HttpOnly/);
+      assert.match(
+        String(ok.headers['set-cookie']),
+        /fsm_session=.*HttpOnly.*SameSite=Lax|fsm_session=.*SameSite=Lax.*HttpOnly/,
+      );
       // The session is stored only hashed.
       const stored = await t.database.db.selectFrom('auth_sessions').select('session_hash').execute();
       assert.ok(stored.some((s) => s.session_hash === hashToken(browser.jar.get('fsm_session')!)));
@@ -135,10 +156,16 @@ for (const dialect of DIALECTS) {
       assert.match(consent.body, /name="reauthenticate"/);
       assert.doesNotMatch(consent.body, /name="permissions"/);
       // Consent CSRF is tied to the session.
-      const forged = await browser.request('POST', formAction(consent.body), { decision: 'allow', csrf: inputValue(page.body, 'csrf') });
+      const forged = await browser.request('POST', formAction(consent.body), {
+        decision: 'allow',
+        csrf: inputValue(page.body, 'csrf'),
+      });
       assert.equal(forged.statusCode, 403);
       assert.equal(forged.headers.location, undefined);
-      const denied = await browser.request('POST', formAction(consent.body), { decision: 'deny', csrf: inputValue(consent.body, 'csrf') });
+      const denied = await browser.request('POST', formAction(consent.body), {
+        decision: 'deny',
+        csrf: inputValue(consent.body, 'csrf'),
+      });
       assert.equal(denied.statusCode, 302);
       const loc = new URL(denied.headers.location as string);
       assert.equal(loc.searchParams.get('error'), 'access_denied');
@@ -153,12 +180,20 @@ for (const dialect of DIALECTS) {
     test('allow: 256-bit single-use code stored hashed with the request details', async () => {
       const browser = injectBrowser(t.app);
       const state = 'x y&z=<1>';
-      const r = await authorizeWithInject(browser, { client_id: clientId, state, access_type: 'offline', redirect_uri: CB }, owner());
+      const r = await authorizeWithInject(
+        browser,
+        { client_id: clientId, state, access_type: 'offline', redirect_uri: CB },
+        owner(),
+      );
       assert.equal(r.status, 302);
       assert.equal(`${r.location.origin}${r.location.pathname}`, CB);
       assert.equal(r.location.searchParams.get('state'), state);
       assert.match(r.code!, /^[A-Za-z0-9_-]{43}$/);
-      const row = await t.database.db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', hashToken(r.code!)).executeTakeFirstOrThrow();
+      const row = await t.database.db
+        .selectFrom('oauth_codes')
+        .selectAll()
+        .where('code_hash', '=', hashToken(r.code!))
+        .executeTakeFirstOrThrow();
       assert.equal(row.client_id, clientId);
       assert.equal(row.user_id, tenant.adminId);
       assert.equal(row.account_id, tenant.accountId);
@@ -166,12 +201,23 @@ for (const dialect of DIALECTS) {
       assert.equal(row.offline, 1);
       assert.equal(row.expires_at - row.created, 60_000);
       assert.deepEqual(JSON.parse(row.permissions), ALL_PERMISSIONS);
-      const plain = await t.database.db.selectFrom('oauth_codes').select('id').where('code_hash', '=', r.code!).execute();
+      const plain = await t.database.db
+        .selectFrom('oauth_codes')
+        .select('id')
+        .where('code_hash', '=', r.code!)
+        .execute();
       assert.equal(plain.length, 0);
 
       // reauthenticate wins over access_type=offline; no redirect_uri sent means none stored.
-      const again = await authorizeWithInject(browser, { client_id: clientId, access_type: 'offline' }, owner(), { decision: 'allow', reauthenticate: '1' });
-      const row2 = await t.database.db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', hashToken(again.code!)).executeTakeFirstOrThrow();
+      const again = await authorizeWithInject(browser, { client_id: clientId, access_type: 'offline' }, owner(), {
+        decision: 'allow',
+        reauthenticate: '1',
+      });
+      const row2 = await t.database.db
+        .selectFrom('oauth_codes')
+        .selectAll()
+        .where('code_hash', '=', hashToken(again.code!))
+        .executeTakeFirstOrThrow();
       assert.equal(row2.offline, 0);
       assert.equal(row2.redirect_uri, null);
       assert.equal(again.location.searchParams.has('state'), false);
@@ -179,18 +225,34 @@ for (const dialect of DIALECTS) {
 
     test('permission choice: one ticked checkbox per permission; the code keeps what the owner kept', async () => {
       const asked = ['users.read', 'jobs.read', 'jobs.write'];
-      const { clientId: choosy } = await createOAuthClient(t.database, { redirectUris: [CB], permissions: asked, allowPermissionChoice: true });
+      const { clientId: choosy } = await createOAuthClient(t.database, {
+        redirectUris: [CB],
+        permissions: asked,
+        allowPermissionChoice: true,
+      });
       const browser = injectBrowser(t.app);
       const page = await browser.request('GET', codeUrl({ ...base, client_id: choosy }));
-      const signIn = await browser.request('POST', formAction(page.body), { csrf: inputValue(page.body, 'csrf'), ...owner() });
+      const signIn = await browser.request('POST', formAction(page.body), {
+        csrf: inputValue(page.body, 'csrf'),
+        ...owner(),
+      });
       const consent = await browser.request('GET', signIn.headers.location as string);
-      for (const p of asked) assert.match(consent.body, new RegExp(`type="checkbox" id="p\\d" name="permissions" value="${p}" checked`));
+      for (const p of asked)
+        assert.match(consent.body, new RegExp(`type="checkbox" id="p\\d" name="permissions" value="${p}" checked`));
       const csrf = inputValue(consent.body, 'csrf');
       const none = await browser.request('POST', formAction(consent.body), { csrf, decision: 'allow' });
       assert.equal(none.statusCode, 400);
-      const res = await browser.request('POST', formAction(consent.body), { csrf, decision: 'allow', permissions: ['jobs.write', 'users.read', 'users.write'] });
+      const res = await browser.request('POST', formAction(consent.body), {
+        csrf,
+        decision: 'allow',
+        permissions: ['jobs.write', 'users.read', 'users.write'],
+      });
       const code = new URL(res.headers.location as string).searchParams.get('code')!;
-      const row = await t.database.db.selectFrom('oauth_codes').select('permissions').where('code_hash', '=', hashToken(code)).executeTakeFirstOrThrow();
+      const row = await t.database.db
+        .selectFrom('oauth_codes')
+        .select('permissions')
+        .where('code_hash', '=', hashToken(code))
+        .executeTakeFirstOrThrow();
       assert.deepEqual(JSON.parse(row.permissions), ['users.read', 'jobs.write']);
     });
 
@@ -217,10 +279,21 @@ for (const dialect of DIALECTS) {
       try {
         const res = await attempt(tenant.login, tenant.password);
         assert.equal(res.statusCode, 401);
-        const back = await browser.request('POST', formAction(consent.body), { csrf: inputValue(consent.body, 'csrf'), decision: 'allow' });
+        const back = await browser.request('POST', formAction(consent.body), {
+          csrf: inputValue(consent.body, 'csrf'),
+          decision: 'allow',
+        });
         assert.equal(back.statusCode, 303);
         assert.ok(String(back.headers.location).startsWith('/oauth2/code?'));
-        assert.equal(await t.database.db.selectFrom('oauth_codes').select('id').where('user_id', '=', tenant.adminId).where('created', '=', t.clock.now).executeTakeFirst(), undefined);
+        assert.equal(
+          await t.database.db
+            .selectFrom('oauth_codes')
+            .select('id')
+            .where('user_id', '=', tenant.adminId)
+            .where('created', '=', t.clock.now)
+            .executeTakeFirst(),
+          undefined,
+        );
         // Unknown logins lock the same way.
         for (let i = 0; i < 5; i++) await attempt('no-such-login', 'whatever-123');
         assert.equal((await attempt('no-such-login', 'whatever-123')).statusCode, 429);
@@ -231,12 +304,21 @@ for (const dialect of DIALECTS) {
     });
 
     test('an https public URL makes cookies Secure and adds Strict-Transport-Security', async () => {
-      const app = await buildApp({ config: { ...t.config, publicUrl: 'https://auth.example' }, database: t.database, clock: () => t.clock.now });
+      const app = await buildApp({
+        config: { ...t.config, publicUrl: 'https://auth.example' },
+        database: t.database,
+        clock: () => t.clock.now,
+      });
       try {
         const res = await app.inject(codeUrl({ ...base, client_id: clientId }));
         assert.match(String(res.headers['set-cookie']), /; Secure/);
         assert.match(String(res.headers['strict-transport-security']), /max-age=\d+/);
-        const token = await app.inject({ method: 'POST', url: '/oauth2/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=refresh_token' });
+        const token = await app.inject({
+          method: 'POST',
+          url: '/oauth2/token',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: 'grant_type=refresh_token',
+        });
         assert.match(String(token.headers['strict-transport-security']), /max-age=\d+/);
       } finally {
         await app.close();

@@ -2,8 +2,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { GRANTS } from '../src/oauth/model.js';
 import {
-  authorizeWithInject, codeUrl, createOAuthClient, createTenant, createTestApp, DIALECTS, formAction, formEncode, injectBrowser, inputValue,
-  skipUnless, type Tenant, type TestApp,
+  authorizeWithInject,
+  codeUrl,
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  DIALECTS,
+  formAction,
+  formEncode,
+  injectBrowser,
+  inputValue,
+  skipUnless,
+  type Tenant,
+  type TestApp,
 } from './helpers.js';
 
 const CB = 'http://127.0.0.1:9/cb';
@@ -75,14 +86,30 @@ for (const dialect of DIALECTS) {
 
     test('the metadata matches the endpoints: each advertised endpoint is served here, in its own format', async () => {
       const m = (await t.app.inject('/.well-known/oauth-authorization-server')).json();
-      const path = (url: string) => { assert.ok(url.startsWith(`${m.issuer}/`), url); return url.slice(m.issuer.length); };
+      const path = (url: string) => {
+        assert.ok(url.startsWith(`${m.issuer}/`), url);
+        return url.slice(m.issuer.length);
+      };
       // The authorization endpoint: a browser page (error page for an unknown client), never JSON.
-      const authz = await t.app.inject(codeUrl({ ...base, client_id: 'nope' }).replace('/oauth2/code', path(m.authorization_endpoint)));
+      const authz = await t.app.inject(
+        codeUrl({ ...base, client_id: 'nope' }).replace('/oauth2/code', path(m.authorization_endpoint)),
+      );
       assert.equal(authz.statusCode, 400);
       assert.match(String(authz.headers['content-type']), /^text\/html/);
       // The three client endpoints: RFC 6749 §5.2 errors for a client that does not authenticate.
       for (const key of ['token_endpoint', 'revocation_endpoint', 'introspection_endpoint']) {
-        const res = await t.app.inject({ method: 'POST', url: path(m[key]), headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: formEncode({ token: 'x', grant_type: 'refresh_token', refresh_token: 'x', client_id: clientId, client_secret: 'wrong' }) });
+        const res = await t.app.inject({
+          method: 'POST',
+          url: path(m[key]),
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: formEncode({
+            token: 'x',
+            grant_type: 'refresh_token',
+            refresh_token: 'x',
+            client_id: clientId,
+            client_secret: 'wrong',
+          }),
+        });
         assert.equal(res.statusCode, 401, key);
         assert.equal(res.json().error, 'invalid_client', key);
         assert.match(String(res.headers['www-authenticate']), /^Basic /, key);
@@ -97,12 +124,26 @@ for (const dialect of DIALECTS) {
       answered({ statusCode: ok.status, headers: { location: ok.location.toString() } });
       assert.ok(ok.code);
       assert.equal(ok.location.searchParams.get('state'), 's1');
-      const denied = await authorizeWithInject(browser, { client_id: clientId, state: 's2' }, owner(), { decision: 'deny' });
-      assert.equal(answered({ statusCode: denied.status, headers: { location: denied.location.toString() } }, 'access_denied').searchParams.get('state'), 's2');
+      const denied = await authorizeWithInject(browser, { client_id: clientId, state: 's2' }, owner(), {
+        decision: 'deny',
+      });
+      assert.equal(
+        answered(
+          { statusCode: denied.status, headers: { location: denied.location.toString() } },
+          'access_denied',
+        ).searchParams.get('state'),
+        's2',
+      );
       answered(await t.app.inject(codeUrl({ ...base, client_id: clientId, scope: 'users.read' })), 'invalid_scope');
-      answered(await t.app.inject(codeUrl({ ...base, client_id: clientId, response_type: 'token' })), 'unsupported_response_type');
+      answered(
+        await t.app.inject(codeUrl({ ...base, client_id: clientId, response_type: 'token' })),
+        'unsupported_response_type',
+      );
       answered(await t.app.inject(codeUrl({ ...base, client_id: clientId, prompt: 'none' })), 'login_required');
-      answered(await browser.request('GET', codeUrl({ ...base, client_id: clientId, prompt: 'none' })), 'consent_required');
+      answered(
+        await browser.request('GET', codeUrl({ ...base, client_id: clientId, prompt: 'none' })),
+        'consent_required',
+      );
     });
 
     test('an uncertified client is refused at /oauth2/code with unauthorized_client and iss, before any login or consent page', async () => {
@@ -118,11 +159,20 @@ for (const dialect of DIALECTS) {
       // Nor do the forms' POSTs get past it (a form opened before the certification was withdrawn).
       const page = await browser.request('GET', codeUrl({ ...base, client_id: clientId }));
       const action = formAction(page.body).replace(clientId, uncertified);
-      answered(await browser.request('POST', action, { csrf: inputValue(page.body, 'csrf'), decision: 'allow' }), 'unauthorized_client');
-      const codes = await t.database.db.selectFrom('oauth_codes').select('id').where('client_id', '=', uncertified).execute();
+      answered(
+        await browser.request('POST', action, { csrf: inputValue(page.body, 'csrf'), decision: 'allow' }),
+        'unauthorized_client',
+      );
+      const codes = await t.database.db
+        .selectFrom('oauth_codes')
+        .select('id')
+        .where('client_id', '=', uncertified)
+        .execute();
       assert.equal(codes.length, 0);
       // Still an error page, not a redirect, when the redirect_uri is not the client's.
-      const bad = await t.app.inject(codeUrl({ ...base, client_id: uncertified, redirect_uri: 'https://evil.example/cb' }));
+      const bad = await t.app.inject(
+        codeUrl({ ...base, client_id: uncertified, redirect_uri: 'https://evil.example/cb' }),
+      );
       assert.equal(bad.statusCode, 400);
       assert.equal(bad.headers.location, undefined);
     });
@@ -133,8 +183,11 @@ for (const dialect of DIALECTS) {
       assert.equal(res.headers['content-type'], 'application/json;charset=UTF-8');
       const links = res.json().links;
       assert.deepEqual(links, {
-        documentation: '/docs', openapi: '/openapi.json', authorizationServerMetadata: '/.well-known/oauth-authorization-server',
-        health: '/healthz', readiness: '/readyz',
+        documentation: '/docs',
+        openapi: '/openapi.json',
+        authorizationServerMetadata: '/.well-known/oauth-authorization-server',
+        health: '/healthz',
+        readiness: '/readyz',
       });
       for (const url of [links.documentation, links.openapi, links.authorizationServerMetadata]) {
         assert.equal((await t.app.inject(url)).statusCode, 200, url);

@@ -3,8 +3,17 @@ import { after, before, describe, test } from 'node:test';
 import { hashToken } from '../src/auth/secrets.js';
 import { createModel } from '../src/oauth/model.js';
 import {
-  authorizeWithInject, call, createOAuthClient, createTenant, createTestApp, DIALECTS, injectBrowser, skipUnless, tokenRequest,
-  type Tenant, type TestApp,
+  authorizeWithInject,
+  call,
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  DIALECTS,
+  injectBrowser,
+  skipUnless,
+  tokenRequest,
+  type Tenant,
+  type TestApp,
 } from './helpers.js';
 
 const CB = 'http://127.0.0.1:9/cb';
@@ -22,16 +31,36 @@ for (const dialect of DIALECTS) {
     let browser: ReturnType<typeof injectBrowser>;
 
     const tokens = async (c: Client, offline = true) => {
-      const { code } = await authorizeWithInject(browser, { client_id: c.clientId, ...(offline ? { access_type: 'offline' } : {}) }, { login: tenant.login, password: tenant.password });
-      const res = await tokenRequest(t.app, { grant_type: 'authorization_code', code: code!, client_id: c.clientId, client_secret: c.clientSecret });
+      const { code } = await authorizeWithInject(
+        browser,
+        { client_id: c.clientId, ...(offline ? { access_type: 'offline' } : {}) },
+        { login: tenant.login, password: tenant.password },
+      );
+      const res = await tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code: code!,
+        client_id: c.clientId,
+        client_secret: c.clientSecret,
+      });
       assert.equal(res.status, 200);
       return res.body as { access_token: string; refresh_token?: string };
     };
     const refresh = (c: Client, refreshToken: string) =>
-      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: c.clientId, client_secret: c.clientSecret });
-    const revoke = (c: Client, form: Record<string, string>) => tokenRequest(t.app, { ...form, client_id: c.clientId, client_secret: c.clientSecret }, {}, '/oauth2/revoke');
+      tokenRequest(t.app, {
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: c.clientId,
+        client_secret: c.clientSecret,
+      });
+    const revoke = (c: Client, form: Record<string, string>) =>
+      tokenRequest(t.app, { ...form, client_id: c.clientId, client_secret: c.clientSecret }, {}, '/oauth2/revoke');
     const introspect = (c: Client, form: Record<string, string>, headers: Record<string, string> = {}) =>
-      tokenRequest(t.app, headers.authorization ? form : { ...form, client_id: c.clientId, client_secret: c.clientSecret }, headers, '/oauth2/introspect');
+      tokenRequest(
+        t.app,
+        headers.authorization ? form : { ...form, client_id: c.clientId, client_secret: c.clientSecret },
+        headers,
+        '/oauth2/introspect',
+      );
     const api = async (token: string) => (await call(t.app, token, 'GET', '/users')).status;
     const active = async (c: Client, token: string) => (await introspect(c, { token })).body.active as boolean;
 
@@ -39,7 +68,10 @@ for (const dialect of DIALECTS) {
       t = await createTestApp(dialect);
       t.config.rateLimitAuth = 0; // limits have their own tests
       tenant = await createTenant(t);
-      a = await createOAuthClient(t.database, { redirectUris: [CB], permissions: ['users.read', 'jobs.read', 'jobs.write'] });
+      a = await createOAuthClient(t.database, {
+        redirectUris: [CB],
+        permissions: ['users.read', 'jobs.read', 'jobs.write'],
+      });
       b = await createOAuthClient(t.database, { redirectUris: [CB] });
       browser = injectBrowser(t.app);
     });
@@ -53,8 +85,15 @@ for (const dialect of DIALECTS) {
       assert.equal(res.headers['cache-control'], 'no-store');
       assert.equal(res.headers['content-type'], 'application/json;charset=UTF-8');
       assert.deepEqual(res.body, {
-        active: true, scope: 'default', client_id: a.clientId, username: tenant.login, sub: String(tenant.adminId),
-        exp: res.body.iat + 3600, iat: res.body.iat, token_type: 'Bearer', permissions: ['users.read', 'jobs.read', 'jobs.write'],
+        active: true,
+        scope: 'default',
+        client_id: a.clientId,
+        username: tenant.login,
+        sub: String(tenant.adminId),
+        exp: res.body.iat + 3600,
+        iat: res.body.iat,
+        token_type: 'Bearer',
+        permissions: ['users.read', 'jobs.read', 'jobs.write'],
       });
       assert.ok(res.body.iat >= before && res.body.iat <= before + 5);
       const r = await introspect(a, { token: refresh_token!, token_type_hint: 'refresh_token' });
@@ -62,14 +101,22 @@ for (const dialect of DIALECTS) {
       assert.equal(r.body.token_type, 'refresh_token');
       assert.equal(r.body.exp, r.body.iat + 60 * 24 * 3600);
       // Client authentication by Basic works the same, form-url-decoded (RFC 6749 Appendix B).
-      const byBasic = await introspect(a, { token: access_token }, { authorization: basic(encodeAll(a.clientId), encodeAll(a.clientSecret)) });
+      const byBasic = await introspect(
+        a,
+        { token: access_token },
+        { authorization: basic(encodeAll(a.clientId), encodeAll(a.clientSecret)) },
+      );
       assert.deepEqual(byBasic.body, res.body);
     });
 
     test('introspection says only {"active":false} for an unknown, expired, revoked or another client’s token', async () => {
       const { access_token } = await tokens(a, false);
       assert.deepEqual((await introspect(a, { token: 'unknown-token' })).body, { active: false });
-      assert.deepEqual((await introspect(b, { token: access_token })).body, { active: false }, 'another client’s token');
+      assert.deepEqual(
+        (await introspect(b, { token: access_token })).body,
+        { active: false },
+        'another client’s token',
+      );
       assert.equal(await active(a, access_token), true, 'and asking did not harm it');
       t.clock.now += 3600 * 1000;
       try {
@@ -82,7 +129,11 @@ for (const dialect of DIALECTS) {
     });
 
     test('revocation answers 200 whether or not the token existed; a missing token is invalid_request', async () => {
-      for (const form of [{ token: 'never-issued' }, { token: 'never-issued', token_type_hint: 'access_token' }, { token: 'x', token_type_hint: 'something_else' }] as Record<string, string>[]) {
+      for (const form of [
+        { token: 'never-issued' },
+        { token: 'never-issued', token_type_hint: 'access_token' },
+        { token: 'x', token_type_hint: 'something_else' },
+      ] as Record<string, string>[]) {
         const res = await revoke(a, form);
         assert.equal(res.status, 200, JSON.stringify(form));
         assert.equal(res.headers['cache-control'], 'no-store');
@@ -125,12 +176,19 @@ for (const dialect of DIALECTS) {
 
     test('a refresh grant racing a revocation: the access token it issues is revoked with its refresh token', async () => {
       const grant = await tokens(a);
-      const row = await t.database.db.selectFrom('oauth_tokens').select(['id', 'user_id', 'account_id']).where('token_hash', '=', hashToken(grant.refresh_token!)).executeTakeFirstOrThrow();
+      const row = await t.database.db
+        .selectFrom('oauth_tokens')
+        .select(['id', 'user_id', 'account_id'])
+        .where('token_hash', '=', hashToken(grant.refresh_token!))
+        .executeTakeFirstOrThrow();
       // The grant's lookup passed before the revocation landed; then it stores its access token.
       assert.equal((await revoke(a, { token: grant.refresh_token! })).status, 200);
       const model = createModel(t.database, () => t.clock.now);
-      const late = await model.saveToken({ scope: ['users.read'], codeId: null, offline: false, refreshId: row.id },
-        { id: a.clientId, grants: [], redirectUris: [] }, { id: row.user_id, accountId: row.account_id });
+      const late = await model.saveToken(
+        { scope: ['users.read'], codeId: null, offline: false, refreshId: row.id },
+        { id: a.clientId, grants: [], redirectUris: [] },
+        { id: row.user_id, accountId: row.account_id },
+      );
       assert.equal(await api(late.accessToken), 401);
       assert.equal(await active(a, late.accessToken), false);
     });
@@ -149,7 +207,11 @@ for (const dialect of DIALECTS) {
       for (const url of ['/oauth2/revoke', '/oauth2/introspect']) {
         const attempts: [string, Record<string, string>, Record<string, string>][] = [
           ['wrong secret in the body', { token: access_token, client_id: a.clientId, client_secret: 'wrong' }, {}],
-          ['unknown client in the body', { token: access_token, client_id: 'fsm_nobody', client_secret: a.clientSecret }, {}],
+          [
+            'unknown client in the body',
+            { token: access_token, client_id: 'fsm_nobody', client_secret: a.clientSecret },
+            {},
+          ],
           ['no secret', { token: access_token, client_id: a.clientId }, {}],
           ['no credentials', { token: access_token }, {}],
           ['wrong secret by Basic', { token: access_token }, { authorization: basic(a.clientId, 'wrong') }],
@@ -163,16 +225,45 @@ for (const dialect of DIALECTS) {
           assert.equal(res.headers['cache-control'], 'no-store');
         }
         // Credentials in both places, or in the URI, are malformed requests.
-        const both = await tokenRequest(t.app, { token: access_token, client_secret: a.clientSecret }, { authorization: basic(a.clientId, a.clientSecret) }, url);
+        const both = await tokenRequest(
+          t.app,
+          { token: access_token, client_secret: a.clientSecret },
+          { authorization: basic(a.clientId, a.clientSecret) },
+          url,
+        );
         assert.equal(both.body.error, 'invalid_request', url);
-        const inUri = await tokenRequest(t.app, { client_id: a.clientId, client_secret: a.clientSecret }, {}, `${url}?token=${access_token}`);
+        const inUri = await tokenRequest(
+          t.app,
+          { client_id: a.clientId, client_secret: a.clientSecret },
+          {},
+          `${url}?token=${access_token}`,
+        );
         assert.equal(inUri.body.error, 'invalid_request', url);
         // A revoked client is unknown; an uncertified one is unauthorized_client.
         const revoked = await createOAuthClient(t.database, { redirectUris: [CB] });
-        await t.database.db.updateTable('oauth_clients').set({ revoked: 1 }).where('client_id', '=', revoked.clientId).execute();
-        assert.equal((await tokenRequest(t.app, { token: 'x', client_id: revoked.clientId, client_secret: revoked.clientSecret }, {}, url)).status, 401);
+        await t.database.db
+          .updateTable('oauth_clients')
+          .set({ revoked: 1 })
+          .where('client_id', '=', revoked.clientId)
+          .execute();
+        assert.equal(
+          (
+            await tokenRequest(
+              t.app,
+              { token: 'x', client_id: revoked.clientId, client_secret: revoked.clientSecret },
+              {},
+              url,
+            )
+          ).status,
+          401,
+        );
         const uncertified = await createOAuthClient(t.database, { redirectUris: [CB], certified: false });
-        const refused = await tokenRequest(t.app, { token: 'x', client_id: uncertified.clientId, client_secret: uncertified.clientSecret }, {}, url);
+        const refused = await tokenRequest(
+          t.app,
+          { token: 'x', client_id: uncertified.clientId, client_secret: uncertified.clientSecret },
+          {},
+          url,
+        );
         assert.equal(refused.status, 400);
         assert.equal(refused.body.error, 'unauthorized_client');
       }
@@ -181,18 +272,46 @@ for (const dialect of DIALECTS) {
 
     test('revocation by Basic with reserved characters; the token of an owner deleted since is inactive', async () => {
       const { access_token } = await tokens(a, false);
-      const res = await tokenRequest(t.app, { token: access_token }, { authorization: basic(encodeAll(a.clientId), encodeAll(a.clientSecret)) }, '/oauth2/revoke');
+      const res = await tokenRequest(
+        t.app,
+        { token: access_token },
+        { authorization: basic(encodeAll(a.clientId), encodeAll(a.clientSecret)) },
+        '/oauth2/revoke',
+      );
       assert.equal(res.status, 200);
       assert.equal(await api(access_token), 401);
 
       const login = `owner-${Date.now()}`;
       const password = 'long enough pass';
-      const created = await call(t.app, tenant.token, 'POST', '/users', { users: [{ account: { id: tenant.accountId }, firstName: 'Del', lastName: 'Eted', mobile: '+447700900124', login, newPassword: password, newPasswordConfirm: password }] });
+      const created = await call(t.app, tenant.token, 'POST', '/users', {
+        users: [
+          {
+            account: { id: tenant.accountId },
+            firstName: 'Del',
+            lastName: 'Eted',
+            mobile: '+447700900124',
+            login,
+            newPassword: password,
+            newPasswordConfirm: password,
+          },
+        ],
+      });
       assert.equal(created.status, 200, created.raw);
       const { code } = await authorizeWithInject(injectBrowser(t.app), { client_id: a.clientId }, { login, password });
-      const theirs = (await tokenRequest(t.app, { grant_type: 'authorization_code', code: code!, client_id: a.clientId, client_secret: a.clientSecret })).body.access_token as string;
+      const theirs = (
+        await tokenRequest(t.app, {
+          grant_type: 'authorization_code',
+          code: code!,
+          client_id: a.clientId,
+          client_secret: a.clientSecret,
+        })
+      ).body.access_token as string;
       assert.equal((await introspect(a, { token: theirs })).body.username, login);
-      assert.equal((await call(t.app, tenant.token, 'PATCH', `/users/${created.body.users[0].id}`, { users: [{ deleted: true }] })).status, 200);
+      assert.equal(
+        (await call(t.app, tenant.token, 'PATCH', `/users/${created.body.users[0].id}`, { users: [{ deleted: true }] }))
+          .status,
+        200,
+      );
       assert.deepEqual((await introspect(a, { token: theirs })).body, { active: false });
     });
   });

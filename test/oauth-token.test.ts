@@ -4,8 +4,17 @@ import { after, before, describe, test } from 'node:test';
 import { hashToken } from '../src/auth/secrets.js';
 import { revokeClient } from '../src/oauth/clients.js';
 import {
-  authorizeWithInject, call, createOAuthClient, createTenant, createTestApp, DIALECTS, injectBrowser, skipUnless, tokenRequest,
-  type Tenant, type TestApp,
+  authorizeWithInject,
+  call,
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  DIALECTS,
+  injectBrowser,
+  skipUnless,
+  tokenRequest,
+  type Tenant,
+  type TestApp,
 } from './helpers.js';
 
 const CB = 'http://127.0.0.1:9/cb';
@@ -20,7 +29,11 @@ function assertTokenHeaders(headers: Record<string, unknown>) {
   assert.equal(headers['x-version'], '1.0');
 }
 
-function assertError(res: { status: number; headers: Record<string, unknown>; body: Record<string, unknown> }, status: number, error: string) {
+function assertError(
+  res: { status: number; headers: Record<string, unknown>; body: Record<string, unknown> },
+  status: number,
+  error: string,
+) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.error, error);
   assert.equal(typeof res.body.error_description, 'string');
@@ -36,9 +49,21 @@ for (const dialect of DIALECTS) {
 
     /** A fresh code for the tenant's owner; the browser signs in once, then only consents. */
     const getCode = async (params: Record<string, string> = {}, forClient = client.clientId) =>
-      (await authorizeWithInject(browser, { client_id: forClient, ...params }, { login: tenant.login, password: tenant.password })).code!;
+      (
+        await authorizeWithInject(
+          browser,
+          { client_id: forClient, ...params },
+          { login: tenant.login, password: tenant.password },
+        )
+      ).code!;
     const redeem = (code: string, extra: Record<string, string> = {}, c = client) =>
-      tokenRequest(t.app, { grant_type: 'authorization_code', code, client_id: c.clientId, client_secret: c.clientSecret, ...extra });
+      tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code,
+        client_id: c.clientId,
+        client_secret: c.clientSecret,
+        ...extra,
+      });
     const usersStatus = async (token: string) => (await call(t.app, token, 'GET', '/users')).status;
 
     before(async () => {
@@ -59,24 +84,52 @@ for (const dialect of DIALECTS) {
       assert.equal(res.body.expires_in, 3600); // the library alone answers 3599
       assert.match(res.body.access_token, /^[A-Za-z0-9_-]{43}$/);
       assert.equal(await usersStatus(res.body.access_token), 200);
-      const stored = await t.database.db.selectFrom('oauth_tokens').select('id').where('token_hash', '=', hashToken(res.body.access_token)).execute();
+      const stored = await t.database.db
+        .selectFrom('oauth_tokens')
+        .select('id')
+        .where('token_hash', '=', hashToken(res.body.access_token))
+        .execute();
       assert.equal(stored.length, 1);
     });
 
     test('Basic credentials are form-url-decoded (RFC 6749 Appendix B); a failed Basic gets 401 + WWW-Authenticate', async () => {
-      const plain = await tokenRequest(t.app, { grant_type: 'authorization_code', code: await getCode() }, { authorization: basic(client.clientId, client.clientSecret) });
+      const plain = await tokenRequest(
+        t.app,
+        { grant_type: 'authorization_code', code: await getCode() },
+        { authorization: basic(client.clientId, client.clientSecret) },
+      );
       assert.equal(plain.status, 200);
-      const encoded = await tokenRequest(t.app, { grant_type: 'authorization_code', code: await getCode() }, { authorization: basic(encodeAll(client.clientId), encodeAll(client.clientSecret)) });
+      const encoded = await tokenRequest(
+        t.app,
+        { grant_type: 'authorization_code', code: await getCode() },
+        { authorization: basic(encodeAll(client.clientId), encodeAll(client.clientSecret)) },
+      );
       assert.equal(encoded.status, 200, JSON.stringify(encoded.body));
       const code = await getCode();
-      for (const auth of [basic(client.clientId, 'wrong'), basic('unknown-client', client.clientSecret), 'Basic !!!', `Basic ${Buffer.from('no-colon').toString('base64')}`, basic('%zz', 'x')]) {
+      for (const auth of [
+        basic(client.clientId, 'wrong'),
+        basic('unknown-client', client.clientSecret),
+        'Basic !!!',
+        `Basic ${Buffer.from('no-colon').toString('base64')}`,
+        basic('%zz', 'x'),
+      ]) {
         const res = await tokenRequest(t.app, { grant_type: 'authorization_code', code }, { authorization: auth });
         assertError(res, 401, 'invalid_client');
         assert.match(String(res.headers['www-authenticate']), /^Basic /);
       }
       // Wrong secret and unknown client are indistinguishable in the body too.
-      const wrong = await tokenRequest(t.app, { grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: 'nope' });
-      const unknown = await tokenRequest(t.app, { grant_type: 'authorization_code', code, client_id: 'nope', client_secret: 'nope' });
+      const wrong = await tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code,
+        client_id: client.clientId,
+        client_secret: 'nope',
+      });
+      const unknown = await tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code,
+        client_id: 'nope',
+        client_secret: 'nope',
+      });
       assertError(wrong, 401, 'invalid_client');
       assert.deepEqual(wrong.body, unknown.body);
       // The code was not consumed by the failed attempts.
@@ -85,19 +138,62 @@ for (const dialect of DIALECTS) {
 
     test('malformed requests: both credential forms, query-string credentials, repeats, wrong content type, unknown grant', async () => {
       const code = await getCode();
-      const both = await tokenRequest(t.app, { grant_type: 'authorization_code', code, client_secret: client.clientSecret }, { authorization: basic(client.clientId, client.clientSecret) });
+      const both = await tokenRequest(
+        t.app,
+        { grant_type: 'authorization_code', code, client_secret: client.clientSecret },
+        { authorization: basic(client.clientId, client.clientSecret) },
+      );
       assertError(both, 400, 'invalid_request');
-      const inQuery = await tokenRequest(t.app, { grant_type: 'authorization_code', code }, {}, `/oauth2/token?client_id=${client.clientId}&client_secret=${client.clientSecret}`);
+      const inQuery = await tokenRequest(
+        t.app,
+        { grant_type: 'authorization_code', code },
+        {},
+        `/oauth2/token?client_id=${client.clientId}&client_secret=${client.clientSecret}`,
+      );
       assertError(inQuery, 400, 'invalid_request');
-      const repeated = await tokenRequest(t.app, { grant_type: 'authorization_code', code: [code, code], client_id: client.clientId, client_secret: client.clientSecret });
+      const repeated = await tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code: [code, code],
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      });
       assertError(repeated, 400, 'invalid_request');
-      const json = await t.app.inject({ method: 'POST', url: '/oauth2/token', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ grant_type: 'authorization_code', code }) });
-      assertError({ status: json.statusCode, headers: json.headers, body: JSON.parse(json.body) }, 400, 'invalid_request');
-      const badJson = await t.app.inject({ method: 'POST', url: '/oauth2/token', headers: { 'content-type': 'application/json' }, payload: '{' });
-      assertError({ status: badJson.statusCode, headers: badJson.headers, body: JSON.parse(badJson.body) }, 400, 'invalid_request');
-      const password = await tokenRequest(t.app, { grant_type: 'password', username: tenant.login, password: tenant.password, client_id: client.clientId, client_secret: client.clientSecret });
+      const json = await t.app.inject({
+        method: 'POST',
+        url: '/oauth2/token',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ grant_type: 'authorization_code', code }),
+      });
+      assertError(
+        { status: json.statusCode, headers: json.headers, body: JSON.parse(json.body) },
+        400,
+        'invalid_request',
+      );
+      const badJson = await t.app.inject({
+        method: 'POST',
+        url: '/oauth2/token',
+        headers: { 'content-type': 'application/json' },
+        payload: '{',
+      });
+      assertError(
+        { status: badJson.statusCode, headers: badJson.headers, body: JSON.parse(badJson.body) },
+        400,
+        'invalid_request',
+      );
+      const password = await tokenRequest(t.app, {
+        grant_type: 'password',
+        username: tenant.login,
+        password: tenant.password,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      });
       assertError(password, 400, 'unsupported_grant_type');
-      const noVersion = await tokenRequest(t.app, { grant_type: 'authorization_code', code: 'x'.repeat(43), client_id: client.clientId, client_secret: client.clientSecret });
+      const noVersion = await tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code: 'x'.repeat(43),
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      });
       assertError(noVersion, 400, 'invalid_grant'); // no X-Version needed on /oauth2
       assert.equal((await redeem(code)).status, 200);
     });
@@ -107,7 +203,11 @@ for (const dialect of DIALECTS) {
       // here the certification is withdrawn between the code and its redemption.
       const uncertified = await createOAuthClient(t.database, { redirectUris: [CB] });
       const code = await getCode({}, uncertified.clientId);
-      await t.database.db.updateTable('oauth_clients').set({ certified: 0 }).where('client_id', '=', uncertified.clientId).execute();
+      await t.database.db
+        .updateTable('oauth_clients')
+        .set({ certified: 0 })
+        .where('client_id', '=', uncertified.clientId)
+        .execute();
       assertError(await redeem(code, {}, uncertified), 400, 'unauthorized_client');
       const revoked = await createOAuthClient(t.database, { redirectUris: [CB] });
       const code2 = await getCode({}, revoked.clientId);
@@ -120,12 +220,22 @@ for (const dialect of DIALECTS) {
       const first = await redeem(code);
       assert.equal(first.status, 200);
       assert.equal(typeof first.body.refresh_token, 'string');
-      const refreshed = await tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: client.clientId, client_secret: client.clientSecret });
+      const refreshed = await tokenRequest(t.app, {
+        grant_type: 'refresh_token',
+        refresh_token: first.body.refresh_token,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      });
       assert.equal(refreshed.status, 200);
       assertError(await redeem(code), 400, 'invalid_grant');
       assert.equal(await usersStatus(first.body.access_token), 401);
       assert.equal(await usersStatus(refreshed.body.access_token), 401);
-      const again = await tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: client.clientId, client_secret: client.clientSecret });
+      const again = await tokenRequest(t.app, {
+        grant_type: 'refresh_token',
+        refresh_token: first.body.refresh_token,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      });
       assertError(again, 400, 'invalid_grant');
     });
 
@@ -162,10 +272,19 @@ for (const dialect of DIALECTS) {
       const challenge = crypto.createHash('sha256').update(verifier).digest('base64url');
       const pkce = { code_challenge: challenge, code_challenge_method: 'S256' };
       assertError(await redeem(await getCode(pkce)), 400, 'invalid_grant');
-      assertError(await redeem(await getCode(pkce), { code_verifier: crypto.randomBytes(32).toString('base64url') }), 400, 'invalid_grant');
+      assertError(
+        await redeem(await getCode(pkce), { code_verifier: crypto.randomBytes(32).toString('base64url') }),
+        400,
+        'invalid_grant',
+      );
       assertError(await redeem(await getCode(), { code_verifier: verifier }), 400, 'invalid_grant');
       // A confidential client must authenticate even with a verifier (the library lets it skip the secret).
-      const noSecret = await tokenRequest(t.app, { grant_type: 'authorization_code', code: await getCode(pkce), client_id: client.clientId, code_verifier: verifier });
+      const noSecret = await tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code: await getCode(pkce),
+        client_id: client.clientId,
+        code_verifier: verifier,
+      });
       assertError(noSecret, 401, 'invalid_client');
       assert.equal((await redeem(await getCode(pkce), { code_verifier: verifier })).status, 200);
     });
@@ -173,16 +292,37 @@ for (const dialect of DIALECTS) {
     test('refresh: new access token only, same permissions; 60-day idle expiry slides on use', async () => {
       const first = await redeem(await getCode({ access_type: 'offline' }));
       const refresh = (rt = first.body.refresh_token) =>
-        tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: rt }, { authorization: basic(client.clientId, client.clientSecret) });
+        tokenRequest(
+          t.app,
+          { grant_type: 'refresh_token', refresh_token: rt },
+          { authorization: basic(client.clientId, client.clientSecret) },
+        );
       const r1 = await refresh();
       assert.equal(r1.status, 200);
       assertTokenHeaders(r1.headers);
       assert.deepEqual(Object.keys(r1.body).sort(), ['access_token', 'expires_in', 'token_type']);
       assert.equal(r1.body.expires_in, 3600);
       assert.equal(await usersStatus(r1.body.access_token), 200);
-      assertError(await tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, scope: 'users.read' }, { authorization: basic(client.clientId, client.clientSecret) }), 400, 'invalid_scope');
+      assertError(
+        await tokenRequest(
+          t.app,
+          { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, scope: 'users.read' },
+          { authorization: basic(client.clientId, client.clientSecret) },
+        ),
+        400,
+        'invalid_scope',
+      );
       const other = await createOAuthClient(t.database, { redirectUris: [CB] });
-      assertError(await tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: other.clientId, client_secret: other.clientSecret }), 400, 'invalid_grant');
+      assertError(
+        await tokenRequest(t.app, {
+          grant_type: 'refresh_token',
+          refresh_token: first.body.refresh_token,
+          client_id: other.clientId,
+          client_secret: other.clientSecret,
+        }),
+        400,
+        'invalid_grant',
+      );
       const day = 24 * 3600 * 1000;
       t.clock.now += 59 * day;
       assert.equal((await refresh()).status, 200);
@@ -197,10 +337,28 @@ for (const dialect of DIALECTS) {
       const a = await redeem(await getCode({ access_type: 'offline' }, own.clientId), {}, own);
       const b = await redeem(await getCode({ access_type: 'offline' }), {});
       await revokeClient(t.database, own.clientId);
-      assertError(await tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: a.body.refresh_token, client_id: own.clientId, client_secret: own.clientSecret }), 401, 'invalid_client');
+      assertError(
+        await tokenRequest(t.app, {
+          grant_type: 'refresh_token',
+          refresh_token: a.body.refresh_token,
+          client_id: own.clientId,
+          client_secret: own.clientSecret,
+        }),
+        401,
+        'invalid_client',
+      );
       await t.database.db.updateTable('users').set({ deleted: 1 }).where('id', '=', tenant.adminId).execute();
       try {
-        assertError(await tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: b.body.refresh_token, client_id: client.clientId, client_secret: client.clientSecret }), 400, 'invalid_grant');
+        assertError(
+          await tokenRequest(t.app, {
+            grant_type: 'refresh_token',
+            refresh_token: b.body.refresh_token,
+            client_id: client.clientId,
+            client_secret: client.clientSecret,
+          }),
+          400,
+          'invalid_grant',
+        );
       } finally {
         await t.database.db.updateTable('users').set({ deleted: 0 }).where('id', '=', tenant.adminId).execute();
       }

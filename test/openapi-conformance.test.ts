@@ -24,7 +24,17 @@ for (const dialect of DIALECTS) {
       const u = await addUser(t, a);
       const job = await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'Boiler' }] });
       assert.equal(job.status, 200, job.raw);
-      await call(t.app, a.token, 'POST', '/visits', { visits: [{ job: { id: job.body.jobs[0].id }, user: { id: u.id }, label: 'v', startTime: '2024-05-01T09:00:00Z', endTime: '2024-05-01T10:00:00Z' }] });
+      await call(t.app, a.token, 'POST', '/visits', {
+        visits: [
+          {
+            job: { id: job.body.jobs[0].id },
+            user: { id: u.id },
+            label: 'v',
+            startTime: '2024-05-01T09:00:00Z',
+            endTime: '2024-05-01T10:00:00Z',
+          },
+        ],
+      });
       await call(t.app, a.token, 'POST', '/workgroups', { workgroups: [{ name: 'Crew', users: [{ id: u.id }] }] });
       for (const c of registry.list) {
         for (const q of ['', '?fields=*', '?fields=*,[*]']) {
@@ -40,18 +50,45 @@ for (const dialect of DIALECTS) {
 
     it('the checker refuses a wrong type, an undeclared status, a missing header and a 405 without Allow', () => {
       const c = conformanceFor(doc);
-      const headers = { 'content-type': 'application/json;charset=UTF-8', 'cache-control': 'no-store', pragma: 'no-cache', 'x-version': '1.0' };
+      const headers = {
+        'content-type': 'application/json;charset=UTF-8',
+        'cache-control': 'no-store',
+        pragma: 'no-cache',
+        'x-version': '1.0',
+      };
       const user = { id: 1, firstName: 'a', lastName: 'b', account: { id: 1, companyAccountCode: null } };
-      const ok = { method: 'GET', url: '/users/1', requestHeaders: {}, status: 200, headers, body: JSON.stringify({ result: 'success', users: [user], metadata: { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: 1 } }) };
+      const ok = {
+        method: 'GET',
+        url: '/users/1',
+        requestHeaders: {},
+        status: 200,
+        headers,
+        body: JSON.stringify({
+          result: 'success',
+          users: [user],
+          metadata: { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: 1 },
+        }),
+      };
       c.check(ok);
-      assert.throws(() => c.check({ ...ok, body: ok.body.replace('"firstName":"a"', '"firstName":1') }), /firstName must be string/);
+      assert.throws(
+        () => c.check({ ...ok, body: ok.body.replace('"firstName":"a"', '"firstName":1') }),
+        /firstName must be string/,
+      );
       assert.throws(() => c.check({ ...ok, status: 418 }), /status 418 is not declared/);
       assert.throws(() => c.check({ ...ok, headers: { ...headers, pragma: undefined } as never }), /header pragma/);
-      const notAllowed = { ...ok, method: 'PUT', status: 405, body: JSON.stringify({ result: 'error', error: { type: 'client', code: 1050, message: 'x' } }) };
+      const notAllowed = {
+        ...ok,
+        method: 'PUT',
+        status: 405,
+        body: JSON.stringify({ result: 'error', error: { type: 'client', code: 1050, message: 'x' } }),
+      };
       assert.throws(() => c.check(notAllowed), /405 without Allow/);
       c.check({ ...notAllowed, headers: { ...headers, allow: 'GET' } });
       // X-Method decides the operation.
-      assert.throws(() => c.check({ ...ok, method: 'POST', requestHeaders: { 'x-method': 'GET' }, body: '{}' }), /must have required property/);
+      assert.throws(
+        () => c.check({ ...ok, method: 'POST', requestHeaders: { 'x-method': 'GET' }, body: '{}' }),
+        /must have required property/,
+      );
     });
   });
 }

@@ -10,7 +10,7 @@ import type { ValidateFunction } from 'ajv';
  * createTestApp wraps `app.inject` with it, so a difference between the answers and the
  * document fails whichever test met it.
  */
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 
 export interface Exchange {
@@ -51,21 +51,35 @@ export class Conformance {
   }
 
   private at(pointer: string): Json | undefined {
-    return pointer.split('/').slice(1).reduce<Json | undefined>((o, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], this.doc);
+    return pointer
+      .split('/')
+      .slice(1)
+      .reduce<Json | undefined>((o, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], this.doc);
   }
 
   /** The document's response object for this exchange (its pointer), following one `$ref`. */
   private responseFor(x: Exchange): { pointer: string; declared: boolean } {
     const path = x.url.split('?')[0];
     const found = this.paths.find((p) => p.static && p.re.test(path)) ?? this.paths.find((p) => p.re.test(path));
-    const override = typeof x.requestHeaders['x-method'] === 'string' ? x.requestHeaders['x-method'].trim().toUpperCase() : undefined;
+    const override =
+      typeof x.requestHeaders['x-method'] === 'string' ? x.requestHeaders['x-method'].trim().toUpperCase() : undefined;
     const method = (override && METHODS.includes(override) ? override : x.method).toLowerCase();
     const opPointer = found ? `/paths/${esc(found.template)}/${method}` : undefined;
     const op = opPointer ? this.at(opPointer) : undefined;
     if (!op) return { pointer: '', declared: false };
     const status = String(x.status);
-    const key = op.responses?.[status] ? status : op.responses?.[`${status[0]}XX`] ? `${status[0]}XX` : op.responses?.default ? 'default' : undefined;
-    if (!key) throw this.fail(x, `status ${status} is not declared for ${method.toUpperCase()} ${found!.template} (declared: ${Object.keys(op.responses ?? {}).join(', ')})`);
+    const key = op.responses?.[status]
+      ? status
+      : op.responses?.[`${status[0]}XX`]
+        ? `${status[0]}XX`
+        : op.responses?.default
+          ? 'default'
+          : undefined;
+    if (!key)
+      throw this.fail(
+        x,
+        `status ${status} is not declared for ${method.toUpperCase()} ${found!.template} (declared: ${Object.keys(op.responses ?? {}).join(', ')})`,
+      );
     let pointer = `${opPointer}/responses/${key}`;
     const ref = this.at(pointer)?.$ref as string | undefined;
     if (ref) pointer = ref.slice(1);
@@ -73,7 +87,9 @@ export class Conformance {
   }
 
   private fail(x: Exchange, why: string): AssertionError {
-    return new AssertionError({ message: `response does not match /openapi.json: ${x.method} ${x.url.slice(0, 200)} -> ${x.status}: ${why}\nbody: ${x.body.slice(0, 500)}` });
+    return new AssertionError({
+      message: `response does not match /openapi.json: ${x.method} ${x.url.slice(0, 200)} -> ${x.status}: ${why}\nbody: ${x.body.slice(0, 500)}`,
+    });
   }
 
   check(x: Exchange): void {
@@ -82,14 +98,21 @@ export class Conformance {
     const isJson = type.startsWith('application/json');
     // Spec §1.7 on every JSON answer; PRODUCT §3 on 405, 401 and 429.
     if (isJson) {
-      const want = { 'content-type': 'application/json;charset=UTF-8', 'cache-control': undefined, pragma: 'no-cache', 'x-version': '1.0' };
+      const want = {
+        'content-type': 'application/json;charset=UTF-8',
+        'cache-control': undefined,
+        pragma: 'no-cache',
+        'x-version': '1.0',
+      };
       for (const [h, v] of Object.entries(want)) {
-        if (x.headers[h] === undefined || (v !== undefined && x.headers[h] !== v)) throw this.fail(x, `header ${h} is ${x.headers[h]}, expected ${v ?? 'present'}`);
+        if (x.headers[h] === undefined || (v !== undefined && x.headers[h] !== v))
+          throw this.fail(x, `header ${h} is ${x.headers[h]}, expected ${v ?? 'present'}`);
       }
     }
     if (x.status === 405 && !x.headers.allow) throw this.fail(x, 'a 405 without Allow');
     if (isJson && x.status === 429 && !x.headers['retry-after']) throw this.fail(x, 'a 429 without Retry-After');
-    if (isJson && x.status === 401 && !x.headers['www-authenticate']) throw this.fail(x, 'a 401 without WWW-Authenticate');
+    if (isJson && x.status === 401 && !x.headers['www-authenticate'])
+      throw this.fail(x, 'a 401 without WWW-Authenticate');
 
     const { pointer, declared } = this.responseFor(x);
     if (!declared) {
@@ -106,16 +129,19 @@ export class Conformance {
         if (header.required) throw this.fail(x, `required header ${name} is missing`);
         continue;
       }
-      if (header.schema && !this.ajv.validate(header.schema, String(value))) throw this.fail(x, `header ${name}: ${this.ajv.errorsText()}`);
+      if (header.schema && !this.ajv.validate(header.schema, String(value)))
+        throw this.fail(x, `header ${name}: ${this.ajv.errorsText()}`);
     }
     const content = response.content as Json | undefined;
     if (!content) {
-      if (x.body.length && x.status !== 302 && x.status !== 303 && x.status !== 304) throw this.fail(x, 'a body where the document declares none');
+      if (x.body.length && x.status !== 302 && x.status !== 303 && x.status !== 304)
+        throw this.fail(x, 'a body where the document declares none');
       return;
     }
     const base = type.split(';')[0].trim();
     const media = Object.hasOwn(content, base) ? base : Object.hasOwn(content, '*/*') ? '*/*' : undefined;
-    if (!media) throw this.fail(x, `content type ${type} is not declared (declared: ${Object.keys(content).join(', ')})`);
+    if (!media)
+      throw this.fail(x, `content type ${type} is not declared (declared: ${Object.keys(content).join(', ')})`);
     if (media === 'application/json' && content[media].schema) this.body(x, `${pointer}/content/${esc(media)}/schema`);
   }
 
@@ -128,7 +154,8 @@ export class Conformance {
       throw this.fail(x, 'the body is not JSON');
     }
     const v = this.validator(pointer);
-    if (!v(parsed)) throw this.fail(x, `body does not match ${pointer}: ${this.ajv.errorsText(v.errors, { separator: '; ' })}`);
+    if (!v(parsed))
+      throw this.fail(x, `body does not match ${pointer}: ${this.ajv.errorsText(v.errors, { separator: '; ' })}`);
   }
 }
 

@@ -5,13 +5,20 @@ import { formAction, inputValue } from './helpers.js';
  * The owner's part of the flow with plain fetch, as a browser would: a cookie jar, the login form
  * and the consent form. Returns the URL the client's redirect URI receives.
  */
-export async function ownerApproves(authUrl: URL, owner: { login: string; password: string }, decision: 'allow' | 'deny' = 'allow'): Promise<URL> {
+export async function ownerApproves(
+  authUrl: URL,
+  owner: { login: string; password: string },
+  decision: 'allow' | 'deny' = 'allow',
+): Promise<URL> {
   const jar = new Map<string, string>();
   const go = async (url: string, form?: Record<string, string>) => {
     const res = await fetch(new URL(url, authUrl), {
       method: form ? 'POST' : 'GET',
       redirect: 'manual',
-      headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: {
+        cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
       body: form ? new URLSearchParams(form) : undefined,
     });
     for (const c of res.headers.getSetCookie()) {

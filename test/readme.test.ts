@@ -34,13 +34,20 @@ export function shBlocks(md: string): { code: string; line: number }[] {
   const out: { code: string; line: number }[] = [];
   for (const m of md.matchAll(/^([ \t]*)```sh[ \t]*\n([\s\S]*?)^\1```[ \t]*$/gm)) {
     const indent = m[1].length;
-    const code = m[2].split('\n').map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length))).join('\n');
+    const code = m[2]
+      .split('\n')
+      .map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length)))
+      .join('\n');
     out.push({ code, line: md.slice(0, m.index).split('\n').length + 1 });
   }
   return out;
 }
 
-const commands = (code: string) => code.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const commands = (code: string) =>
+  code
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
 const standIn = (code: string) => {
   const reasons = commands(code).map((c) => STAND_INS.find(([re]) => re.test(c))?.[1]);
   return reasons.every(Boolean) ? reasons.join('; ') : undefined;
@@ -61,7 +68,10 @@ async function authorize(url: string, base: string, who: { login: string; passwo
     const res = await fetch(new URL(target, base), {
       method,
       redirect: 'manual',
-      headers: { ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: {
+        ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
       body: form ? new URLSearchParams(form).toString() : undefined,
     });
     for (const c of res.headers.getSetCookie()) {
@@ -74,11 +84,18 @@ async function authorize(url: string, base: string, who: { login: string; passwo
   let page = await request('GET', url);
   assert.equal(page.status, 200, `the authorization page: ${page.body.slice(0, 300)}`);
   if (page.body.includes('name="password"')) {
-    const signIn = await request('POST', formAction(page.body), { csrf: inputValue(page.body, 'csrf'), login: who.login, password: who.password });
+    const signIn = await request('POST', formAction(page.body), {
+      csrf: inputValue(page.body, 'csrf'),
+      login: who.login,
+      password: who.password,
+    });
     assert.equal(signIn.status, 303, `sign-in: ${signIn.body.slice(0, 300)}`);
     page = await request('GET', signIn.location);
   }
-  const consent = await request('POST', formAction(page.body), { csrf: inputValue(page.body, 'csrf'), decision: 'allow' });
+  const consent = await request('POST', formAction(page.body), {
+    csrf: inputValue(page.body, 'csrf'),
+    decision: 'allow',
+  });
   const code = new URL(consent.location).searchParams.get('code');
   assert.ok(code, `consent answered ${consent.status} ${consent.location}`);
   return code;
@@ -89,7 +106,9 @@ function refusals(stdout: string): string[] {
   return stdout.split('\n').filter((line) => {
     try {
       const v = JSON.parse(line);
-      return v && typeof v === 'object' && (v.result === 'error' || v.result === 'failure' || typeof v.error === 'string');
+      return (
+        v && typeof v === 'object' && (v.result === 'error' || v.result === 'failure' || typeof v.error === 'string')
+      );
     } catch {
       return false;
     }
@@ -99,7 +118,10 @@ function refusals(stdout: string): string[] {
 it('the README has sh blocks, and each is either run or stood in for', () => {
   const blocks = shBlocks(README);
   assert.ok(blocks.length >= 8, `only ${blocks.length} sh blocks found`);
-  assert.ok(blocks.some((b) => b.code.includes('/oauth2/code?')), 'the browser step prints its address');
+  assert.ok(
+    blocks.some((b) => b.code.includes('/oauth2/code?')),
+    'the browser step prints its address',
+  );
 });
 
 for (const dialect of DIALECTS) {
@@ -115,7 +137,13 @@ for (const dialect of DIALECTS) {
       dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsm-readme-'));
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
-      Object.assign(env, { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', README_STATE: path.join(dataDir, 'shell-state.sh'), LOG_LEVEL: 'warn' });
+      Object.assign(env, {
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        README_STATE: path.join(dataDir, 'shell-state.sh'),
+        LOG_LEVEL: 'warn',
+      });
       if (dialect === 'postgres') {
         const name = `fsm_readme_${crypto.randomBytes(6).toString('hex')}`;
         const admin = new pg.Client({ connectionString: PG_URL });
@@ -151,7 +179,10 @@ for (const dialect of DIALECTS) {
         const timer = setTimeout(() => reject(new Error(`the server did not start: ${output}`)), 30_000);
         const seen = (d: Buffer) => {
           output += d;
-          if (output.includes('listening on')) (clearTimeout(timer), resolve());
+          if (output.includes('listening on')) {
+            clearTimeout(timer);
+            resolve();
+          }
         };
         server!.stdout!.on('data', seen);
         server!.stderr!.on('data', (d) => (output += d));

@@ -39,10 +39,11 @@ export async function startReceiver(answer: (r: Received, n: number) => Answer =
     port,
     received,
     answer,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   return receiver;
 }

@@ -43,7 +43,9 @@ for (const dialect of DIALECTS) {
 
     test('W1: the page and its kept count are one statement; asked again, one smaller one', async () => {
       // A change to the table: the page is read (with its count, the table version and the epoch).
-      const made = await call(t.app, a.token, 'POST', '/users', { users: [{ account: { id: a.accountId }, firstName: 'Round', lastName: 'Trip', mobile: '+447700900123' }] });
+      const made = await call(t.app, a.token, 'POST', '/users', {
+        users: [{ account: { id: a.accountId }, firstName: 'Round', lastName: 'Trip', mobile: '+447700900123' }],
+      });
       assert.equal(made.status, 200, made.raw);
       recording = [];
       const res = await call(t.app, a.token, 'GET', '/users?recordsPerPage=50');

@@ -9,7 +9,10 @@ const SERVER = new URL('../src/server.js', import.meta.url).pathname;
 
 /** Starts the server as `npm start` does and resolves with its origin once it prints the line. */
 export function startServer(env: Record<string, string>) {
-  const child = spawn(process.execPath, [SERVER], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SERVER], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const ready = new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (d) => {
@@ -52,7 +55,21 @@ test('TLS_CERT_FILE and TLS_KEY_FILE make the server speak HTTPS itself', async 
   const key = path.join(dir, 'key.pem');
   const cert = path.join(dir, 'cert.pem');
   const { spawnSync } = await import('node:child_process');
-  const gen = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1']);
+  const gen = spawnSync('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+  ]);
   assert.equal(gen.status, 0, String(gen.stderr));
   const s = startServer({ DATA_DIR: dir, PORT: '0', DATABASE_URL: '', TLS_CERT_FILE: cert, TLS_KEY_FILE: key });
   try {
@@ -61,10 +78,15 @@ test('TLS_CERT_FILE and TLS_KEY_FILE make the server speak HTTPS itself', async 
     const https = await import('node:https');
     const port = Number(new URL(origin).port);
     const res = await new Promise<{ status: number; hsts: unknown }>((resolve, reject) => {
-      https.get({ host: '127.0.0.1', port, path: '/users', headers: { 'x-version': '1.0' }, rejectUnauthorized: false }, (r) => {
-        r.resume();
-        resolve({ status: r.statusCode!, hsts: r.headers['strict-transport-security'] });
-      }).on('error', reject);
+      https
+        .get(
+          { host: '127.0.0.1', port, path: '/users', headers: { 'x-version': '1.0' }, rejectUnauthorized: false },
+          (r) => {
+            r.resume();
+            resolve({ status: r.statusCode!, hsts: r.headers['strict-transport-security'] });
+          },
+        )
+        .on('error', reject);
     });
     assert.equal(res.status, 401);
     assert.match(String(res.hsts), /max-age=/, 'an https origin sends HSTS');

@@ -23,7 +23,16 @@ import { registry } from '../src/collections/index.js';
 import type { Collection } from '../src/collections/machinery/collection.js';
 import { validateItem } from '../src/collections/machinery/validate.js';
 import {
-  DIALECTS, addUser, call, createTenant, createTestApp, errorsOf, newUser, skipUnless, type Tenant, type TestApp,
+  DIALECTS,
+  addUser,
+  call,
+  createTenant,
+  createTestApp,
+  errorsOf,
+  newUser,
+  skipUnless,
+  type Tenant,
+  type TestApp,
 } from './helpers.js';
 
 type Obj = Record<string, unknown>;
@@ -50,7 +59,7 @@ interface Factory {
   item(side: Side, unique: string): Obj;
   text: string;
   patch(unique: string): Obj;
-  create?(t: TestApp, token: string, item: Obj): Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  create?(t: TestApp, token: string, item: Obj): Promise<{ status: number; body: any }>;
   /** The members `create` can carry (the rest cannot be sent on create at all). */
   createFields?: string[];
   /** Expected error code when an association names another account on update, where not 1045. */
@@ -65,7 +74,9 @@ async function uploadFile(t: TestApp, token: string, item: Obj) {
   const job = item.job as { id: number } | null | undefined;
   if (job) q.set('job', String(job.id));
   const res = await t.app.inject({
-    method: 'POST', url: `/files/upload?${q}`, payload: crypto.randomBytes(64),
+    method: 'POST',
+    url: `/files/upload?${q}`,
+    payload: crypto.randomBytes(64),
     headers: { authorization: `Bearer ${token}`, 'x-version': '1.0', 'content-type': 'application/octet-stream' },
   });
   return { status: res.statusCode, body: res.json() };
@@ -76,19 +87,29 @@ async function uploadMultipart(t: TestApp, token: string, name: string, job: num
   const boundary = `----fsm${crypto.randomBytes(8).toString('hex')}`;
   const payload = Buffer.concat([
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="job"\r\n\r\n${job}\r\n`),
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\n`),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\n`,
+    ),
     crypto.randomBytes(32),
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
   const res = await t.app.inject({
-    method: 'POST', url: '/files/upload', payload,
-    headers: { authorization: `Bearer ${token}`, 'x-version': '1.0', 'content-type': `multipart/form-data; boundary=${boundary}` },
+    method: 'POST',
+    url: '/files/upload',
+    payload,
+    headers: {
+      authorization: `Bearer ${token}`,
+      'x-version': '1.0',
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+    },
   });
   return { status: res.statusCode, body: res.json() };
 }
 
 /** Collections created through an action (`createVia`), by the action's name, and the members it carries. */
-const CREATORS: Record<string, { create: NonNullable<Factory['create']>; fields: string[] }> = { upload: { create: uploadFile, fields: ['name', 'job'] } };
+const CREATORS: Record<string, { create: NonNullable<Factory['create']>; fields: string[] }> = {
+  upload: { create: uploadFile, fields: ['name', 'job'] },
+};
 
 /** Where a collection's own rules answer an association of another account differently from 1045. */
 const UPDATE_CODES: Record<string, Record<string, number>> = {
@@ -115,7 +136,10 @@ function dependencyOrder(): Collection[] {
     if (done.has(c.name)) return;
     done.add(c.name);
     for (const f of Object.values(c.fields)) {
-      const target = (f.kind === 'assoc' || f.kind === 'assocList') && !f.readOnly && !f.extended ? registry.get(f.target) : undefined;
+      const target =
+        (f.kind === 'assoc' || f.kind === 'assocList') && !f.readOnly && !f.extended
+          ? registry.get(f.target)
+          : undefined;
       if (target) visit(target);
     }
     out.push(c);
@@ -136,7 +160,10 @@ const matrixCollections = registry.list.filter((c) => !c.readOnly);
 /** Every association field of a collection, with whether a client may write it. */
 function associations(c: Collection) {
   return Object.entries(c.fields).flatMap(([name, field]) =>
-    field.kind === 'assoc' || field.kind === 'assocList' ? [{ name, table: field.table, list: field.kind === 'assocList', readOnly: !!field.readOnly }] : []);
+    field.kind === 'assoc' || field.kind === 'assocList'
+      ? [{ name, table: field.table, list: field.kind === 'assocList', readOnly: !!field.readOnly }]
+      : [],
+  );
 }
 
 for (const dialect of DIALECTS) {
@@ -164,12 +191,12 @@ for (const dialect of DIALECTS) {
     const get = (token: string, url: string) => call(t.app, token, 'GET', url);
     const q = (where: string) => `where=${encodeURIComponent(where)}`;
     /** A refused write: the failure envelope with exactly these `code:field` errors. */
-    const failsWith = (res: { status: number; body: any; raw?: string }, expected: string[]) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const failsWith = (res: { status: number; body: any; raw?: string }, expected: string[]) => {
       assert.equal(res.status, 422, res.raw);
       assert.equal(res.body.result, 'failure');
       assert.deepEqual(errorsOf(res), expected);
     };
-    const apiError = (res: { status: number; body: any; raw: string }, status: number, code: number) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const apiError = (res: { status: number; body: any; raw: string }, status: number, code: number) => {
       assert.equal(res.status, status, res.raw);
       assert.equal(res.body.result, 'error');
       assert.equal(res.body.error.code, code);
@@ -189,14 +216,22 @@ for (const dialect of DIALECTS) {
     async function seedSide(name: string): Promise<Side> {
       const tenant = await createTenant(t, name);
       const side: Side = {
-        tenant, seed: { accounts: tenant.accountId, roles: tenant.roleIds.administrator }, unique: {}, employeeId: 0, employeeToken: '', contractorId: 0, contractorToken: '',
+        tenant,
+        seed: { accounts: tenant.accountId, roles: tenant.roleIds.administrator },
+        unique: {},
+        employeeId: 0,
+        employeeToken: '',
+        contractorId: 0,
+        contractorToken: '',
       };
       for (const c of dependencyOrder()) {
         const factory = FACTORIES[c.name];
         const unique = `${name.toLowerCase()}-${c.name}-${crypto.randomBytes(4).toString('hex')}`;
         side.unique[c.name] = unique;
         const item = factory.item(side, unique);
-        const res = factory.create ? await factory.create(t, tenant.token, item) : await call(t.app, tenant.token, 'POST', `/${c.name}`, { [c.name]: [item] });
+        const res = factory.create
+          ? await factory.create(t, tenant.token, item)
+          : await call(t.app, tenant.token, 'POST', `/${c.name}`, { [c.name]: [item] });
         assert.equal(res.status, 200, `seeding ${c.name}: ${JSON.stringify(res.body)}`);
         side.seed[c.table] = res.body[c.name][0].id;
       }
@@ -205,10 +240,17 @@ for (const dialect of DIALECTS) {
       const contractor = await addUser(t, tenant, 'contractor');
       [side.contractorId, side.contractorToken] = [contractor.id, contractor.token];
       // Give the contractor a visit on the seeded job, so "own" scopes are not empty.
-      const v = await call(t.app, tenant.token, 'POST', '/visits', { visits: [{
-        job: ref(side.seed.jobs), user: ref(contractor.id), label: `${name} contractor visit`,
-        startTime: '2030-02-01T09:00:00Z', endTime: '2030-02-01T10:00:00Z',
-      }] });
+      const v = await call(t.app, tenant.token, 'POST', '/visits', {
+        visits: [
+          {
+            job: ref(side.seed.jobs),
+            user: ref(contractor.id),
+            label: `${name} contractor visit`,
+            startTime: '2030-02-01T09:00:00Z',
+            endTime: '2030-02-01T10:00:00Z',
+          },
+        ],
+      });
       assert.equal(v.status, 200, v.raw);
       return side;
     }
@@ -250,7 +292,9 @@ for (const dialect of DIALECTS) {
           assert.equal((await get(token, `/${c.name}/${aId}`)).status, 200);
         });
         for (const suffix of ['', '?fields=*,[*]', '?fields=account']) {
-          await check(group, `GET /c/ID${suffix}`, async () => apiError(await get(token, `/${c.name}/${bId}${suffix}`), 404, 1031));
+          await check(group, `GET /c/ID${suffix}`, async () =>
+            apiError(await get(token, `/${c.name}/${bId}${suffix}`), 404, 1031),
+          );
         }
         await check(group, 'GET /c/ID with X-Method: GET on POST', async () => {
           apiError(await call(t.app, token, 'POST', `/${c.name}/${bId}`, undefined, { 'x-method': 'GET' }), 404, 1031);
@@ -258,15 +302,26 @@ for (const dialect of DIALECTS) {
         const filters: [string, string, string][] = [
           ['id', `id=${bId}`, `id=${aId}`],
           [factory.text, `${factory.text}="${bUnique}"`, `${factory.text}="${A.unique[c.name]}"`],
-          [`${factory.text}~`, `${factory.text}~"${bUnique.slice(0, -2)}"`, `${factory.text}~"${A.unique[c.name].slice(0, -2)}"`],
+          [
+            `${factory.text}~`,
+            `${factory.text}~"${bUnique.slice(0, -2)}"`,
+            `${factory.text}~"${A.unique[c.name].slice(0, -2)}"`,
+          ],
           ['account.id', `account.id=${B.tenant.accountId}`, `account.id=${A.tenant.accountId}`],
-          ['or', `id=${bId} or ${factory.text}="${bUnique}" or account.id=${B.tenant.accountId}`, `id=${aId} or id=${bId}`],
+          [
+            'or',
+            `id=${bId} or ${factory.text}="${bUnique}" or account.id=${B.tenant.accountId}`,
+            `id=${aId} or id=${bId}`,
+          ],
           ['deleted', `deleted=false and id>=${bId} and id<=${bId}`, `deleted=false and id=${aId}`],
         ];
         for (const [name, bWhere, aWhere] of filters) {
           await check(group, `GET /c?where=${name}`, async () => {
             const own = await get(B.tenant.token, `/${c.name}?${q(bWhere)}`);
-            assert.ok(own.body[c.name]?.some((it: Obj) => it.id === bId), `the filter matches B's item for B: ${own.raw}`);
+            assert.ok(
+              own.body[c.name]?.some((it: Obj) => it.id === bId),
+              `the filter matches B's item for B: ${own.raw}`,
+            );
             const mine = await get(token, `/${c.name}?${q(aWhere)}`);
             assert.ok(mine.body.metadata?.recordsCount >= 1, `A's equivalent filter matches A's item: ${mine.raw}`);
             assert.ok(!mine.body[c.name].some((it: Obj) => it.id === bId));
@@ -281,7 +336,8 @@ for (const dialect of DIALECTS) {
           assert.equal(res.status, 200);
           for (const it of res.body[c.name] as Obj[]) assert.equal((it.account as Obj).id, A.tenant.accountId);
           assert.ok(!(res.body[c.name] as Obj[]).some((it) => it.id === bId));
-          for (const u of Object.values(B.unique)) assert.ok(!res.raw.includes(u), `B's value ${u} appears in A's list`);
+          for (const u of Object.values(B.unique))
+            assert.ok(!res.raw.includes(u), `B's value ${u} appears in A's list`);
           assert.ok(!res.raw.includes('Beta'), "B's company name appears in A's list");
         });
         // Every association member of A's items resolves to A's own rows only.
@@ -298,36 +354,75 @@ for (const dialect of DIALECTS) {
 
         // ---- PATCH and DELETE of B's id
         const patchB = factory.patch(`${bUnique}-x`);
-        await check(group, 'PATCH /c [{id:B}]', async () => failsWith(await call(t.app, token, 'PATCH', `/${c.name}`, { [c.name]: [{ id: bId, ...patchB }] }), ['1047:id']));
-        await check(group, 'PATCH /c/ID', async () => failsWith(await call(t.app, token, 'PATCH', `/${c.name}/${bId}`, { [c.name]: [patchB] }), ['1047:id']));
-        await check(group, 'PATCH /c/ID with the id in the body', async () => failsWith(await call(t.app, token, 'PATCH', `/${c.name}/${bId}`, { [c.name]: [{ id: bId, ...patchB }] }), ['1047:id']));
-        await check(group, 'PATCH /c/ID {deleted:true}', async () => failsWith(await call(t.app, token, 'PATCH', `/${c.name}/${bId}`, { [c.name]: [{ deleted: true }] }), ['1047:id']));
+        await check(group, 'PATCH /c [{id:B}]', async () =>
+          failsWith(await call(t.app, token, 'PATCH', `/${c.name}`, { [c.name]: [{ id: bId, ...patchB }] }), [
+            '1047:id',
+          ]),
+        );
+        await check(group, 'PATCH /c/ID', async () =>
+          failsWith(await call(t.app, token, 'PATCH', `/${c.name}/${bId}`, { [c.name]: [patchB] }), ['1047:id']),
+        );
+        await check(group, 'PATCH /c/ID with the id in the body', async () =>
+          failsWith(await call(t.app, token, 'PATCH', `/${c.name}/${bId}`, { [c.name]: [{ id: bId, ...patchB }] }), [
+            '1047:id',
+          ]),
+        );
+        await check(group, 'PATCH /c/ID {deleted:true}', async () =>
+          failsWith(await call(t.app, token, 'PATCH', `/${c.name}/${bId}`, { [c.name]: [{ deleted: true }] }), [
+            '1047:id',
+          ]),
+        );
         await check(group, 'PATCH /c/A-id with B id in the body', async () => {
           const res = await call(t.app, token, 'PATCH', `/${c.name}/${aId}`, { [c.name]: [{ id: bId, ...patchB }] });
           failsWith(res, ['1041:id']);
         });
         await check(group, 'PATCH /c/B-id with A id in the body', async () => {
-          const res = await call(t.app, token, 'PATCH', `/${c.name}/${bId}`, { [c.name]: [{ id: aId, ...factory.patch(`${A.unique[c.name]}-x`) }] });
+          const res = await call(t.app, token, 'PATCH', `/${c.name}/${bId}`, {
+            [c.name]: [{ id: aId, ...factory.patch(`${A.unique[c.name]}-x`) }],
+          });
           failsWith(res, ['1041:id']);
         });
         await check(group, 'PATCH /c batch [A, B]: all or nothing', async () => {
-          const res = await call(t.app, token, 'PATCH', `/${c.name}`, { [c.name]: [{ id: aId, ...factory.patch(`${A.unique[c.name]}-y`) }, { id: bId, ...patchB }] });
+          const res = await call(t.app, token, 'PATCH', `/${c.name}`, {
+            [c.name]: [
+              { id: aId, ...factory.patch(`${A.unique[c.name]}-y`) },
+              { id: bId, ...patchB },
+            ],
+          });
           failsWith(res, ['1047:id']);
           assert.deepEqual(res.body.metadata, { receivedItemsCount: 2, validItems: [0], invalidItems: [1] });
         });
         await check(group, 'PATCH via X-Method on POST /c/ID', async () => {
-          failsWith(await call(t.app, token, 'POST', `/${c.name}/${bId}`, { [c.name]: [patchB] }, { 'x-method': 'PATCH' }), ['1047:id']);
+          failsWith(
+            await call(t.app, token, 'POST', `/${c.name}/${bId}`, { [c.name]: [patchB] }, { 'x-method': 'PATCH' }),
+            ['1047:id'],
+          );
         });
-        await check(group, 'DELETE /c [{id:B}]', async () => failsWith(await call(t.app, token, 'DELETE', `/${c.name}`, { [c.name]: [{ id: bId }] }), ['1047:id']));
-        await check(group, 'DELETE /c/ID', async () => failsWith(await call(t.app, token, 'DELETE', `/${c.name}/${bId}`), ['1047:id']));
-        await check(group, 'DELETE /c/ID with a body', async () => failsWith(await call(t.app, token, 'DELETE', `/${c.name}/${bId}`, { [c.name]: [{ id: bId }] }), ['1047:id']));
+        await check(group, 'DELETE /c [{id:B}]', async () =>
+          failsWith(await call(t.app, token, 'DELETE', `/${c.name}`, { [c.name]: [{ id: bId }] }), ['1047:id']),
+        );
+        await check(group, 'DELETE /c/ID', async () =>
+          failsWith(await call(t.app, token, 'DELETE', `/${c.name}/${bId}`), ['1047:id']),
+        );
+        await check(group, 'DELETE /c/ID with a body', async () =>
+          failsWith(await call(t.app, token, 'DELETE', `/${c.name}/${bId}`, { [c.name]: [{ id: bId }] }), ['1047:id']),
+        );
         await check(group, 'DELETE /c batch [A, B]: all or nothing', async () => {
           const res = await call(t.app, token, 'DELETE', `/${c.name}`, { [c.name]: [{ id: aId }, { id: bId }] });
           failsWith(res, ['1047:id']);
           assert.deepEqual(res.body.metadata, { receivedItemsCount: 2, validItems: [0], invalidItems: [1] });
         });
-        await check(group, 'DELETE via X-Method on GET /c/ID', async () => failsWith(await call(t.app, token, 'GET', `/${c.name}/${bId}`, undefined, { 'x-method': 'DELETE' }), ['1047:id']));
-        await check(group, 'DELETE via X-Method on POST /c', async () => failsWith(await call(t.app, token, 'POST', `/${c.name}`, { [c.name]: [{ id: bId }] }, { 'x-method': 'DELETE' }), ['1047:id']));
+        await check(group, 'DELETE via X-Method on GET /c/ID', async () =>
+          failsWith(await call(t.app, token, 'GET', `/${c.name}/${bId}`, undefined, { 'x-method': 'DELETE' }), [
+            '1047:id',
+          ]),
+        );
+        await check(group, 'DELETE via X-Method on POST /c', async () =>
+          failsWith(
+            await call(t.app, token, 'POST', `/${c.name}`, { [c.name]: [{ id: bId }] }, { 'x-method': 'DELETE' }),
+            ['1047:id'],
+          ),
+        );
 
         // ---- POST on B's ids: actions (declared or not) are never a way in
         for (const action of [...Object.keys(c.actions ?? {}), 'anything', 'delete', 'restore']) {
@@ -337,9 +432,13 @@ for (const dialect of DIALECTS) {
             assert.equal(res.body.result, 'error');
           });
         }
-        await check(group, 'POST /c/ID (items never POST)', async () => apiError(await call(t.app, token, 'POST', `/${c.name}/${bId}`, { [c.name]: [patchB] }), 405, 1050));
+        await check(group, 'POST /c/ID (items never POST)', async () =>
+          apiError(await call(t.app, token, 'POST', `/${c.name}/${bId}`, { [c.name]: [patchB] }), 405, 1050),
+        );
         await check(group, 'POST /c with B id on a new item', async () => {
-          const res = await call(t.app, token, 'POST', `/${c.name}`, { [c.name]: [{ id: bId, ...factory.item(A, `${A.unique[c.name]}-z`) }] });
+          const res = await call(t.app, token, 'POST', `/${c.name}`, {
+            [c.name]: [{ id: bId, ...factory.item(A, `${A.unique[c.name]}-z`) }],
+          });
           assert.ok(res.status === 422 || res.status === 405, res.raw);
           if (res.status === 422) assert.ok(errorsOf(res).includes('1042:id'));
         });
@@ -347,7 +446,10 @@ for (const dialect of DIALECTS) {
         // ---- Associations of A's items pointing at B's items
         for (const assoc of associations(c)) {
           const targets = assoc.table === 'roles' ? Object.values(B.tenant.roleIds) : [B.seed[assoc.table]];
-          assert.ok(targets.every((x) => typeof x === 'number'), `no item of B for table '${assoc.table}' (field ${c.name}.${assoc.name})`);
+          assert.ok(
+            targets.every((x) => typeof x === 'number'),
+            `no item of B for table '${assoc.table}' (field ${c.name}.${assoc.name})`,
+          );
           for (const target of targets) {
             const own = A.seed[assoc.table];
             const value = assoc.list ? [ref(own), ref(target)] : ref(target);
@@ -356,18 +458,27 @@ for (const dialect of DIALECTS) {
             await check(group, `POST /c with ${assoc.name} -> B's ${assoc.table} ${target}`, async () => {
               const item = { ...factory.item(A, `${A.unique[c.name]}-n${target}`), [assoc.name]: value };
               if (factory.create) {
-                if (factory.createFields?.includes(assoc.name)) failsWith(await factory.create(t, token, item), [`${createCode}:${assoc.name}`]);
+                if (factory.createFields?.includes(assoc.name))
+                  failsWith(await factory.create(t, token, item), [`${createCode}:${assoc.name}`]);
                 // Members the create action cannot carry; a JSON POST is refused outright.
                 apiError(await call(t.app, token, 'POST', `/${c.name}`, { [c.name]: [item] }), 405, 1050);
               } else {
-                failsWith(await call(t.app, token, 'POST', `/${c.name}`, { [c.name]: [item] }), [`${createCode}:${assoc.name}`]);
+                failsWith(await call(t.app, token, 'POST', `/${c.name}`, { [c.name]: [item] }), [
+                  `${createCode}:${assoc.name}`,
+                ]);
               }
             });
             await check(group, `PATCH /c A's item with ${assoc.name} -> B's ${assoc.table} ${target}`, async () => {
-              failsWith(await call(t.app, token, 'PATCH', `/${c.name}`, { [c.name]: [{ id: aId, [assoc.name]: value }] }), [`${updateCode}:${assoc.name}`]);
+              failsWith(
+                await call(t.app, token, 'PATCH', `/${c.name}`, { [c.name]: [{ id: aId, [assoc.name]: value }] }),
+                [`${updateCode}:${assoc.name}`],
+              );
             });
             await check(group, `PATCH /c/A-id with ${assoc.name} -> B's ${assoc.table} ${target}`, async () => {
-              failsWith(await call(t.app, token, 'PATCH', `/${c.name}/${aId}`, { [c.name]: [{ [assoc.name]: value }] }), [`${updateCode}:${assoc.name}`]);
+              failsWith(
+                await call(t.app, token, 'PATCH', `/${c.name}/${aId}`, { [c.name]: [{ [assoc.name]: value }] }),
+                [`${updateCode}:${assoc.name}`],
+              );
             });
           }
         }
@@ -385,7 +496,9 @@ for (const dialect of DIALECTS) {
       });
       await check(group, 'POST /files/B-id/upload', async () => {
         const res = await t.app.inject({
-          method: 'POST', url: `/files/${B.seed.files}/upload?name=z.txt`, payload: Buffer.from('z'),
+          method: 'POST',
+          url: `/files/${B.seed.files}/upload?name=z.txt`,
+          payload: Buffer.from('z'),
           headers: { authorization: `Bearer ${token}`, 'x-version': '1.0', 'content-type': 'application/octet-stream' },
         });
         assert.equal(res.statusCode, 404, res.body);
@@ -396,7 +509,8 @@ for (const dialect of DIALECTS) {
         const res = await get(side.tenant.token, `/files/${side.seed.files}?fields=downloadUrl`);
         return new URL(res.body.files[0].downloadUrl as string);
       };
-      const fetch = (u: URL | string) => t.app.inject({ method: 'GET', url: typeof u === 'string' ? u : `${u.pathname}${u.search}` });
+      const fetch = (u: URL | string) =>
+        t.app.inject({ method: 'GET', url: typeof u === 'string' ? u : `${u.pathname}${u.search}` });
       const bLink = await link(B);
       const saved = t.clock.now;
       t.clock.now += 5000; // A's link gets another expiry than B's
@@ -414,8 +528,14 @@ for (const dialect of DIALECTS) {
         ["A's link, account -> B", `/file-downloads/${bAcc}/${aFile}${aLink.search}`],
         ["A's link, id -> B's file", `/file-downloads/${aAcc}/${bFile}${aLink.search}`],
         ["A's link, path -> B's file", `/file-downloads/${bAcc}/${bFile}${aLink.search}`],
-        ["B's path, A's expiry with B's signature", `/file-downloads/${bAcc}/${bFile}?expires=${aLink.searchParams.get('expires')}&signature=${bLink.searchParams.get('signature')}`],
-        ["B's link, expiry extended", `/file-downloads/${bAcc}/${bFile}?expires=${Number(bLink.searchParams.get('expires')) + 86400}&signature=${bLink.searchParams.get('signature')}`],
+        [
+          "B's path, A's expiry with B's signature",
+          `/file-downloads/${bAcc}/${bFile}?expires=${aLink.searchParams.get('expires')}&signature=${bLink.searchParams.get('signature')}`,
+        ],
+        [
+          "B's link, expiry extended",
+          `/file-downloads/${bAcc}/${bFile}?expires=${Number(bLink.searchParams.get('expires')) + 86400}&signature=${bLink.searchParams.get('signature')}`,
+        ],
         ["B's path, no signature", `/file-downloads/${bAcc}/${bFile}?expires=${bLink.searchParams.get('expires')}`],
       ];
       for (const [label, url] of tampered) {
@@ -426,15 +546,23 @@ for (const dialect of DIALECTS) {
         });
       }
       await check(group, "A's bearer token on B's download path", async () => {
-        const res = await t.app.inject({ method: 'GET', url: `/file-downloads/${bAcc}/${bFile}`, headers: { authorization: `Bearer ${token}`, 'x-version': '1.0' } });
+        const res = await t.app.inject({
+          method: 'GET',
+          url: `/file-downloads/${bAcc}/${bFile}`,
+          headers: { authorization: `Bearer ${token}`, 'x-version': '1.0' },
+        });
         assert.equal(res.statusCode, 403, res.body);
       });
     });
 
-    test("roles: an Administrator of A is nobody in B", async () => {
+    test('roles: an Administrator of A is nobody in B', async () => {
       const group = 'roles (cross-tenant)';
       const bAdmin = B.tenant.adminId;
-      const roleTokens: [string, string][] = [['administrator', A.tenant.token], ['employee', A.employeeToken], ['contractor', A.contractorToken]];
+      const roleTokens: [string, string][] = [
+        ['administrator', A.tenant.token],
+        ['employee', A.employeeToken],
+        ['contractor', A.contractorToken],
+      ];
       for (const [role, token] of roleTokens) {
         for (const c of matrixCollections) {
           await check(group, `A ${role}: GET /${c.name}/B-id`, async () => {
@@ -447,48 +575,109 @@ for (const dialect of DIALECTS) {
             if (res.status === 422) assert.deepEqual(errorsOf(res), ['1047:id']);
           });
         }
-        await check(group, `A ${role}: GET B's Administrator`, async () => apiError(await get(token, `/users/${bAdmin}?fields=*,[*]`), 404, 1031));
+        await check(group, `A ${role}: GET B's Administrator`, async () =>
+          apiError(await get(token, `/users/${bAdmin}?fields=*,[*]`), 404, 1031),
+        );
         await check(group, `A ${role}: list users with B's roles`, async () => {
-          const res = await get(token, `/users?${q(Object.values(B.tenant.roleIds).map((r) => `role.id=${r}`).join(' or '))}`);
+          const res = await get(
+            token,
+            `/users?${q(
+              Object.values(B.tenant.roleIds)
+                .map((r) => `role.id=${r}`)
+                .join(' or '),
+            )}`,
+          );
           assert.equal(res.status, 200);
           assert.equal(res.body.metadata.recordsCount, 0);
         });
       }
       const admin = A.tenant.token;
-      const cases: [string, () => Promise<{ status: number; body: any; raw: string }>][] = [ // eslint-disable-line @typescript-eslint/no-explicit-any
-        ["demote B's Administrator", () => call(t.app, admin, 'PATCH', '/users', { users: [{ id: bAdmin, role: ref(A.tenant.roleIds.contractor) }] })],
-        ["give B's Administrator B's contractor role", () => call(t.app, admin, 'PATCH', `/users/${bAdmin}`, { users: [{ role: ref(B.tenant.roleIds.contractor) }] })],
-        ["deactivate B's Administrator", () => call(t.app, admin, 'PATCH', `/users/${bAdmin}`, { users: [{ deleted: true }] })],
-        ["set B's Administrator's password", () => call(t.app, admin, 'PATCH', `/users/${bAdmin}`, { users: [{ newPassword: 'taken over 12345', newPasswordConfirm: 'taken over 12345' }] })],
-        ["change B's Administrator's login", () => call(t.app, admin, 'PATCH', `/users/${bAdmin}`, { users: [{ login: `stolen-${crypto.randomBytes(3).toString('hex')}`, newPassword: 'taken over 12345', newPasswordConfirm: 'taken over 12345' }] })],
-        ["move B's Administrator into A", () => call(t.app, admin, 'PATCH', `/users/${bAdmin}`, { users: [{ account: ref(A.tenant.accountId) }] })],
+      const cases: [string, () => Promise<{ status: number; body: any; raw: string }>][] = [
+        [
+          "demote B's Administrator",
+          () =>
+            call(t.app, admin, 'PATCH', '/users', { users: [{ id: bAdmin, role: ref(A.tenant.roleIds.contractor) }] }),
+        ],
+        [
+          "give B's Administrator B's contractor role",
+          () =>
+            call(t.app, admin, 'PATCH', `/users/${bAdmin}`, { users: [{ role: ref(B.tenant.roleIds.contractor) }] }),
+        ],
+        [
+          "deactivate B's Administrator",
+          () => call(t.app, admin, 'PATCH', `/users/${bAdmin}`, { users: [{ deleted: true }] }),
+        ],
+        [
+          "set B's Administrator's password",
+          () =>
+            call(t.app, admin, 'PATCH', `/users/${bAdmin}`, {
+              users: [{ newPassword: 'taken over 12345', newPasswordConfirm: 'taken over 12345' }],
+            }),
+        ],
+        [
+          "change B's Administrator's login",
+          () =>
+            call(t.app, admin, 'PATCH', `/users/${bAdmin}`, {
+              users: [
+                {
+                  login: `stolen-${crypto.randomBytes(3).toString('hex')}`,
+                  newPassword: 'taken over 12345',
+                  newPasswordConfirm: 'taken over 12345',
+                },
+              ],
+            }),
+        ],
+        [
+          "move B's Administrator into A",
+          () => call(t.app, admin, 'PATCH', `/users/${bAdmin}`, { users: [{ account: ref(A.tenant.accountId) }] }),
+        ],
         ["delete B's Administrator", () => call(t.app, admin, 'DELETE', '/users', { users: [{ id: bAdmin }] })],
       ];
-      for (const [label, run] of cases) await check(group, `A administrator: ${label}`, async () => failsWith(await run(), ['1047:id']));
+      for (const [label, run] of cases)
+        await check(group, `A administrator: ${label}`, async () => failsWith(await run(), ['1047:id']));
       await check(group, "A administrator: take B's Administrator role", async () => {
-        failsWith(await call(t.app, admin, 'PATCH', `/users/${A.tenant.adminId}`, { users: [{ role: ref(B.tenant.roleIds.administrator) }] }), ['1045:role']);
+        failsWith(
+          await call(t.app, admin, 'PATCH', `/users/${A.tenant.adminId}`, {
+            users: [{ role: ref(B.tenant.roleIds.administrator) }],
+          }),
+          ['1045:role'],
+        );
       });
       await check(group, 'A administrator: create a user in B as its Administrator', async () => {
-        const res = await call(t.app, admin, 'POST', '/users', { users: [newUser(B.tenant.accountId, { role: ref(B.tenant.roleIds.administrator) })] });
+        const res = await call(t.app, admin, 'POST', '/users', {
+          users: [newUser(B.tenant.accountId, { role: ref(B.tenant.roleIds.administrator) })],
+        });
         assert.equal(res.status, 422, res.raw);
         assert.ok(errorsOf(res).includes('1045:account'), res.raw);
       });
       await check(group, "A administrator: join B's workgroup", async () => {
-        failsWith(await call(t.app, admin, 'PATCH', `/users/${A.tenant.adminId}`, { users: [{ workgroups: [ref(B.seed.workgroups)] }] }), ['1045:workgroups']);
+        failsWith(
+          await call(t.app, admin, 'PATCH', `/users/${A.tenant.adminId}`, {
+            users: [{ workgroups: [ref(B.seed.workgroups)] }],
+          }),
+          ['1045:workgroups'],
+        );
       });
       await check(group, "A employee: take B's Administrator role", async () => {
-        const res = await call(t.app, A.employeeToken, 'PATCH', `/users/${A.employeeId}`, { users: [{ role: ref(B.tenant.roleIds.administrator) }] });
+        const res = await call(t.app, A.employeeToken, 'PATCH', `/users/${A.employeeId}`, {
+          users: [{ role: ref(B.tenant.roleIds.administrator) }],
+        });
         assert.ok(res.status === 403 || res.status === 422, res.raw);
       });
       await check(group, "A contractor: a visit on B's job", async () => {
-        const res = await call(t.app, A.contractorToken, 'POST', '/visits', { visits: [{ ...FACTORIES.visits.item(B, 'sneaky'), user: ref(A.contractorId) }] });
+        const res = await call(t.app, A.contractorToken, 'POST', '/visits', {
+          visits: [{ ...FACTORIES.visits.item(B, 'sneaky'), user: ref(A.contractorId) }],
+        });
         assert.equal(res.status, 422, res.raw);
         assert.ok(errorsOf(res).includes('1045:job'), res.raw);
       });
       await check(group, "B's Administrator is still B's Administrator", async () => {
         const res = await get(B.tenant.token, `/users/${bAdmin}?fields=role.name,active,deleted`);
         assert.equal(res.status, 200, res.raw);
-        assert.deepEqual([res.body.users[0].role.name, res.body.users[0].active, res.body.users[0].deleted], ['Administrator', 1, false]);
+        assert.deepEqual(
+          [res.body.users[0].role.name, res.body.users[0].active, res.body.users[0].deleted],
+          ['Administrator', 1, false],
+        );
       });
     });
 
@@ -496,13 +685,24 @@ for (const dialect of DIALECTS) {
       // The write path never stores such a row; this plants one to prove reads resolve associations
       // inside the caller's account too (src/collections/machinery/read.ts, loadAssoc).
       const db = t.database.db;
-      const job = await db.selectFrom('jobs').select(['client_id', 'status_id']).where('id', '=', A.seed.jobs).executeTakeFirstOrThrow();
-      await db.updateTable('jobs').set({ client_id: B.seed.clients, status_id: B.seed.statuses }).where('id', '=', A.seed.jobs).execute();
+      const job = await db
+        .selectFrom('jobs')
+        .select(['client_id', 'status_id'])
+        .where('id', '=', A.seed.jobs)
+        .executeTakeFirstOrThrow();
+      await db
+        .updateTable('jobs')
+        .set({ client_id: B.seed.clients, status_id: B.seed.statuses })
+        .where('id', '=', A.seed.jobs)
+        .execute();
       try {
         await check('defence in depth', "A's job pointing at B's client and status, read with [*]", async () => {
           const res = await get(A.tenant.token, `/jobs/${A.seed.jobs}?fields=*,[*]`);
           assert.equal(res.status, 200, res.raw);
-          assert.deepEqual([res.body.jobs[0].client, res.body.jobs[0].status], [ref(B.seed.clients), ref(B.seed.statuses)]);
+          assert.deepEqual(
+            [res.body.jobs[0].client, res.body.jobs[0].status],
+            [ref(B.seed.clients), ref(B.seed.statuses)],
+          );
           assert.ok(!res.raw.includes(B.unique.clients) && !res.raw.includes(B.unique.statuses), res.raw);
         });
       } finally {
@@ -511,8 +711,12 @@ for (const dialect of DIALECTS) {
     });
 
     test("afterwards: B's data, and A's, read with their own tokens, are unchanged", async () => {
-      await check('unchanged', "B's data (fields=*,[*], every collection)", async () => assert.deepEqual(await snapshot(B), snapshots.get('B')));
-      await check('unchanged', "A's data (every refused write left nothing)", async () => assert.deepEqual(await snapshot(A), snapshots.get('A')));
+      await check('unchanged', "B's data (fields=*,[*], every collection)", async () =>
+        assert.deepEqual(await snapshot(B), snapshots.get('B')),
+      );
+      await check('unchanged', "A's data (every refused write left nothing)", async () =>
+        assert.deepEqual(await snapshot(A), snapshots.get('A')),
+      );
     });
   });
 }

@@ -15,7 +15,12 @@ for (const dialect of DIALECTS) {
     after(() => t?.close());
 
     it('GET /users/abc is an unknown action (404), not a 405', async () => {
-      for (const [method, url] of [['GET', '/users/abc'], ['PATCH', '/users/abc'], ['DELETE', '/users/1/abc'], ['POST', '/users/abc']]) {
+      for (const [method, url] of [
+        ['GET', '/users/abc'],
+        ['PATCH', '/users/abc'],
+        ['DELETE', '/users/1/abc'],
+        ['POST', '/users/abc'],
+      ]) {
         const res = await call(t.app, a.token, method, url);
         assert.equal(res.status, 404, `${method} ${url}: ${res.raw}`);
         assert.equal(res.body.error.code, 1032);
@@ -24,7 +29,15 @@ for (const dialect of DIALECTS) {
     });
 
     it('URLs not of the form are 404 1033 and say what the form is', async () => {
-      for (const url of ['/users/1/2', '/users/1x', '/users/abc/def', '/us-ers', '/users/1/abc/def', '/1', '/users//1']) {
+      for (const url of [
+        '/users/1/2',
+        '/users/1x',
+        '/users/abc/def',
+        '/us-ers',
+        '/users/1/abc/def',
+        '/1',
+        '/users//1',
+      ]) {
         for (const method of ['GET', 'PUT', 'TRACE']) {
           const res = await call(t.app, a.token, method, url);
           assert.equal(res.status, 404, `${method} ${url}: ${res.raw}`);
@@ -52,7 +65,13 @@ for (const dialect of DIALECTS) {
         ['PUT', '/file-downloads/1/2', 'GET'],
       ];
       for (const [method, url, allow] of cases) {
-        const res = await call(t.app, a.token, method, url, method === 'POST' && url === '/files' ? { files: [{ name: 'x' }] } : undefined);
+        const res = await call(
+          t.app,
+          a.token,
+          method,
+          url,
+          method === 'POST' && url === '/files' ? { files: [{ name: 'x' }] } : undefined,
+        );
         assert.equal(res.status, 405, `${method} ${url}: ${res.raw}`);
         assert.equal(res.headers.allow, allow, `${method} ${url}`);
         assert.equal(res.body.error.code, 1050);

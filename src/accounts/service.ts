@@ -23,7 +23,12 @@ export const ROLES: { name: string; kind: RoleKind }[] = [
 ];
 
 /** What every account starts with besides its roles; collections add their seeds here. */
-export const accountSeeds: ((db: Executor, changes: ChangeRecorder, accountId: number, now: number) => Promise<void>)[] = [seedStatuses];
+export const accountSeeds: ((
+  db: Executor,
+  changes: ChangeRecorder,
+  accountId: number,
+  now: number,
+) => Promise<void>)[] = [seedStatuses];
 
 /** Who acts when the operator (the CLI) changes items: no user, no client. */
 export function operator(accountId: number, now: number, publicUrl = ''): Caller {
@@ -42,13 +47,24 @@ export async function createAccount(writer: Writer, input: NewAccount, now = Dat
     if (taken) throw new AccountError(`the login '${input.login}' is already in use`);
     const account = await db
       .insertInto('accounts')
-      .values({ company_name: input.companyName, licenses: 1, country_code: 0, company_account_code: null, created: now, modified: now })
+      .values({
+        company_name: input.companyName,
+        licenses: 1,
+        country_code: 0,
+        company_account_code: null,
+        created: now,
+        modified: now,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     caller.accountId = account.id;
     const roles = new Map<RoleKind, number>();
     for (const r of ROLES) {
-      const row = await db.insertInto('roles').values({ account_id: account.id, name: r.name, kind: r.kind }).returning('id').executeTakeFirstOrThrow();
+      const row = await db
+        .insertInto('roles')
+        .values({ account_id: account.id, name: r.name, kind: r.kind })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       roles.set(r.kind, row.id);
     }
     for (const seed of accountSeeds) await seed(db, changes, account.id, now);

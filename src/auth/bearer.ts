@@ -13,8 +13,10 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 /** What is wrong with an Authorization header that is not `Bearer <token>`, in words a client can act on. */
 function malformed(header: string): string {
   const scheme = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: |$)/.exec(header)?.[1];
-  if (scheme && /^bearer$/i.test(scheme)) return 'the token after "Bearer " is empty or has characters an access token never has';
-  if (scheme && /^(basic|digest|token|jwt|negotiate)$/i.test(scheme)) return `the ${scheme} scheme is not accepted; send 'Authorization: Bearer <access token>'`;
+  if (scheme && /^bearer$/i.test(scheme))
+    return 'the token after "Bearer " is empty or has characters an access token never has';
+  if (scheme && /^(basic|digest|token|jwt|negotiate)$/i.test(scheme))
+    return `the ${scheme} scheme is not accepted; send 'Authorization: Bearer <access token>'`;
   return "the Bearer scheme is missing; send 'Authorization: Bearer <access token>'";
 }
 
@@ -42,10 +44,16 @@ type TokenRow = InferResult<ReturnType<typeof tokenLookup>>[number];
  * The lookup runs on every request, so it is built and compiled once per database (the profile
  * showed query building on the hot path); each request only binds its token's hash.
  */
-const tokenQuery = (db: Kysely<DB>) => prepared<TokenRow>(db, 'bearer', () => tokenLookup(db, slot('hash')).compile(), { oneRow: true });
+const tokenQuery = (db: Kysely<DB>) =>
+  prepared<TokenRow>(db, 'bearer', () => tokenLookup(db, slot('hash')).compile(), { oneRow: true });
 /** The account's revocation epoch: one primary-key read. */
 const epochQuery = (db: Kysely<DB>) =>
-  prepared<{ auth_epoch: number | string }>(db, 'bearer epoch', () => db.selectFrom('accounts').select('auth_epoch').where('id', '=', slot<number>('id')).compile(), { oneRow: true });
+  prepared<{ auth_epoch: number | string }>(
+    db,
+    'bearer epoch',
+    () => db.selectFrom('accounts').select('auth_epoch').where('id', '=', slot<number>('id')).compile(),
+    { oneRow: true },
+  );
 
 /** The epoch moved since the token was verified: what the request did rolls back, and it is answered again. */
 export class EpochMoved extends Error {
@@ -60,7 +68,9 @@ export class EpochMoved extends Error {
  */
 export async function holdEpoch(db: Executor, check: EpochCheck | undefined): Promise<void> {
   if (!check) return;
-  check.seen ??= Number((await run(untyped(db), epochQuery(untyped(db)).bind({ id: check.accountId })))[0]?.auth_epoch ?? -1);
+  check.seen ??= Number(
+    (await run(untyped(db), epochQuery(untyped(db)).bind({ id: check.accountId })))[0]?.auth_epoch ?? -1,
+  );
   if (check.seen !== check.expected) throw new EpochMoved();
 }
 
@@ -127,7 +137,12 @@ function permissionSet(json: string): ReadonlySet<string> {
  * committed after it moves the epoch past the cached one. Expiry is checked on every request. The
  * token's hash comes back too: it keys the token's rate-limit bucket without hashing again.
  */
-export async function authenticate(database: Database, header: string | undefined, now: number, opts: { defer?: boolean } = {}): Promise<AuthContext & { tokenHash: string; epoch?: EpochCheck }> {
+export async function authenticate(
+  database: Database,
+  header: string | undefined,
+  now: number,
+  opts: { defer?: boolean } = {},
+): Promise<AuthContext & { tokenHash: string; epoch?: EpochCheck }> {
   if (!header) throw new ApiError('tokenMissing', undefined, challenge());
   const m = BEARER.exec(header);
   if (!m) throw new ApiError('tokenInvalid', malformed(header), challenge('invalid_token'));
@@ -136,7 +151,16 @@ export async function authenticate(database: Database, header: string | undefine
   const cache = cacheOf(db);
   let v = cache.get(tokenHash);
   if (v && opts.defer && v.expiresAt > now) {
-    return { accountId: v.accountId, userId: v.userId, role: v.role, permissions: v.permissions, clientId: v.clientId, now, tokenHash, epoch: { accountId: v.accountId, expected: v.epoch } };
+    return {
+      accountId: v.accountId,
+      userId: v.userId,
+      role: v.role,
+      permissions: v.permissions,
+      clientId: v.clientId,
+      now,
+      tokenHash,
+      epoch: { accountId: v.accountId, expected: v.epoch },
+    };
   }
   if (v) {
     const epoch = (await run(db, epochQuery(db).bind({ id: v.accountId })))[0]?.auth_epoch;
@@ -166,5 +190,13 @@ export async function authenticate(database: Database, header: string | undefine
     cache.delete(tokenHash);
     throw new ApiError('tokenInvalid', undefined, challenge('invalid_token'));
   }
-  return { accountId: v.accountId, userId: v.userId, role: v.role, permissions: v.permissions, clientId: v.clientId, now, tokenHash };
+  return {
+    accountId: v.accountId,
+    userId: v.userId,
+    role: v.role,
+    permissions: v.permissions,
+    clientId: v.clientId,
+    now,
+    tokenHash,
+  };
 }

@@ -1,7 +1,12 @@
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 
-const scrypt = promisify(crypto.scrypt) as (pw: string, salt: Buffer, len: number, opts: crypto.ScryptOptions) => Promise<Buffer>;
+const scrypt = promisify(crypto.scrypt) as (
+  pw: string,
+  salt: Buffer,
+  len: number,
+  opts: crypto.ScryptOptions,
+) => Promise<Buffer>;
 
 /** OWASP's scrypt parameters (N=2^17, r=8, p=1). */
 const SCRYPT = { N: 2 ** 17, r: 8, p: 1, maxmem: 256 * 1024 * 1024 };
@@ -32,7 +37,10 @@ export async function verifyPassword(password: string, stored: string | null): P
   const [, N, r, p, salt, key] = parts;
   const expected = Buffer.from(key, 'base64');
   const actual = await scrypt(password.normalize('NFC'), Buffer.from(salt, 'base64'), expected.length, {
-    N: Number(N), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem,
+    N: Number(N),
+    r: Number(r),
+    p: Number(p),
+    maxmem: SCRYPT.maxmem,
   });
   return crypto.timingSafeEqual(actual, expected) && stored !== null;
 }

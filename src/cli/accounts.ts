@@ -39,9 +39,19 @@ export const accountsList: Command = {
   async run({ database }) {
     const rows = await database.db
       .selectFrom('accounts as a')
-      .select(['a.id', 'a.company_name', 'a.created', sql<number>`(select count(*) from users u where u.account_id = a.id and u.deleted = 0)`.as('users')])
+      .select([
+        'a.id',
+        'a.company_name',
+        'a.created',
+        sql<number>`(select count(*) from users u where u.account_id = a.id and u.deleted = 0)`.as('users'),
+      ])
       .orderBy('a.id')
       .execute();
-    return rows.map((r) => ({ id: r.id, companyName: r.company_name, users: Number(r.users), created: new Date(Number(r.created)).toISOString() }));
+    return rows.map((r) => ({
+      id: r.id,
+      companyName: r.company_name,
+      users: Number(r.users),
+      created: new Date(Number(r.created)).toISOString(),
+    }));
   },
 };

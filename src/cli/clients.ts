@@ -7,21 +7,32 @@ import { UsageError } from './validate.js';
 export const clientsCreate: Command = {
   name: 'clients create',
   summary: 'Registers a client application. Its secret is printed this once and stored only as a hash.',
-  details: 'Prints {"clientId":"S","clientSecret":"S","certified":false}. Without --permissions the client asks for every permission.\nA new client is refused until it is certified (clients certify).',
+  details:
+    'Prints {"clientId":"S","clientSecret":"S","certified":false}. Without --permissions the client asks for every permission.\nA new client is refused until it is certified (clients certify).',
   options: {
     name: { type: 'string', required: true, help: 'the name owners see on the consent page' },
-    'redirect-uri': { type: 'string', value: 'URI', multiple: true, required: true, help: 'https, or http on 127.0.0.1/localhost; repeat for several' },
+    'redirect-uri': {
+      type: 'string',
+      value: 'URI',
+      multiple: true,
+      required: true,
+      help: 'https, or http on 127.0.0.1/localhost; repeat for several',
+    },
     permissions: { type: 'string', value: 'p,q', help: 'comma-separated, e.g. jobs.read,jobs.write' },
     'allow-permission-choice': { type: 'boolean', help: 'owners may untick permissions on the consent page' },
     publisher: { type: 'string', help: 'who runs the application, shown to owners beside its name' },
   },
   async run({ database, values }) {
     const publisher = (values.publisher as string | undefined)?.trim();
-    if (publisher !== undefined && (publisher === '' || publisher.length > 200)) throw new UsageError('--publisher must be 1 to 200 characters');
+    if (publisher !== undefined && (publisher === '' || publisher.length > 200))
+      throw new UsageError('--publisher must be 1 to 200 characters');
     const out = await registerClient(database, {
       name: values.name as string,
       redirectUris: (values['redirect-uri'] as string[] | undefined) ?? [],
-      permissions: (values.permissions as string | undefined)?.split(',').map((p) => p.trim()).filter((p) => p !== ''),
+      permissions: (values.permissions as string | undefined)
+        ?.split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== ''),
       allowPermissionChoice: (values['allow-permission-choice'] as boolean | undefined) ?? false,
     });
     if (publisher !== undefined) await setClientPublisher(database.db, out.clientId, publisher);
@@ -54,8 +65,17 @@ export const clientsList: Command = {
   name: 'clients list',
   summary: 'Lists the client applications (never their secrets).',
   async run({ database }) {
-    const publishers = new Map((await database.db.selectFrom('oauth_clients').select(['client_id', 'publisher']).execute()).map((r) => [r.client_id, r.publisher]));
-    return (await listClients(database)).map((c) => ({ ...c, publisher: publishers.get(c.clientId) ?? null, created: new Date(c.created).toISOString() }));
+    const publishers = new Map(
+      (await database.db.selectFrom('oauth_clients').select(['client_id', 'publisher']).execute()).map((r) => [
+        r.client_id,
+        r.publisher,
+      ]),
+    );
+    return (await listClients(database)).map((c) => ({
+      ...c,
+      publisher: publishers.get(c.clientId) ?? null,
+      created: new Date(c.created).toISOString(),
+    }));
   },
 };
 
@@ -66,7 +86,11 @@ export const clientsRotateSecret: Command = {
   positionals: ['CLIENT_ID'],
   async run({ database, positionals: [clientId] }) {
     const clientSecret = randomToken();
-    const r = await database.db.updateTable('oauth_clients').set({ secret_hash: hashToken(clientSecret) }).where('client_id', '=', clientId).executeTakeFirst();
+    const r = await database.db
+      .updateTable('oauth_clients')
+      .set({ secret_hash: hashToken(clientSecret) })
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) throw new ClientError(`no client '${clientId}'`);
     return { clientId, clientSecret };
   },

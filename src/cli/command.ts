@@ -39,14 +39,23 @@ export interface Command {
 /** One usage line: `clients create --name S --redirect-uri URI [--permissions p,q]`. */
 export function usageLine(c: Command): string {
   const opts = Object.entries(c.options ?? {}).map(([name, o]) => {
-    const text = o.type === 'boolean' ? `--${name}` : `--${name} ${o.value ?? 'S'}${o.multiple ? ` [--${name} ${o.value ?? 'S'} ...]` : ''}`;
+    const text =
+      o.type === 'boolean'
+        ? `--${name}`
+        : `--${name} ${o.value ?? 'S'}${o.multiple ? ` [--${name} ${o.value ?? 'S'} ...]` : ''}`;
     return o.required ? text : `[${text}]`;
   });
   return [c.name, ...(c.positionals ?? []), ...opts].join(' ');
 }
 
 export function commandHelp(c: Command): string {
-  const width = Math.max(0, ...Object.entries(c.options ?? {}).map(([n, o]) => n.length + (o.type === 'string' ? (o.value ?? 'S').length + 1 : 0))) + 4;
+  const width =
+    Math.max(
+      0,
+      ...Object.entries(c.options ?? {}).map(
+        ([n, o]) => n.length + (o.type === 'string' ? (o.value ?? 'S').length + 1 : 0),
+      ),
+    ) + 4;
   const rows = Object.entries(c.options ?? {}).map(([n, o]) => {
     const left = `--${n}${o.type === 'string' ? ` ${o.value ?? 'S'}` : ''}`;
     return `  ${left.padEnd(width)}${o.help}${o.required ? ' (required)' : ''}`;
@@ -62,15 +71,27 @@ export function commandHelp(c: Command): string {
 }
 
 /** Parses the command's arguments strictly (unknown options and stray words are errors). */
-export function parse(c: Command, args: string[]): { values: Invocation['values']; positionals: string[]; help: boolean } {
-  const options = Object.fromEntries(Object.entries(c.options ?? {}).map(([n, o]) => [n, { type: o.type, ...(o.multiple ? { multiple: true } : {}) }]));
-  const parsed = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: true });
+export function parse(
+  c: Command,
+  args: string[],
+): { values: Invocation['values']; positionals: string[]; help: boolean } {
+  const options = Object.fromEntries(
+    Object.entries(c.options ?? {}).map(([n, o]) => [n, { type: o.type, ...(o.multiple ? { multiple: true } : {}) }]),
+  );
+  const parsed = parseArgs({
+    args,
+    options: { ...options, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+    allowPositionals: true,
+  });
   const values = parsed.values as Invocation['values'];
   const positionals = parsed.positionals;
   if (values.help) return { values, positionals, help: true };
   const expected = c.positionals ?? [];
   if (positionals.length !== expected.length) {
-    throw new UsageError(expected.length ? `expected exactly one ${expected.join(' ')}` : `unexpected argument '${positionals[0]}'`);
+    throw new UsageError(
+      expected.length ? `expected exactly one ${expected.join(' ')}` : `unexpected argument '${positionals[0]}'`,
+    );
   }
   const given = (v: unknown) => (Array.isArray(v) ? v.length > 0 : typeof v === 'string' && v.trim() !== '');
   const missing = Object.entries(c.options ?? {}).filter(([n, o]) => o.required && !given(values[n]));
@@ -81,6 +102,7 @@ export function parse(c: Command, args: string[]): { values: Invocation['values'
 /** A positive integer id given as an option. */
 export function idOption(values: Invocation['values'], name: string): number {
   const v = values[name];
-  if (typeof v !== 'string' || !/^[1-9][0-9]{0,14}$/.test(v)) throw new UsageError(`--${name} must be a positive integer id`);
+  if (typeof v !== 'string' || !/^[1-9][0-9]{0,14}$/.test(v))
+    throw new UsageError(`--${name} must be a positive integer id`);
   return Number(v);
 }

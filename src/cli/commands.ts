@@ -6,9 +6,15 @@ import { eventsPurge, tokensRevoke } from './tokens.js';
 import { usersCreate, usersSetPassword } from './users.js';
 
 export const COMMANDS: Command[] = [
-  accountsCreate, accountsList,
-  usersCreate, usersSetPassword,
-  clientsCreate, clientsList, clientsCertify, clientsRevoke, clientsRotateSecret,
+  accountsCreate,
+  accountsList,
+  usersCreate,
+  usersSetPassword,
+  clientsCreate,
+  clientsList,
+  clientsCertify,
+  clientsRevoke,
+  clientsRotateSecret,
   tokensRevoke,
   eventsPurge,
   doctor,

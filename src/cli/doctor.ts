@@ -48,7 +48,9 @@ function connectionProblem(err: unknown): string {
 
 /** Opens the database without migrating it, and says how far its schema is. */
 async function checkDatabase(config: Config): Promise<Check> {
-  const where = config.databaseUrl ? `PostgreSQL at ${new URL(config.databaseUrl).host}${new URL(config.databaseUrl).pathname}` : `SQLite at ${sqliteFile(config)}`;
+  const where = config.databaseUrl
+    ? `PostgreSQL at ${new URL(config.databaseUrl).host}${new URL(config.databaseUrl).pathname}`
+    : `SQLite at ${sqliteFile(config)}`;
   if (!config.databaseUrl) {
     const file = sqliteFile(config);
     if (!fs.existsSync(file)) {
@@ -56,24 +58,48 @@ async function checkDatabase(config: Config): Promise<Check> {
       try {
         fs.accessSync(dir, fs.constants.W_OK);
       } catch {
-        return { check: 'database', ok: false, message: `${where}: no database yet, and ${dir} is not writable, so the server cannot create it` };
+        return {
+          check: 'database',
+          ok: false,
+          message: `${where}: no database yet, and ${dir} is not writable, so the server cannot create it`,
+        };
       }
-      return { check: 'database', ok: true, message: `${where}: no database yet; the server creates it at its first start` };
+      return {
+        check: 'database',
+        ok: true,
+        message: `${where}: no database yet; the server creates it at its first start`,
+      };
     }
   }
   const database = openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config), poolSize: 1 });
   try {
     await within(TIMEOUT_MS, 'the database', sql`select 1`.execute(database.db));
-    const tables = await within(TIMEOUT_MS, 'the database', database.db.introspection.getTables({ withInternalKyselyTables: true }));
+    const tables = await within(
+      TIMEOUT_MS,
+      'the database',
+      database.db.introspection.getTables({ withInternalKyselyTables: true }),
+    );
     if (!tables.some((t) => t.name === 'kysely_migration')) {
-      return { check: 'database', ok: true, message: `${where} answers; it is empty: the server applies the migrations at its first start` };
+      return {
+        check: 'database',
+        ok: true,
+        message: `${where} answers; it is empty: the server applies the migrations at its first start`,
+      };
     }
-    const applied = new Set((await sql<{ name: string }>`select name from kysely_migration`.execute(database.db)).rows.map((r) => r.name));
+    const applied = new Set(
+      (await sql<{ name: string }>`select name from kysely_migration`.execute(database.db)).rows.map((r) => r.name),
+    );
     const pending = MIGRATION_NAMES.filter((n) => !applied.has(n));
     const unknown = [...applied].filter((n) => !MIGRATION_NAMES.includes(n));
     const notes = [
-      pending.length ? `${pending.length} migration(s) pending (${pending.join(', ')}), applied at the next start` : 'schema up to date',
-      ...(unknown.length ? [`it has migrations this version does not know (${unknown.join(', ')}): is an older version running against a newer database?`] : []),
+      pending.length
+        ? `${pending.length} migration(s) pending (${pending.join(', ')}), applied at the next start`
+        : 'schema up to date',
+      ...(unknown.length
+        ? [
+            `it has migrations this version does not know (${unknown.join(', ')}): is an older version running against a newer database?`,
+          ]
+        : []),
     ];
     return { check: 'database', ok: true, message: `${where} answers; ${notes.join('; ')}` };
   } catch (err) {
@@ -91,9 +117,17 @@ async function checkRedis(url: string): Promise<Check> {
   try {
     await within(TIMEOUT_MS, where, client.connect());
     const pong = await within(TIMEOUT_MS, where, client.ping());
-    return { check: 'redis', ok: pong === 'PONG', message: `${where} answers ${pong}; the rate-limit counters live there` };
+    return {
+      check: 'redis',
+      ok: pong === 'PONG',
+      message: `${where} answers ${pong}; the rate-limit counters live there`,
+    };
   } catch (err) {
-    return { check: 'redis', ok: false, message: `${where}: ${connectionProblem(err)}; the server would refuse rate-limited requests with 503` };
+    return {
+      check: 'redis',
+      ok: false,
+      message: `${where}: ${connectionProblem(err)}; the server would refuse rate-limited requests with 503`,
+    };
   } finally {
     try {
       if (client.isOpen) await client.quit();
@@ -109,7 +143,9 @@ function checkTls(config: Config, now = Date.now()): Check {
     try {
       return fs.readFileSync(file);
     } catch (err) {
-      throw new Error(`cannot read the ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? reason(err)}`);
+      throw new Error(`cannot read the ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? reason(err)}`, {
+        cause: err,
+      });
     }
   };
   try {
@@ -118,16 +154,36 @@ function checkTls(config: Config, now = Date.now()): Check {
     try {
       key = crypto.createPrivateKey(read(config.tlsKeyFile!, 'key (TLS_KEY_FILE)'));
     } catch (err) {
-      throw new Error(String(reason(err)).startsWith('cannot read') ? reason(err) : `TLS_KEY_FILE is not a PEM private key (${reason(err)})`);
+      throw new Error(
+        String(reason(err)).startsWith('cannot read')
+          ? reason(err)
+          : `TLS_KEY_FILE is not a PEM private key (${reason(err)})`,
+        { cause: err },
+      );
     }
-    if (!cert.checkPrivateKey(key)) return { check: 'tls', ok: false, message: 'TLS_KEY_FILE is not the key of the certificate in TLS_CERT_FILE' };
+    if (!cert.checkPrivateKey(key))
+      return { check: 'tls', ok: false, message: 'TLS_KEY_FILE is not the key of the certificate in TLS_CERT_FILE' };
     const until = Date.parse(cert.validTo);
-    if (until <= now) return { check: 'tls', ok: false, message: `the certificate expired on ${new Date(until).toISOString()}` };
-    if (Date.parse(cert.validFrom) > now) return { check: 'tls', ok: false, message: `the certificate is not valid before ${new Date(Date.parse(cert.validFrom)).toISOString()}` };
+    if (until <= now)
+      return { check: 'tls', ok: false, message: `the certificate expired on ${new Date(until).toISOString()}` };
+    if (Date.parse(cert.validFrom) > now)
+      return {
+        check: 'tls',
+        ok: false,
+        message: `the certificate is not valid before ${new Date(Date.parse(cert.validFrom)).toISOString()}`,
+      };
     const days = Math.floor((until - now) / DAY_MS);
-    return { check: 'tls', ok: true, message: `certificate for ${cert.subject.replace(/\n/g, ', ')} valid until ${new Date(until).toISOString()} (${days} days)${days < 14 ? ': renew it soon' : ''}` };
+    return {
+      check: 'tls',
+      ok: true,
+      message: `certificate for ${cert.subject.replace(/\n/g, ', ')} valid until ${new Date(until).toISOString()} (${days} days)${days < 14 ? ': renew it soon' : ''}`,
+    };
   } catch (err) {
-    return { check: 'tls', ok: false, message: reason(err).includes('TLS_') ? reason(err) : `TLS_CERT_FILE is not a PEM certificate (${reason(err)})` };
+    return {
+      check: 'tls',
+      ok: false,
+      message: reason(err).includes('TLS_') ? reason(err) : `TLS_CERT_FILE is not a PEM certificate (${reason(err)})`,
+    };
   }
 }
 
@@ -159,8 +215,10 @@ export async function runChecks(env: NodeJS.ProcessEnv = process.env): Promise<C
 
 export const doctor: Command = {
   name: 'doctor',
-  summary: 'Checks the configuration, the database, Redis (when REDIS_URL is set) and the TLS files (when set), and says what is wrong.',
-  details: 'Prints {"ok":true|false,"checks":[{"check":"database","ok":true,"message":"..."}]}; each problem is also written to stderr. Exits 1 when a check fails.',
+  summary:
+    'Checks the configuration, the database, Redis (when REDIS_URL is set) and the TLS files (when set), and says what is wrong.',
+  details:
+    'Prints {"ok":true|false,"checks":[{"check":"database","ok":true,"message":"..."}]}; each problem is also written to stderr. Exits 1 when a check fails.',
   needsDatabase: false,
   async run() {
     const checks = await runChecks();

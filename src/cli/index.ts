@@ -22,7 +22,10 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(group);
       return 0;
     }
-    const name = argv.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ');
+    const name = argv
+      .filter((a) => !a.startsWith('-'))
+      .slice(0, 2)
+      .join(' ');
     process.stderr.write(`${argv.length ? `unknown command '${name}'\n` : ''}${USAGE}\n`);
     return 2;
   }
@@ -34,7 +37,13 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command.needsDatabase === false) {
     // `doctor` reads the configuration itself: a bad setting is one of the things it reports.
-    const out = await command.run({ database: undefined as never, services: undefined as never, config: undefined as never, values, positionals });
+    const out = await command.run({
+      database: undefined as never,
+      services: undefined as never,
+      config: undefined as never,
+      values,
+      positionals,
+    });
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return (out as { ok?: boolean }).ok === false ? 1 : 0;
   }
@@ -49,18 +58,27 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-const usage = (err: unknown) => err instanceof UsageError || String((err as { code?: string }).code).startsWith('ERR_PARSE_ARGS');
+const usage = (err: unknown) =>
+  err instanceof UsageError || String((err as { code?: string }).code).startsWith('ERR_PARSE_ARGS');
 
 /** Messages we wrote for the operator are shown as they are; anything else stays generic. */
 function message(err: unknown): string {
-  if (usage(err) || err instanceof CommandError || err instanceof AccountError || err instanceof ClientError || err instanceof ConfigError) {
+  if (
+    usage(err) ||
+    err instanceof CommandError ||
+    err instanceof AccountError ||
+    err instanceof ClientError ||
+    err instanceof ConfigError
+  ) {
     return (err as Error).message;
   }
   return `failed: ${(err as Error).message ?? String(err)}`;
 }
 
 main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
+  (code) => {
+    process.exitCode = code;
+  },
   (err) => {
     process.stderr.write(`error: ${message(err)}\n`);
     process.exitCode = usage(err) ? 2 : 1;

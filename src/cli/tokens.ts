@@ -1,27 +1,29 @@
 import { purgeEvents } from '../collections/events/retention.js';
-import { sql } from 'kysely';
 import { idOption, type Command } from './command.js';
 import { CommandError, UsageError } from './validate.js';
 
 export const tokensRevoke: Command = {
   name: 'tokens revoke',
-  summary: "Revokes every live access and refresh token of one user (all clients) or of one client (all users).",
+  summary: 'Revokes every live access and refresh token of one user (all clients) or of one client (all users).',
   details: 'Give exactly one of --user and --client. Prints {"revoked":N}, the number of tokens that were still live.',
   options: {
     user: { type: 'string', value: 'ID', help: 'a user id' },
     client: { type: 'string', value: 'CLIENT_ID', help: 'a client id' },
   },
   async run({ database, values }) {
-    if ((values.user === undefined) === (values.client === undefined)) throw new UsageError('give exactly one of --user and --client');
+    if ((values.user === undefined) === (values.client === undefined))
+      throw new UsageError('give exactly one of --user and --client');
     const db = database.db;
     let q = db.updateTable('oauth_tokens').set({ revoked: 1 }).where('revoked', '=', 0);
     if (values.user !== undefined) {
       const id = idOption(values, 'user');
-      if (!(await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst())) throw new CommandError(`no user ${id}`);
+      if (!(await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()))
+        throw new CommandError(`no user ${id}`);
       q = q.where('user_id', '=', id);
     } else {
       const clientId = values.client as string;
-      if (!(await db.selectFrom('oauth_clients').select('id').where('client_id', '=', clientId).executeTakeFirst())) throw new CommandError(`no client '${clientId}'`);
+      if (!(await db.selectFrom('oauth_clients').select('id').where('client_id', '=', clientId).executeTakeFirst()))
+        throw new CommandError(`no client '${clientId}'`);
       q = q.where('client_id', '=', clientId);
     }
     const r = await q.executeTakeFirst();
@@ -31,7 +33,8 @@ export const tokensRevoke: Command = {
 
 export const eventsPurge: Command = {
   name: 'events purge',
-  summary: 'Deletes the events and finished webhook deliveries older than EVENTS_RETENTION_DAYS (default 30), as the server does in the background.',
+  summary:
+    'Deletes the events and finished webhook deliveries older than EVENTS_RETENTION_DAYS (default 30), as the server does in the background.',
   details: 'Prints {"purged":N,"deliveries":N}: the events and the deliveries removed.',
   async run({ database, config }) {
     const { events, deliveries } = await purgeEvents(database, Date.now(), config.eventsRetentionDays);

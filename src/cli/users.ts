@@ -9,14 +9,23 @@ import { CommandError, UsageError } from './validate.js';
 const ROLES: RoleKind[] = ['administrator', 'employee', 'contractor'];
 /** API field names as the operator typed them. */
 const FLAGS: Record<string, string> = {
-  firstName: '--first-name', lastName: '--last-name', mobile: '--mobile', email: '--email', login: '--login',
-  newPassword: '--password', newPasswordConfirm: '--password', role: '--role', account: '--account',
+  firstName: '--first-name',
+  lastName: '--last-name',
+  mobile: '--mobile',
+  email: '--email',
+  login: '--login',
+  newPassword: '--password',
+  newPasswordConfirm: '--password',
+  role: '--role',
+  account: '--account',
 };
 
 function throwFailures(out: WriteResult): asserts out is Extract<WriteResult, { result: 'success' }> {
   if (out.result === 'success') return;
   const errors = out.failures.flatMap((f) => f.errors);
-  throw new CommandError(errors.map((e) => `${e.field ? `${FLAGS[e.field] ?? e.field}: ` : ''}${e.message}`).join('; '));
+  throw new CommandError(
+    errors.map((e) => `${e.field ? `${FLAGS[e.field] ?? e.field}: ` : ''}${e.message}`).join('; '),
+  );
 }
 
 async function accountExists(database: Database, id: number): Promise<void> {
@@ -27,7 +36,8 @@ async function accountExists(database: Database, id: number): Promise<void> {
 export const usersCreate: Command = {
   name: 'users create',
   summary: 'Creates a user in an account, validated as POST /users is (an operator helping the account).',
-  details: 'Prints {"user":{"id":N,"login":S|null,"role":"employee"}}. New users are Employees unless --role says otherwise.',
+  details:
+    'Prints {"user":{"id":N,"login":S|null,"role":"employee"}}. New users are Employees unless --role says otherwise.',
   options: {
     account: { type: 'string', value: 'ID', required: true, help: 'the account id (see accounts list)' },
     'first-name': { type: 'string', required: true, help: 'first name' },
@@ -44,9 +54,15 @@ export const usersCreate: Command = {
     const accountId = idOption(values, 'account');
     const role = (values.role ?? 'employee') as RoleKind;
     if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
-    if ((values.login === undefined) !== (values.password === undefined)) throw new UsageError('--login and --password go together');
+    if ((values.login === undefined) !== (values.password === undefined))
+      throw new UsageError('--login and --password go together');
     await accountExists(database, accountId);
-    const roleRow = await database.db.selectFrom('roles').select('id').where('account_id', '=', accountId).where('kind', '=', role).executeTakeFirstOrThrow();
+    const roleRow = await database.db
+      .selectFrom('roles')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('kind', '=', role)
+      .executeTakeFirstOrThrow();
     const item: Record<string, unknown> = {
       account: { id: accountId },
       firstName: (values['first-name'] as string).trim(),
@@ -54,9 +70,16 @@ export const usersCreate: Command = {
       mobile: values.mobile,
       role: { id: roleRow.id },
       ...(values.email !== undefined ? { email: values.email } : {}),
-      ...(values.login !== undefined ? { login: values.login, newPassword: values.password, newPasswordConfirm: values.password } : {}),
+      ...(values.login !== undefined
+        ? { login: values.login, newPassword: values.password, newPasswordConfirm: values.password }
+        : {}),
     };
-    const out = await services.writer.write({ collection: services.registry.get('users')!, caller: operator(accountId, Date.now()), op: 'create', input: [item] });
+    const out = await services.writer.write({
+      collection: services.registry.get('users')!,
+      caller: operator(accountId, Date.now()),
+      op: 'create',
+      input: [item],
+    });
     throwFailures(out);
     const id = out.items[0].id as number;
     return { user: { id, login: (values.login as string | undefined) ?? null, role } };
@@ -73,14 +96,29 @@ export const usersSetPassword: Command = {
     password: { type: 'string', required: true, help: 'the new password, at least 10 characters' },
   },
   async run({ database, services, values }) {
-    if ((values.login === undefined) === (values.user === undefined)) throw new UsageError('give exactly one of --login and --user');
+    if ((values.login === undefined) === (values.user === undefined))
+      throw new UsageError('give exactly one of --login and --user');
     let q = database.db.selectFrom('users').select(['id', 'account_id', 'login']);
-    q = values.user !== undefined ? q.where('id', '=', idOption(values, 'user')) : q.where('login', '=', values.login as string);
+    q =
+      values.user !== undefined
+        ? q.where('id', '=', idOption(values, 'user'))
+        : q.where('login', '=', values.login as string);
     const user = await q.executeTakeFirst();
-    if (!user) throw new CommandError(values.user !== undefined ? `no user ${values.user}` : `no user with the login '${values.login}'`);
-    if (!user.login) throw new CommandError(`user ${user.id} has no login, so a password would be useless; give one with PATCH /users`);
+    if (!user)
+      throw new CommandError(
+        values.user !== undefined ? `no user ${values.user}` : `no user with the login '${values.login}'`,
+      );
+    if (!user.login)
+      throw new CommandError(
+        `user ${user.id} has no login, so a password would be useless; give one with PATCH /users`,
+      );
     const password = values.password as string;
-    const out = await services.writer.write({ collection: services.registry.get('users')!, caller: operator(user.account_id, Date.now()), op: 'update', input: [{ id: user.id, newPassword: password, newPasswordConfirm: password }] });
+    const out = await services.writer.write({
+      collection: services.registry.get('users')!,
+      caller: operator(user.account_id, Date.now()),
+      op: 'update',
+      input: [{ id: user.id, newPassword: password, newPasswordConfirm: password }],
+    });
     throwFailures(out);
     await clearFailures(database.db, user.login);
     return { user: { id: user.id, login: user.login }, passwordSet: true };

@@ -11,5 +11,6 @@ export function checkAccountInput(v: { mobile: string; password: string; email?:
   if (!MOBILE.test(v.mobile)) throw new UsageError('--mobile must be + followed by 7 to 15 digits');
   if (v.password.length < MIN_PASSWORD) throw new UsageError(`--password must be at least ${MIN_PASSWORD} characters`);
   if (v.email !== undefined && !EMAIL.test(v.email)) throw new UsageError('--email is not a valid e-mail address');
-  if (v.login.length > 200 || /\s/.test(v.login)) throw new UsageError('--login must be at most 200 characters without spaces');
+  if (v.login.length > 200 || /\s/.test(v.login))
+    throw new UsageError('--login must be at most 200 characters without spaces');
 }

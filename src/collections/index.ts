@@ -13,7 +13,19 @@ import { deliveries } from './deliveries/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of).
-export const registry: Registry = createRegistry([users, statuses, clients, jobs, visits, workgroups, files, notes, eventsCollection(() => registry), webhooks, deliveries]);
+export const registry: Registry = createRegistry([
+  users,
+  statuses,
+  clients,
+  jobs,
+  visits,
+  workgroups,
+  files,
+  notes,
+  eventsCollection(() => registry),
+  webhooks,
+  deliveries,
+]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */
 export const ALL_PERMISSIONS: readonly string[] = registry.permissions;

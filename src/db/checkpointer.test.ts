@@ -34,68 +34,89 @@ async function inDir(fn: (dir: string) => Promise<void>) {
   }
 }
 
-test('SQLite: the thread checkpoints what the server commits, below the connection\'s own threshold', () => inDir(async (dir) => {
-  // 4 MB (about 8 MB of WAL): under the connection's 16 MB safety net, so only the thread can
-  // have copied it over.
-  const file = path.join(dir, 'fsm.sqlite');
-  const database = openDatabase({ sqliteFile: file, backgroundCheckpoints: true });
-  await commit(database, 4);
-  await pause(800);
-  assert.ok(size(file) > 4 * MB, `database file ${size(file)} bytes after 4 MB committed`);
-  await database.close();
-  assert.equal(size(`${file}-wal`), 0, 'closing leaves everything in the database file');
-  const reopened = openDatabase({ sqliteFile: file });
-  const { rows } = await sql<{ n: number }>`select count(*) as n from blobs`.execute(reopened.db);
-  assert.equal(Number(rows[0].n), 4 * 256);
-  await reopened.close();
-
-  // The control: the same commits with the same threshold and no thread stay in the WAL.
-  const other = path.join(dir, 'control.sqlite');
-  const control = openDatabase({ sqliteFile: other });
-  await sql`pragma wal_autocheckpoint = 4096`.execute(control.db);
-  await commit(control, 4);
-  await pause(800);
-  assert.ok(size(other) < MB, `control database file ${size(other)} bytes`);
-  assert.ok(size(`${other}-wal`) > 4 * MB, `control WAL ${size(`${other}-wal`)} bytes`);
-  await control.close();
-}));
-
-test('SQLite: under a stream of commits without gaps the WAL stays bounded', () => inDir(async (dir) => {
-  const file = path.join(dir, 'fsm.sqlite');
-  const database = openDatabase({ sqliteFile: file, backgroundCheckpoints: true });
-  await commit(database, 48);
-  // 48 MB committed, about twice that written to the WAL; it starts over instead of growing.
-  assert.ok(size(`${file}-wal`) < 32 * MB, `WAL of ${size(`${file}-wal`)} bytes after 48 MB committed`);
-  await database.close();
-}));
-
-test('SQLite without the thread (the CLI): automatic checkpoints as SQLite does them', () => inDir(async (dir) => {
-  const database = openDatabase({ sqliteFile: path.join(dir, 'fsm.sqlite') });
-  const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(database.db);
-  assert.equal(rows[0].wal_autocheckpoint, 1000);
-  await database.close();
-}));
-
-test('SQLite: the planner statistics follow a table that grew, and the server\'s statements plan again', () => inDir(async (dir) => {
-  const file = path.join(dir, 'fsm.sqlite');
-  const database = openDatabase({ sqliteFile: file, backgroundCheckpoints: true, statisticsEveryMs: 100 });
-  const db = database.db;
-  try {
-    await sql`create table events (id integer primary key, account_id integer, data text)`.execute(db);
-    await sql`create index events_account_id on events (account_id, id)`.execute(db);
-    for (let i = 0; i < 10; i++) await sql`insert into events (account_id, data) values (1, 'x')`.execute(db);
-    await sql`analyze`.execute(db);
-    const plan = async () => (await sql<{ detail: string }>`explain query plan select * from events where id in (1, 2, 3, 4, 5, 6, 7, 8) and account_id = 1`.execute(db)).rows.map((r) => r.detail).join('; ');
-    // 10 rows known: scanning them is what the planner picks, and would keep picking at any size.
-    assert.match(await plan(), /^SCAN events$/);
-    await withTransaction(database, (tx) => sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 100000) insert into events (account_id, data) select 1 + i % 2, 'x' from n`.execute(tx));
-    let now = await plan();
-    for (let i = 0; i < 100 && /^SCAN/.test(now); i++) {
-      await pause(50);
-      now = await plan();
-    }
-    assert.match(now, /SEARCH events USING (INTEGER PRIMARY KEY|INDEX events_account_id)/, `plan after 100,000 rows: ${now}`);
-  } finally {
+test("SQLite: the thread checkpoints what the server commits, below the connection's own threshold", () =>
+  inDir(async (dir) => {
+    // 4 MB (about 8 MB of WAL): under the connection's 16 MB safety net, so only the thread can
+    // have copied it over.
+    const file = path.join(dir, 'fsm.sqlite');
+    const database = openDatabase({ sqliteFile: file, backgroundCheckpoints: true });
+    await commit(database, 4);
+    await pause(800);
+    assert.ok(size(file) > 4 * MB, `database file ${size(file)} bytes after 4 MB committed`);
     await database.close();
-  }
-}));
+    assert.equal(size(`${file}-wal`), 0, 'closing leaves everything in the database file');
+    const reopened = openDatabase({ sqliteFile: file });
+    const { rows } = await sql<{ n: number }>`select count(*) as n from blobs`.execute(reopened.db);
+    assert.equal(Number(rows[0].n), 4 * 256);
+    await reopened.close();
+
+    // The control: the same commits with the same threshold and no thread stay in the WAL.
+    const other = path.join(dir, 'control.sqlite');
+    const control = openDatabase({ sqliteFile: other });
+    await sql`pragma wal_autocheckpoint = 4096`.execute(control.db);
+    await commit(control, 4);
+    await pause(800);
+    assert.ok(size(other) < MB, `control database file ${size(other)} bytes`);
+    assert.ok(size(`${other}-wal`) > 4 * MB, `control WAL ${size(`${other}-wal`)} bytes`);
+    await control.close();
+  }));
+
+test('SQLite: under a stream of commits without gaps the WAL stays bounded', () =>
+  inDir(async (dir) => {
+    const file = path.join(dir, 'fsm.sqlite');
+    const database = openDatabase({ sqliteFile: file, backgroundCheckpoints: true });
+    await commit(database, 48);
+    // 48 MB committed, about twice that written to the WAL; it starts over instead of growing.
+    assert.ok(size(`${file}-wal`) < 32 * MB, `WAL of ${size(`${file}-wal`)} bytes after 48 MB committed`);
+    await database.close();
+  }));
+
+test('SQLite without the thread (the CLI): automatic checkpoints as SQLite does them', () =>
+  inDir(async (dir) => {
+    const database = openDatabase({ sqliteFile: path.join(dir, 'fsm.sqlite') });
+    const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(database.db);
+    assert.equal(rows[0].wal_autocheckpoint, 1000);
+    await database.close();
+  }));
+
+test("SQLite: the planner statistics follow a table that grew, and the server's statements plan again", () =>
+  inDir(async (dir) => {
+    const file = path.join(dir, 'fsm.sqlite');
+    const database = openDatabase({ sqliteFile: file, backgroundCheckpoints: true, statisticsEveryMs: 100 });
+    const db = database.db;
+    try {
+      await sql`create table events (id integer primary key, account_id integer, data text)`.execute(db);
+      await sql`create index events_account_id on events (account_id, id)`.execute(db);
+      for (let i = 0; i < 10; i++) await sql`insert into events (account_id, data) values (1, 'x')`.execute(db);
+      await sql`analyze`.execute(db);
+      const plan = async () =>
+        (
+          await sql<{
+            detail: string;
+          }>`explain query plan select * from events where id in (1, 2, 3, 4, 5, 6, 7, 8) and account_id = 1`.execute(
+            db,
+          )
+        ).rows
+          .map((r) => r.detail)
+          .join('; ');
+      // 10 rows known: scanning them is what the planner picks, and would keep picking at any size.
+      assert.match(await plan(), /^SCAN events$/);
+      await withTransaction(database, (tx) =>
+        sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 100000) insert into events (account_id, data) select 1 + i % 2, 'x' from n`.execute(
+          tx,
+        ),
+      );
+      let now = await plan();
+      for (let i = 0; i < 100 && /^SCAN/.test(now); i++) {
+        await pause(50);
+        now = await plan();
+      }
+      assert.match(
+        now,
+        /SEARCH events USING (INTEGER PRIMARY KEY|INDEX events_account_id)/,
+        `plan after 100,000 rows: ${now}`,
+      );
+    } finally {
+      await database.close();
+    }
+  }));

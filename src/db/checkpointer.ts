@@ -52,7 +52,13 @@ const timer = setInterval(() => {
 /** The statistics as they stand, or none when nothing was ever analyzed (no sqlite_stat1 yet). */
 const snapshot = (): string | null => {
   const exists = db.prepare("select 1 from sqlite_schema where name = 'sqlite_stat1'").get();
-  return exists ? (db.prepare('select group_concat(tbl || idx || stat, char(10)) as s from sqlite_stat1').get() as { s: string | null }).s : null;
+  return exists
+    ? (
+        db.prepare('select group_concat(tbl || idx || stat, char(10)) as s from sqlite_stat1').get() as {
+          s: string | null;
+        }
+      ).s
+    : null;
 };
 
 // Every table, not only those this connection queried (0x10000); analyzed when its row count

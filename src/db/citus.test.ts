@@ -22,7 +22,10 @@ function documented(block: string): string[] {
   const text = fs.readFileSync(DOC, 'utf8');
   const m = new RegExp(`<!-- ${block}:start -->\\n([\\s\\S]*?)<!-- ${block}:end -->`).exec(text);
   assert.ok(m, `docs/deployment.md has no ${block} block`);
-  return m[1].split('\n').filter((l) => l.startsWith('- ')).map((l) => l.slice(2).trim());
+  return m[1]
+    .split('\n')
+    .filter((l) => l.startsWith('- '))
+    .map((l) => l.slice(2).trim());
 }
 const names = (lines: string[]) => lines.map((l) => /^`(\w+)`/.exec(l)?.[1] ?? l).sort();
 
@@ -36,21 +39,34 @@ interface Schema {
 
 async function liveSchema(t: TestDb): Promise<Schema> {
   const db = t.database.db;
-  const tables = (await sql<{ name: string }>`
+  const tables = (
+    await sql<{ name: string }>`
     select table_name as name from information_schema.tables
-    where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)).rows.map((r) => r.name).filter((n) => !IGNORED.has(n)).sort();
-  const withAccount = (await sql<{ name: string }>`
+    where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)
+  ).rows
+    .map((r) => r.name)
+    .filter((n) => !IGNORED.has(n))
+    .sort();
+  const withAccount = (
+    await sql<{ name: string }>`
     select table_name as name from information_schema.columns
-    where table_schema = current_schema() and column_name = 'account_id'`.execute(db)).rows.map((r) => r.name);
-  const distributed = new Map<string, string>([['accounts', 'id'], ...withAccount.filter((n) => tables.includes(n)).map((n): [string, string] => [n, 'account_id'])]);
+    where table_schema = current_schema() and column_name = 'account_id'`.execute(db)
+  ).rows.map((r) => r.name);
+  const distributed = new Map<string, string>([
+    ['accounts', 'id'],
+    ...withAccount.filter((n) => tables.includes(n)).map((n): [string, string] => [n, 'account_id']),
+  ]);
   // Unique indexes cover primary keys, unique constraints and unique indexes alike; an expression column shows as null.
-  const unique = (await sql<{ table: string; primary: boolean; columns: (string | null)[] }>`
+  const unique = (
+    await sql<{ table: string; primary: boolean; columns: (string | null)[] }>`
     select c.relname as table, x.indisprimary as primary,
       array(select a.attname from unnest(x.indkey) with ordinality k(attnum, n)
             left join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum order by k.n)::text[] as columns
     from pg_index x join pg_class c on c.oid = x.indrelid join pg_namespace s on s.oid = c.relnamespace
-    where s.nspname = current_schema() and x.indisunique`.execute(db)).rows;
-  const foreign = (await sql<{ table: string; columns: string[]; target: string; targetColumns: string[] }>`
+    where s.nspname = current_schema() and x.indisunique`.execute(db)
+  ).rows;
+  const foreign = (
+    await sql<{ table: string; columns: string[]; target: string; targetColumns: string[] }>`
     select c.relname as table, r.relname as target,
       array(select a.attname from unnest(k.conkey) with ordinality u(attnum, n)
             join pg_attribute a on a.attrelid = k.conrelid and a.attnum = u.attnum order by u.n)::text[] as columns,
@@ -58,11 +74,14 @@ async function liveSchema(t: TestDb): Promise<Schema> {
             join pg_attribute a on a.attrelid = k.confrelid and a.attnum = u.attnum order by u.n)::text[] as "targetColumns"
     from pg_constraint k join pg_class c on c.oid = k.conrelid join pg_class r on r.oid = k.confrelid
     join pg_namespace s on s.oid = c.relnamespace
-    where s.nspname = current_schema() and k.contype = 'f'`.execute(db)).rows;
+    where s.nspname = current_schema() and k.contype = 'f'`.execute(db)
+  ).rows;
   return {
     tables,
     distributed,
-    unique: unique.filter((u) => tables.includes(u.table)).map((u) => ({ ...u, columns: u.columns.map((c) => c ?? '(expression)') })),
+    unique: unique
+      .filter((u) => tables.includes(u.table))
+      .map((u) => ({ ...u, columns: u.columns.map((c) => c ?? '(expression)') })),
     foreign: foreign.filter((f) => tables.includes(f.table)),
   };
 }
@@ -72,41 +91,50 @@ function blockers(s: Schema): string[] {
   const out: string[] = [];
   for (const u of s.unique) {
     const column = s.distributed.get(u.table);
-    if (column && !u.columns.includes(column)) out.push(`\`${u.table}\`: ${u.primary ? 'primary key' : 'unique'} (${u.columns.join(', ')})`);
+    if (column && !u.columns.includes(column))
+      out.push(`\`${u.table}\`: ${u.primary ? 'primary key' : 'unique'} (${u.columns.join(', ')})`);
   }
   for (const f of s.foreign) {
     const from = s.distributed.get(f.table);
     const to = s.distributed.get(f.target);
     if (!to) continue; // to a reference table: allowed
     const joined = from !== undefined && f.columns.some((c, i) => c === from && f.targetColumns[i] === to);
-    if (!joined) out.push(`\`${f.table}\`: foreign key (${f.columns.join(', ')}) references ${f.target} (${f.targetColumns.join(', ')})`);
+    if (!joined)
+      out.push(
+        `\`${f.table}\`: foreign key (${f.columns.join(', ')}) references ${f.target} (${f.targetColumns.join(', ')})`,
+      );
   }
   return out.sort();
 }
 
-describe('docs/deployment.md: the path to Citus matches the live schema (postgres)', { skip: skipUnless('postgres') }, () => {
-  let t: TestDb;
-  let schema: Schema;
-  before(async () => {
-    t = await createTestDb('postgres');
-    schema = await liveSchema(t);
-  });
-  after(async () => t?.close());
+describe(
+  'docs/deployment.md: the path to Citus matches the live schema (postgres)',
+  { skip: skipUnless('postgres') },
+  () => {
+    let t: TestDb;
+    let schema: Schema;
+    before(async () => {
+      t = await createTestDb('postgres');
+      schema = await liveSchema(t);
+    });
+    after(async () => t?.close());
 
-  const hint = (lines: string[]) => `the live schema says (paste into docs/deployment.md):\n${lines.map((l) => `- ${l}`).join('\n')}`;
+    const hint = (lines: string[]) =>
+      `the live schema says (paste into docs/deployment.md):\n${lines.map((l) => `- ${l}`).join('\n')}`;
 
-  test('distributed tables: accounts by id, every table with account_id by account_id', () => {
-    const live = [...schema.distributed.keys()].sort();
-    assert.deepEqual(names(documented('citus-distributed')), live, hint(live.map((n) => `\`${n}\``)));
-  });
+    test('distributed tables: accounts by id, every table with account_id by account_id', () => {
+      const live = [...schema.distributed.keys()].sort();
+      assert.deepEqual(names(documented('citus-distributed')), live, hint(live.map((n) => `\`${n}\``)));
+    });
 
-  test('every other table is listed as not distributed', () => {
-    const live = schema.tables.filter((n) => !schema.distributed.has(n));
-    assert.deepEqual(names(documented('citus-reference')), live, hint(live.map((n) => `\`${n}\``)));
-  });
+    test('every other table is listed as not distributed', () => {
+      const live = schema.tables.filter((n) => !schema.distributed.has(n));
+      assert.deepEqual(names(documented('citus-reference')), live, hint(live.map((n) => `\`${n}\``)));
+    });
 
-  test('the blockers listed are exactly the live ones', () => {
-    const live = blockers(schema);
-    assert.deepEqual(documented('citus-blockers').sort(), live, hint(live));
-  });
-});
+    test('the blockers listed are exactly the live ones', () => {
+      const live = blockers(schema);
+      assert.deepEqual(documented('citus-blockers').sort(), live, hint(live));
+    });
+  },
+);

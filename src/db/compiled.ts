@@ -36,8 +36,12 @@ export const preparedTexts = new Set<string>();
 const caches = new WeakMap<object, Map<string, Prepared<unknown>>>();
 const LIMIT = 1000;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function prepared<R>(db: Kysely<any>, key: string, build: () => CompiledQuery<R>, opts: { oneRow?: boolean } = {}): Prepared<R> {
+export function prepared<R>(
+  db: Kysely<any>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  key: string,
+  build: () => CompiledQuery<R>,
+  opts: { oneRow?: boolean } = {},
+): Prepared<R> {
   const adapter = db.getExecutor().adapter;
   let cache = caches.get(adapter);
   if (!cache) caches.set(adapter, (cache = new Map()));
@@ -45,7 +49,9 @@ export function prepared<R>(db: Kysely<any>, key: string, build: () => CompiledQ
   if (!p) {
     const compiled = build();
     if (preparedTexts.size < LIMIT * 2) preparedTexts.add(compiled.sql);
-    const names = compiled.parameters.map((v) => (typeof v === 'string' && v.startsWith(SLOT) ? v.slice(SLOT.length) : undefined));
+    const names = compiled.parameters.map((v) =>
+      typeof v === 'string' && v.startsWith(SLOT) ? v.slice(SLOT.length) : undefined,
+    );
     p = {
       bind: (values): Bound<R> => ({
         ...compiled,
@@ -82,20 +88,31 @@ export async function run<R>(db: Kysely<any>, q: CompiledQuery<R>): Promise<R[]>
 }
 
 /** The columns a row sets (those with a value), in a stable order: they name its compiled statement. */
-export const columnsOf = (row: Record<string, unknown>): string[] => Object.keys(row).filter((k) => row[k] !== undefined).sort();
+export const columnsOf = (row: Record<string, unknown>): string[] =>
+  Object.keys(row)
+    .filter((k) => row[k] !== undefined)
+    .sort();
 
 /**
  * Rows of one shape inserted by one statement, compiled once per table, columns (those the first
  * row sets), number of rows and columns returned: every write inserts its items and their events
  * this way, and building each statement through Kysely cost more than the database took to run it.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function insertRows<R = unknown>(db: Kysely<any>, table: string, rows: Record<string, unknown>[], returning: string[] | '*' = []): Promise<R[]> {
+export async function insertRows<R = unknown>(
+  db: Kysely<any>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  table: string,
+  rows: Record<string, unknown>[],
+  returning: string[] | '*' = [],
+): Promise<R[]> {
   const cols = columnsOf(rows[0]);
   const back = returning === '*' ? '*' : returning.join(',');
   const q = prepared<R>(db, `insertRows|${table}|${cols.join(',')}|${rows.length}|${back}`, () => {
-    const insert = db.insertInto(table).values(rows.map((_, i) => Object.fromEntries(cols.map((k) => [k, slot(`${i}.${k}`)]))));
-    return (returning === '*' ? insert.returningAll() : returning.length ? insert.returning(returning) : insert).compile() as CompiledQuery<R>;
+    const insert = db
+      .insertInto(table)
+      .values(rows.map((_, i) => Object.fromEntries(cols.map((k) => [k, slot(`${i}.${k}`)]))));
+    return (
+      returning === '*' ? insert.returningAll() : returning.length ? insert.returning(returning) : insert
+    ).compile() as CompiledQuery<R>;
   });
   const values: Record<string, unknown> = {};
   rows.forEach((row, i) => cols.forEach((k) => (values[`${i}.${k}`] = row[k])));

@@ -51,7 +51,10 @@ describe('named statements described once per connection (PostgreSQL)', { skip: 
   test('a statement that found nothing the first time reads rows later', async () => {
     const text = 'select g as n, g::text as s from generate_series(1, $1::int) g';
     assert.deepEqual((await runNamed(query, { name: 'described_2', text, values: [0] })).rows, []);
-    assert.deepEqual((await runNamed(query, { name: 'described_2', text, values: [2] })).rows, [{ n: 1, s: '1' }, { n: 2, s: '2' }]);
+    assert.deepEqual((await runNamed(query, { name: 'described_2', text, values: [2] })).rows, [
+      { n: 1, s: '1' },
+      { n: 2, s: '2' },
+    ]);
   });
 
   test('errors of a described statement fail that query alone', async () => {
@@ -59,15 +62,25 @@ describe('named statements described once per connection (PostgreSQL)', { skip: 
     assert.deepEqual((await runNamed(query, { name: 'described_3', text, values: [2] })).rows, [{ q: 5 }]);
     await assert.rejects(runNamed(query, { name: 'described_3', text, values: [0] }), /division by zero/);
     // A value pg cannot send: the bind fails before anything is written.
-    const unsendable = { toPostgres: () => { throw new Error('cannot send this'); } };
+    const unsendable = {
+      toPostgres: () => {
+        throw new Error('cannot send this');
+      },
+    };
     await assert.rejects(runNamed(query, { name: 'described_3', text, values: [unsendable] }), /cannot send this/);
     assert.deepEqual((await runNamed(query, { name: 'described_3', text, values: [5] })).rows, [{ q: 2 }]);
     // The same on a statement's first execution: pg alone would close the statement it had just
     // parsed yet keep it as parsed, and the next execution would fail ("does not exist").
     const circular: Record<string, unknown> = {};
     circular.self = circular;
-    await assert.rejects(runNamed(query, { name: 'described_5', text: 'select $1::jsonb as j', values: [circular] }), /circular/i);
-    assert.deepEqual((await runNamed(query, { name: 'described_5', text: 'select $1::jsonb as j', values: [{ a: 1 }] })).rows, [{ j: { a: 1 } }]);
+    await assert.rejects(
+      runNamed(query, { name: 'described_5', text: 'select $1::jsonb as j', values: [circular] }),
+      /circular/i,
+    );
+    assert.deepEqual(
+      (await runNamed(query, { name: 'described_5', text: 'select $1::jsonb as j', values: [{ a: 1 }] })).rows,
+      [{ j: { a: 1 } }],
+    );
   });
 
   test('a changed result shape is refused by PostgreSQL, never read with the old description', async () => {
@@ -76,7 +89,10 @@ describe('named statements described once per connection (PostgreSQL)', { skip: 
     const text = 'select * from described_shape where a = $1';
     assert.deepEqual((await runNamed(query, { name: 'described_4', text, values: [1] })).rows, [{ a: 1 }]);
     await client.query(`alter table described_shape add column b text default 'x'`);
-    await assert.rejects(runNamed(query, { name: 'described_4', text, values: [1] }), /cached plan must not change result type/);
+    await assert.rejects(
+      runNamed(query, { name: 'described_4', text, values: [1] }),
+      /cached plan must not change result type/,
+    );
   });
 
   test("the server's pool runs its compiled queries this way", async () => {
@@ -84,7 +100,9 @@ describe('named statements described once per connection (PostgreSQL)', { skip: 
     const counters: { count: number }[] = [];
     database.pool!.on('connect', (c) => counters.push(countDescribes(c)));
     try {
-      const q = prepared<{ n: number }>(database.db, 'described test', () => database.db.selectNoFrom((eb) => eb.cast<number>(eb.val(slot<number>('n')), 'integer').as('n')).compile());
+      const q = prepared<{ n: number }>(database.db, 'described test', () =>
+        database.db.selectNoFrom((eb) => eb.cast<number>(eb.val(slot<number>('n')), 'integer').as('n')).compile(),
+      );
       for (const n of [1, 2, 3, 4]) assert.deepEqual(await run(database.db, q.bind({ n })), [{ n }]);
       assert.equal(counters.length, 1);
       // The connection's own setup query is a simple query (no Describe); the statement's first run describes.

@@ -29,7 +29,13 @@ interface Description {
 
 interface Connection {
   parsedStatements: Record<string, string>;
-  bind(msg: { portal: string; statement: string; values: unknown[]; binary?: boolean; valueMapper: (v: unknown) => unknown }): void;
+  bind(msg: {
+    portal: string;
+    statement: string;
+    values: unknown[];
+    binary?: boolean;
+    valueMapper: (v: unknown) => unknown;
+  }): void;
   sync(): void;
 }
 
@@ -60,7 +66,8 @@ class DescribedOnce extends BaseQuery {
   private describing?: Connection;
 
   override prepare(connection: Connection) {
-    const known = connection.parsedStatements[this.name] === this.text ? described.get(connection)?.get(this.name) : undefined;
+    const known =
+      connection.parsedStatements[this.name] === this.text ? described.get(connection)?.get(this.name) : undefined;
     if (!known) {
       // pg, given a value it cannot send, closes the statement it has just parsed yet records it as
       // parsed, so every later execution on the connection would fail ("does not exist"): such a
@@ -81,7 +88,13 @@ class DescribedOnce extends BaseQuery {
     // Values pg cannot send (a throwing toPostgres, a circular object) fail this query alone:
     // nothing of the Bind was written, and the statement stays.
     try {
-      connection.bind({ portal: this.portal, statement: this.name, values: this.values, binary: this.binary, valueMapper: prepareValue });
+      connection.bind({
+        portal: this.portal,
+        statement: this.name,
+        values: this.values,
+        binary: this.binary,
+        valueMapper: prepareValue,
+      });
     } catch (err) {
       return this.refuse(err, connection);
     }
@@ -105,12 +118,22 @@ class DescribedOnce extends BaseQuery {
   }
 }
 
-const supported = ['prepare', '_getRows', 'handleRowDescription'].every((m) => typeof (pg.Query.prototype as unknown as Record<string, unknown>)[m] === 'function');
+const supported = ['prepare', '_getRows', 'handleRowDescription'].every(
+  (m) => typeof (pg.Query.prototype as unknown as Record<string, unknown>)[m] === 'function',
+);
 
 /** Runs a named statement: its Describe only the first time on this client's connection. */
-export function runNamed(query: (q: object) => unknown, config: { name: string; text: string; values: unknown[] }): Promise<pg.QueryResult> {
+export function runNamed(
+  query: (q: object) => unknown,
+  config: { name: string; text: string; values: unknown[] },
+): Promise<pg.QueryResult> {
   if (!supported) return query(config) as Promise<pg.QueryResult>;
   return new Promise((resolve, reject) => {
-    query(new DescribedOnce({ ...config, callback: (err: Error | null, res: pg.QueryResult) => (err ? reject(err) : resolve(res)) }));
+    query(
+      new DescribedOnce({
+        ...config,
+        callback: (err: Error | null, res: pg.QueryResult) => (err ? reject(err) : resolve(res)),
+      }),
+    );
   });
 }

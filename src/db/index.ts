@@ -82,9 +82,15 @@ export function openDatabase(opts: DatabaseOptions): Database {
   // Temporary files in memory: a multi-row write in a transaction needs a statement journal, which
   // SQLite otherwise creates and unlinks as a file (four syscalls and its writes) every few writes.
   sqlite.pragma('temp_store = MEMORY');
-  const checkpointer = opts.backgroundCheckpoints && file !== ':memory:' ? startCheckpointer(sqlite, file, opts.statisticsEveryMs ?? STATISTICS_EVERY_MS) : undefined;
+  const checkpointer =
+    opts.backgroundCheckpoints && file !== ':memory:'
+      ? startCheckpointer(sqlite, file, opts.statisticsEveryMs ?? STATISTICS_EVERY_MS)
+      : undefined;
   const statements = withStatementCache(sqlite, checkpointer);
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: statements }), log: kyselyLog('sqlite', opts.observe) });
+  const db = new Kysely<DB>({
+    dialect: new SqliteDialect({ database: statements }),
+    log: kyselyLog('sqlite', opts.observe),
+  });
   type Query = Parameters<Parameters<typeof registerDirect>[1]>[0];
   const runNow = (q: Query) => {
     const stmt = statements.prepare(q.sql);
@@ -98,7 +104,8 @@ export function openDatabase(opts: DatabaseOptions): Database {
     const make = rowMaker(stmt);
     if (make) stmt.raw(true);
     try {
-      const rows = stmt.readonly && q[ONE_ROW] ? oneRow(stmt.get(q.parameters as unknown[])) : stmt.all(q.parameters as unknown[]);
+      const rows =
+        stmt.readonly && q[ONE_ROW] ? oneRow(stmt.get(q.parameters as unknown[])) : stmt.all(q.parameters as unknown[]);
       return make ? (rows as unknown[][]).map(make) : rows;
     } finally {
       if (make) stmt.raw(false);
@@ -109,7 +116,8 @@ export function openDatabase(opts: DatabaseOptions): Database {
   const direct = (q: Query) => (sqlite.inTransaction ? undefined : runNow(q));
   // The direct runner bypasses Kysely's executor and so its `log`: it is timed here instead.
   const observe = opts.observe;
-  const withTiming = (fn: (q: Query) => unknown[] | undefined) => (observe ? timed(fn, (q, seconds, failed) => observe('sqlite', seconds, failed, q.sql)) : fn);
+  const withTiming = (fn: (q: Query) => unknown[] | undefined) =>
+    observe ? timed(fn, (q, seconds, failed) => observe('sqlite', seconds, failed, q.sql)) : fn;
   registerDirect(db, withTiming(direct));
   const inTransaction = withTiming(runNow);
   const close = async () => {
@@ -139,16 +147,23 @@ function rowMaker(stmt: SQLite.Statement): RowMaker | null {
   let make = rowMakers.get(stmt);
   if (make === undefined) {
     const names = hasStar(stmt.source) ? [] : stmt.columns().map((c) => c.name);
-    make = names.length && !names.includes('__proto__')
-      ? (new Function('r', `return {${names.map((n, i) => `${JSON.stringify(n)}: r[${i}]`).join(', ')}};`) as RowMaker)
-      : null;
+    make =
+      names.length && !names.includes('__proto__')
+        ? (new Function(
+            'r',
+            `return {${names.map((n, i) => `${JSON.stringify(n)}: r[${i}]`).join(', ')}};`,
+          ) as RowMaker)
+        : null;
     rowMakers.set(stmt, make);
   }
   return make;
 }
 
 /** Times a direct run; `undefined` means "not run here" (a transaction is open): Kysely runs and times it. */
-function timed<A, R>(fn: (a: A) => R | undefined, observe: (a: A, seconds: number, failed: boolean) => void): (a: A) => R | undefined {
+function timed<A, R>(
+  fn: (a: A) => R | undefined,
+  observe: (a: A, seconds: number, failed: boolean) => void,
+): (a: A) => R | undefined {
   return (a) => {
     const start = performance.now();
     let r: R | undefined;
@@ -178,8 +193,14 @@ const STATISTICS_EVERY_MS = 10_000;
 const NET_PAGES = 4096;
 
 /** Starts the checkpoint thread and moves the connection's own checkpoints out to the safety net. */
-function startCheckpointer(sqlite: SQLite.Database, file: string, statisticsEveryMs: number): { stop(): Promise<void> } {
-  const worker = new Worker(new URL('./checkpointer.js', import.meta.url), { workerData: { file: path.resolve(file), everyMs: CHECKPOINT_EVERY_MS, statisticsEveryMs } });
+function startCheckpointer(
+  sqlite: SQLite.Database,
+  file: string,
+  statisticsEveryMs: number,
+): { stop(): Promise<void> } {
+  const worker = new Worker(new URL('./checkpointer.js', import.meta.url), {
+    workerData: { file: path.resolve(file), everyMs: CHECKPOINT_EVERY_MS, statisticsEveryMs },
+  });
   worker.unref();
   // New planner statistics (the thread ran ANALYZE): this connection loads them, which makes its
   // prepared statements plan again. Loading takes the write lock for a moment: never inside a
@@ -272,8 +293,18 @@ const TAKE_SLOT = `select set_config('fsm.slot', (select n::text from generate_s
 function withNamedStatements(client: pg.PoolClient) {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
-    if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0 || callback !== undefined || !preparedTexts.has(text)) {
-      return callback === undefined ? (values === undefined ? query(text) : query(text, values)) : query(text, values, callback);
+    if (
+      typeof text !== 'string' ||
+      !Array.isArray(values) ||
+      values.length === 0 ||
+      callback !== undefined ||
+      !preparedTexts.has(text)
+    ) {
+      return callback === undefined
+        ? values === undefined
+          ? query(text)
+          : query(text, values)
+        : query(text, values, callback);
     }
     let name = statementNames.get(text);
     if (name === undefined) statementNames.set(text, (name = `fsm${statementNames.size}`));
@@ -285,7 +316,9 @@ function withNamedStatements(client: pg.PoolClient) {
  * Opens the database the configuration names, applies every pending migration and makes the row
  * counters of the tables the collection declarations mark as counted.
  */
-export async function connect(opts: DatabaseOptions & { countedTables: readonly string[]; versionedTables: readonly string[] }): Promise<Database> {
+export async function connect(
+  opts: DatabaseOptions & { countedTables: readonly string[]; versionedTables: readonly string[] },
+): Promise<Database> {
   const database = openDatabase(opts);
   try {
     await migrateToLatest(database);

@@ -26,7 +26,11 @@ test('SQLite rows read as arrays are the objects better-sqlite3 makes', async ()
       ['__proto__', `select id as "__proto__", name from t where id >= ? order by id`],
     ];
     for (const [what, text] of cases) {
-      const q = prepared<Record<string, unknown>>(db, `rows test ${what}`, () => ({ ...sql<Record<string, unknown>>`select 1`.compile(db), sql: text, parameters: [slot('from')] }));
+      const q = prepared<Record<string, unknown>>(db, `rows test ${what}`, () => ({
+        ...sql<Record<string, unknown>>`select 1`.compile(db),
+        sql: text,
+        parameters: [slot('from')],
+      }));
       const direct = await run(db, q.bind({ from: 1 }));
       // What better-sqlite3 itself makes, through Kysely's executor (it runs the same cached statement).
       const viaKysely = (await db.executeQuery(q.bind({ from: 1 }))).rows;
@@ -35,12 +39,32 @@ test('SQLite rows read as arrays are the objects better-sqlite3 makes', async ()
       assert.ok(direct.length >= 1, what);
     }
     // One row by a unique key, and none.
-    const one = prepared<Record<string, unknown>>(db, 'rows test one', () => ({ ...sql<Record<string, unknown>>`select 1`.compile(db), sql: 'select id, name, n from t where id = ?', parameters: [slot('id')] }), { oneRow: true });
+    const one = prepared<Record<string, unknown>>(
+      db,
+      'rows test one',
+      () => ({
+        ...sql<Record<string, unknown>>`select 1`.compile(db),
+        sql: 'select id, name, n from t where id = ?',
+        parameters: [slot('id')],
+      }),
+      { oneRow: true },
+    );
     assert.equal(one.bind({ id: 1 })[ONE_ROW as unknown as keyof object], true);
     assert.deepEqual(await run(db, one.bind({ id: 1 })), [{ id: 1, name: 'one', n: 1.5 }]);
     assert.deepEqual(await run(db, one.bind({ id: 3 })), []);
     // Kysely's builder after the direct runner used the statement: objects still.
-    assert.deepEqual(await db.selectFrom('t' as never).select(['id', 'name'] as never).where('id' as never, '>=', 1 as never).orderBy('id' as never).execute(), [{ id: 1, name: 'one' }, { id: 2, name: null }]);
+    assert.deepEqual(
+      await db
+        .selectFrom('t' as never)
+        .select(['id', 'name'] as never)
+        .where('id' as never, '>=', 1 as never)
+        .orderBy('id' as never)
+        .execute(),
+      [
+        { id: 1, name: 'one' },
+        { id: 2, name: null },
+      ],
+    );
   } finally {
     await database.close();
   }

@@ -29,8 +29,14 @@ function declaredTypes(): Map<string, Map<string, boolean>> {
   return tables;
 }
 
-interface LiveColumn { nullable: boolean }
-interface LiveKey { column: string; table: string; onDelete: string }
+interface LiveColumn {
+  nullable: boolean;
+}
+interface LiveKey {
+  column: string;
+  table: string;
+  onDelete: string;
+}
 
 async function liveColumns(t: TestDb, table: string): Promise<Map<string, LiveColumn>> {
   const meta = await t.database.db.introspection.getTables();
@@ -49,7 +55,11 @@ async function foreignKeys(t: TestDb, table: string): Promise<LiveKey[]> {
       where kcu.table_name = ${table}`.execute(t.database.db);
     return rows.map((r) => ({ column: r.column, table: r.target, onDelete: r.rule.toLowerCase() }));
   }
-  const { rows } = await sql<{ from: string; table: string; on_delete: string }>`select * from pragma_foreign_key_list(${table})`.execute(t.database.db);
+  const { rows } = await sql<{
+    from: string;
+    table: string;
+    on_delete: string;
+  }>`select * from pragma_foreign_key_list(${table})`.execute(t.database.db);
   return rows.map((r) => ({ column: r.from, table: r.table, onDelete: r.on_delete.toLowerCase() }));
 }
 
@@ -58,17 +68,28 @@ async function foreignKeys(t: TestDb, table: string): Promise<LiveKey[]> {
  * (016_deliveries_event_link): `<target>_deleted`, whose function deletes the rows that point at
  * the deleted ones. Such a link cascades.
  */
-async function deletedByTrigger(t: TestDb, target: string, table: string, column: string): Promise<LiveKey | undefined> {
+async function deletedByTrigger(
+  t: TestDb,
+  target: string,
+  table: string,
+  column: string,
+): Promise<LiveKey | undefined> {
   if (t.database.dialect !== 'postgres') return undefined;
   // tgtype bits: 1 row-level, 2 before, 8 delete; enabled unless 'D'.
-  const { rows } = await sql<{ body: string }>`select p.prosrc as body from pg_trigger g join pg_class c on c.oid = g.tgrelid
+  const { rows } = await sql<{
+    body: string;
+  }>`select p.prosrc as body from pg_trigger g join pg_class c on c.oid = g.tgrelid
     join pg_proc p on p.oid = g.tgfoid where c.relname = ${target} and g.tgname = ${`${target}_deleted`} and not g.tgisinternal
     and g.tgtype & 11 = 8 and g.tgenabled <> 'D'`.execute(t.database.db);
   const deletes = rows.some((r) => new RegExp(`delete from ${table}\\b[^;]*\\.${column} = `).test(r.body));
   return deletes ? { column, table: target, onDelete: 'cascade' } : undefined;
 }
 
-const ACTIONS: Record<string, string[]> = { cascade: ['cascade'], 'set null': ['set null'], restrict: ['restrict', 'no action'] };
+const ACTIONS: Record<string, string[]> = {
+  cascade: ['cascade'],
+  'set null': ['set null'],
+  restrict: ['restrict', 'no action'],
+};
 
 for (const dialect of DIALECTS) {
   describe(`declarations, row types and live tables agree (${dialect})`, { skip: skipUnless(dialect) }, () => {
@@ -101,21 +122,30 @@ for (const dialect of DIALECTS) {
           const where = `${c.name}.${name}`;
           if (field.kind === 'scalar') {
             assert.ok(live.has(field.column), `${where}: no column ${field.column}`);
-            if (!field.nullable && !field.readOnly) assert.equal(live.get(field.column)!.nullable, false, `${where} is not nullable`);
+            if (!field.nullable && !field.readOnly)
+              assert.equal(live.get(field.column)!.nullable, false, `${where} is not nullable`);
           } else if (field.kind === 'object') {
-            for (const m of Object.values(field.members)) assert.ok(live.has(m.column), `${where}: no column ${m.column}`);
+            for (const m of Object.values(field.members))
+              assert.ok(live.has(m.column), `${where}: no column ${m.column}`);
           } else if (field.kind === 'assoc') {
             assert.ok(live.has(field.column), `${where}: no column ${field.column}`);
             assert.equal(live.get(field.column)!.nullable, !!field.nullable, `${where} nullable`);
-            const key = keys.find((k) => k.column === field.column) ?? (await deletedByTrigger(t, field.table, c.table, field.column));
+            const key =
+              keys.find((k) => k.column === field.column) ??
+              (await deletedByTrigger(t, field.table, c.table, field.column));
             assert.ok(key, `${where}: no foreign key on ${field.column}`);
             assert.equal(key.table, field.table, `${where} points at ${field.table}`);
-            assert.ok(ACTIONS[field.onDelete].includes(key.onDelete), `${where}: declared ${field.onDelete}, the key does ${key.onDelete}`);
+            assert.ok(
+              ACTIONS[field.onDelete].includes(key.onDelete),
+              `${where}: declared ${field.onDelete}, the key does ${key.onDelete}`,
+            );
             const target = await liveColumns(t, field.table);
-            for (const m of Object.values(field.members)) assert.ok(target.has(m.column), `${where}: no column ${field.table}.${m.column}`);
+            for (const m of Object.values(field.members))
+              assert.ok(target.has(m.column), `${where}: no column ${field.table}.${m.column}`);
           } else if (field.kind === 'assocList') {
             const link = await liveColumns(t, field.through);
-            for (const col of ['account_id', field.own, field.other]) assert.ok(link.has(col), `${where}: no column ${field.through}.${col}`);
+            for (const col of ['account_id', field.own, field.other])
+              assert.ok(link.has(col), `${where}: no column ${field.through}.${col}`);
           } else if (field.kind === 'computed') {
             for (const col of field.columns) assert.ok(live.has(col), `${where}: no column ${col}`);
           }

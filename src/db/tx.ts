@@ -42,7 +42,8 @@ export async function ensureForTables(
   for (const table of tables) {
     if (await has(database.db, table)) continue;
     await withTransaction(database, async (db) => {
-      if (database.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`${what}:${table}`}))`.execute(db);
+      if (database.dialect === 'postgres')
+        await sql`select pg_advisory_xact_lock(hashtext(${`${what}:${table}`}))`.execute(db);
       if (!(await has(db, table))) await make(db, table);
     });
   }

@@ -18,11 +18,19 @@ export async function ensureRowVersions(database: Database, tables: readonly str
   await ensureForTables(database, tables, 'versions', hasVersion, async (db, table) => {
     await sql.raw(`alter table ${table} add column version integer not null default 1`).execute(db);
     if (database.dialect === 'postgres') {
-      await sql.raw(`create trigger ${table}_version before update on ${table} for each row execute function fsm_bump_version()`).execute(db);
+      await sql
+        .raw(
+          `create trigger ${table}_version before update on ${table} for each row execute function fsm_bump_version()`,
+        )
+        .execute(db);
     } else {
-      await sql.raw(`create trigger ${table}_version after update on ${table} when new.version = old.version begin
+      await sql
+        .raw(
+          `create trigger ${table}_version after update on ${table} when new.version = old.version begin
         update ${table} set version = old.version + 1 where id = new.id;
-      end`).execute(db);
+      end`,
+        )
+        .execute(db);
     }
   });
 }

@@ -1,8 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, call, createTenant, appWithTenants, newUser, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { DIALECTS, call, appWithTenants, newUser, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
 
-const STANDARD = { 'content-type': 'application/json;charset=UTF-8', 'cache-control': 'no-store', pragma: 'no-cache', 'x-version': '1.0' };
+const STANDARD = {
+  'content-type': 'application/json;charset=UTF-8',
+  'cache-control': 'no-store',
+  pragma: 'no-cache',
+  'x-version': '1.0',
+};
 
 function assertStandardHeaders(headers: Record<string, unknown>) {
   for (const [k, v] of Object.entries(STANDARD)) assert.equal(headers[k], v, `header ${k}`);
@@ -30,7 +35,10 @@ for (const dialect of DIALECTS) {
         assertStandardHeaders(r.headers);
         assert.ok(['success', 'error', 'failure'].includes(r.body.result), r.raw);
       }
-      assert.deepEqual(cases.map((r) => r.status), [200, 404, 404, 401, 400, 404, 405, 400]);
+      assert.deepEqual(
+        cases.map((r) => r.status),
+        [200, 404, 404, 401, 400, 404, 405, 400],
+      );
     });
 
     test('X-Version is required and must be 1.0', async () => {
@@ -99,10 +107,24 @@ for (const dialect of DIALECTS) {
     });
 
     test('X-Method replaces the HTTP method', async () => {
-      const asGet = await call(t.app, a.token, 'PATCH', '/users', { users: [{ id: a.adminId, firstName: 'Nope' }] }, { 'x-method': 'GET' });
+      const asGet = await call(
+        t.app,
+        a.token,
+        'PATCH',
+        '/users',
+        { users: [{ id: a.adminId, firstName: 'Nope' }] },
+        { 'x-method': 'GET' },
+      );
       assert.equal(asGet.status, 200);
       assert.equal(asGet.body.metadata.page, 1);
-      const postAsPatch = await call(t.app, a.token, 'POST', '/users', { users: [{ id: a.adminId, companyName: 'Via POST' }] }, { 'x-method': 'PATCH' });
+      const postAsPatch = await call(
+        t.app,
+        a.token,
+        'POST',
+        '/users',
+        { users: [{ id: a.adminId, companyName: 'Via POST' }] },
+        { 'x-method': 'PATCH' },
+      );
       assert.equal(postAsPatch.status, 200);
       assert.equal(postAsPatch.body.users[0].companyName, 'Via POST');
       const bad = await call(t.app, a.token, 'POST', '/users', { users: [] }, { 'x-method': 'TRACE' });
@@ -125,10 +147,14 @@ for (const dialect of DIALECTS) {
       const notArray = await call(t.app, a.token, 'POST', '/users', { users: {} });
       assert.equal(notArray.status, 422);
       assert.equal(notArray.body.error.code, 1248);
-      const big = await call(t.app, a.token, 'POST', '/users', { users: [{ firstName: 'x'.repeat(1024 * 1024 + 10) }] });
+      const big = await call(t.app, a.token, 'POST', '/users', {
+        users: [{ firstName: 'x'.repeat(1024 * 1024 + 10) }],
+      });
       assert.equal(big.status, 413);
       assert.equal(big.body.error.code, 1060);
-      const many = await call(t.app, a.token, 'POST', '/users', { users: Array.from({ length: 101 }, () => newUser(a.accountId)) });
+      const many = await call(t.app, a.token, 'POST', '/users', {
+        users: Array.from({ length: 101 }, () => newUser(a.accountId)),
+      });
       assert.equal(many.status, 413);
       assert.equal(many.body.error.code, 1061);
       assert.equal((await call(t.app, a.token, 'GET', '/users')).body.metadata.recordsCount, 1, 'nothing was saved');

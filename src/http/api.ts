@@ -3,7 +3,13 @@ import { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import { authenticate, confirmEpoch } from '../auth/bearer.js';
 import type { AuthContext, EpochCheck } from '../auth/context.js';
-import { permissionFor, type ActionRequest, type Caller, type Collection, type MultipartPart } from '../collections/machinery/collection.js';
+import {
+  permissionFor,
+  type ActionRequest,
+  type Caller,
+  type Collection,
+  type MultipartPart,
+} from '../collections/machinery/collection.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { list } from '../collections/machinery/read.js';
 import { rememberedList } from '../collections/machinery/answers.js';
@@ -34,8 +40,14 @@ export function parseJsonBody(buf: Buffer): unknown {
   } catch {
     const bad = firstInvalidUtf8(buf);
     const pos = at(buf.subarray(0, bad).toString('utf8'), bad, '');
-    const byte = buf[bad] === undefined ? 'a truncated sequence' : `byte 0x${buf[bad].toString(16).toUpperCase().padStart(2, '0')}`;
-    throw new ApiError('malformedJson', `it is not valid UTF-8 (${byte} at byte offset ${bad}, line ${pos.line}, column ${pos.column})`);
+    const byte =
+      buf[bad] === undefined
+        ? 'a truncated sequence'
+        : `byte 0x${buf[bad].toString(16).toUpperCase().padStart(2, '0')}`;
+    throw new ApiError(
+      'malformedJson',
+      `it is not valid UTF-8 (${byte} at byte offset ${bad}, line ${pos.line}, column ${pos.column})`,
+    );
   }
   if (jsonTooDeep(text)) throw new ApiError('malformedJson', `nested deeper than ${MAX_JSON_DEPTH} levels`);
   let parsed: unknown;
@@ -43,7 +55,10 @@ export function parseJsonBody(buf: Buffer): unknown {
     parsed = JSON.parse(text);
   } catch {
     const e = jsonSyntaxError(text);
-    throw new ApiError('malformedJson', e ? `expected ${e.expected} at line ${e.line}, column ${e.column} (offset ${e.offset})` : undefined);
+    throw new ApiError(
+      'malformedJson',
+      e ? `expected ${e.expected} at line ${e.line}, column ${e.column} (offset ${e.offset})` : undefined,
+    );
   }
   if (jsonHasNul(text, parsed)) throw new ApiError('malformedJson', 'text must not contain U+0000');
   return parsed;
@@ -69,7 +84,10 @@ function bodyItems(c: Collection, route: ApiRoute, method: string, body: unknown
   const other = Object.keys(body).find((k) => k !== c.name);
   if (other !== undefined) {
     // A bare item ({"title": ...}) is the usual mistake: say so, and what the wrapper looks like.
-    const hint = Object.hasOwn(c.fields, other) || other === 'id' ? `; '${other.slice(0, 64)}' is a field of ${c.name}: items go inside the collection, as {"${c.name}":[{"${other.slice(0, 64)}":...}]}` : `; ${shape}`;
+    const hint =
+      Object.hasOwn(c.fields, other) || other === 'id'
+        ? `; '${other.slice(0, 64)}' is a field of ${c.name}: items go inside the collection, as {"${c.name}":[{"${other.slice(0, 64)}":...}]}`
+        : `; ${shape}`;
     throw new ApiError('wrongCollection', `'${other.slice(0, 64)}' sent to /${c.name}${hint}`);
   }
   const items = body[c.name];
@@ -80,7 +98,12 @@ function bodyItems(c: Collection, route: ApiRoute, method: string, body: unknown
 }
 
 /** What an action sees of the request: no framework objects. */
-function actionRequest(request: FastifyRequest, caller: Caller, item: number | undefined, services: ActionRequest['services']): ActionRequest {
+function actionRequest(
+  request: FastifyRequest,
+  caller: Caller,
+  item: number | undefined,
+  services: ActionRequest['services'],
+): ActionRequest {
   return {
     caller,
     item,
@@ -122,7 +145,9 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     // own statements (one round trip less; a write checks it before it commits): the answer waits
     // until that epoch is confirmed, and is made again after a full verification when it moved
     // (src/auth/bearer.ts). Actions read it first.
-    const auth = await authenticate(app.database, request.headers.authorization, app.clock(), { defer: method === 'GET' || route.action === undefined });
+    const auth = await authenticate(app.database, request.headers.authorization, app.clock(), {
+      defer: method === 'GET' || route.action === undefined,
+    });
     await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(auth.tokenHash));
     const check = auth.epoch;
     if (!check) return sendAnswer(reply, await serve(request, route, method, auth));
@@ -133,21 +158,46 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
       if (await confirmEpoch(app.database, check, auth.tokenHash)) throw err;
     }
     if (answer && (await confirmEpoch(app.database, check, auth.tokenHash))) return sendAnswer(reply, answer);
-    return sendAnswer(reply, await serve(request, route, method, await authenticate(app.database, request.headers.authorization, app.clock())));
+    return sendAnswer(
+      reply,
+      await serve(request, route, method, await authenticate(app.database, request.headers.authorization, app.clock())),
+    );
   };
 
   /** The request's answer once its caller is known: permissions, the collection's rules, the read or write. */
-  const serve = async (request: FastifyRequest, route: ApiRoute, method: string, auth: AuthContext & { epoch?: EpochCheck }): Promise<Answer> => {
-    const ctx: Caller = { accountId: auth.accountId, userId: auth.userId, role: auth.role, permissions: auth.permissions, clientId: auth.clientId, now: auth.now, publicUrl: app.config.publicUrl, privateUrls: app.config.webhooksAllowPrivateUrls, epoch: auth.epoch };
+  const serve = async (
+    request: FastifyRequest,
+    route: ApiRoute,
+    method: string,
+    auth: AuthContext & { epoch?: EpochCheck },
+  ): Promise<Answer> => {
+    const ctx: Caller = {
+      accountId: auth.accountId,
+      userId: auth.userId,
+      role: auth.role,
+      permissions: auth.permissions,
+      clientId: auth.clientId,
+      now: auth.now,
+      publicUrl: app.config.publicUrl,
+      privateUrls: app.config.webhooksAllowPrivateUrls,
+      epoch: auth.epoch,
+    };
     const c = app.services.registry.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);
     // An unknown action is missing whatever the method (GET /users/abc is not a 405).
     if (route.action && !c.actions?.[route.action]) {
-      throw new ApiError('unknownAction', `'${route.action.slice(0, 64)}' on /${c.name}${c.actions ? ` (actions: ${Object.keys(c.actions).join(', ')})` : ''}; an item is named by its numeric id, as in /${c.name}/123`);
+      throw new ApiError(
+        'unknownAction',
+        `'${route.action.slice(0, 64)}' on /${c.name}${c.actions ? ` (actions: ${Object.keys(c.actions).join(', ')})` : ''}; an item is named by its numeric id, as in /${c.name}/123`,
+      );
     }
     const allowed = allowedMethods(route, c.readOnly);
     if (!(allowed as string[]).includes(method)) {
-      throw new ApiError('methodNotAllowed', `${method} ${request.url.split('?')[0].slice(0, 100)}; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') });
+      throw new ApiError(
+        'methodNotAllowed',
+        `${method} ${request.url.split('?')[0].slice(0, 100)}; allowed: ${allowed.join(', ')}`,
+        { allow: allowed.join(', ') },
+      );
     }
     const need = method === 'GET' ? 'read' : 'write';
     if (!ctx.permissions.has(permissionFor(c, need))) throw new ApiError('permissionMissing', permissionFor(c, need));
@@ -157,10 +207,16 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
 
     if (method === 'GET') {
       const q = parseListQuery(c, request.query as Record<string, unknown>);
-      if (route.item !== undefined) return readItem(app.services, c, ctx, route.item, q, header(request, 'if-none-match'));
+      if (route.item !== undefined)
+        return readItem(app.services, c, ctx, route.item, q, header(request, 'if-none-match'));
       const raw = await rememberedList(app.database.db, c, ctx, q, async () => {
         const { items, count, version } = await list(app.database.db, c, ctx, q, { version: true });
-        const metadata = { page: q.page, pagesCount: Math.ceil(count / q.recordsPerPage), recordsPerPage: q.recordsPerPage, recordsCount: count };
+        const metadata = {
+          page: q.page,
+          pagesCount: Math.ceil(count / q.recordsPerPage),
+          recordsPerPage: q.recordsPerPage,
+          recordsCount: count,
+        };
         return { raw: listAnswer(c, q.projection.fields, { result: 'success', [c.name]: items, metadata }), version };
       });
       return { status: 200, body: undefined, raw };
@@ -174,10 +230,23 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
       }
       const op = method === 'POST' ? 'create' : method === 'PATCH' ? 'update' : 'delete';
       if (op === 'create' && c.createVia) {
-        throw new ApiError('methodNotAllowed', `${c.name} are created with POST /${c.name}/${c.createVia}; allowed here: GET, PATCH, DELETE`, { allow: 'GET, PATCH, DELETE' });
+        throw new ApiError(
+          'methodNotAllowed',
+          `${c.name} are created with POST /${c.name}/${c.createVia}; allowed here: GET, PATCH, DELETE`,
+          { allow: 'GET, PATCH, DELETE' },
+        );
       }
       const input = bodyItems(c, route, method, request.body);
-      return writeItems({ services: app.services, collection: c, caller: ctx, op, input, urlId: route.item, ifMatch: header(request, 'if-match'), retry });
+      return writeItems({
+        services: app.services,
+        collection: c,
+        caller: ctx,
+        op,
+        input,
+        urlId: route.item,
+        ifMatch: header(request, 'if-match'),
+        retry,
+      });
     };
     return retry ? retry.run(work) : work();
   };

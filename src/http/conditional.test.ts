@@ -25,7 +25,8 @@ for (const dialect of DIALECTS) {
     after(async () => t?.close());
 
     const newJob = async (extra: Record<string, unknown> = {}) =>
-      (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'Fix the boiler', ...extra }] })).body.jobs[0].id as number;
+      (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'Fix the boiler', ...extra }] })).body.jobs[0]
+        .id as number;
     const etag = async (collection: string, id: number, token = a.token) => {
       const res = await call(t.app, token, 'GET', `/${collection}/${id}`);
       assert.equal(res.status, 200);
@@ -44,7 +45,10 @@ for (const dialect of DIALECTS) {
       assert.equal(notModified.status, 304);
       assert.equal(notModified.raw, '');
       assert.equal(notModified.headers.etag, tag);
-      assert.equal((await call(t.app, a.token, 'GET', `/jobs/${id}`, undefined, { 'if-none-match': `W/${tag}` })).status, 304);
+      assert.equal(
+        (await call(t.app, a.token, 'GET', `/jobs/${id}`, undefined, { 'if-none-match': `W/${tag}` })).status,
+        304,
+      );
       await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'Fix it again' }] });
       const changed = await call(t.app, a.token, 'GET', `/jobs/${id}`, undefined, { 'if-none-match': tag });
       assert.equal(changed.status, 200);
@@ -57,14 +61,35 @@ for (const dialect of DIALECTS) {
     test('PATCH /jobs/:id answers with the new ETag, the one GET then shows', async () => {
       const id = await newJob();
       const before = await etag('jobs', id);
-      const patched = await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'Patched' }] }, { 'if-match': before });
+      const patched = await call(
+        t.app,
+        a.token,
+        'PATCH',
+        `/jobs/${id}`,
+        { jobs: [{ title: 'Patched' }] },
+        { 'if-match': before },
+      );
       assert.equal(patched.status, 200);
       assert.ok(patched.headers.etag);
       assert.notEqual(patched.headers.etag, before);
       assert.equal(patched.headers.etag, await etag('jobs', id));
       // The kept answer of a repeat carries it too.
-      const again = await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'Keyed' }] }, { 'idempotency-key': `etag-${id}` });
-      const replay = await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'Keyed' }] }, { 'idempotency-key': `etag-${id}` });
+      const again = await call(
+        t.app,
+        a.token,
+        'PATCH',
+        `/jobs/${id}`,
+        { jobs: [{ title: 'Keyed' }] },
+        { 'idempotency-key': `etag-${id}` },
+      );
+      const replay = await call(
+        t.app,
+        a.token,
+        'PATCH',
+        `/jobs/${id}`,
+        { jobs: [{ title: 'Keyed' }] },
+        { 'idempotency-key': `etag-${id}` },
+      );
       assert.equal(replay.headers['idempotency-replayed'], 'true');
       assert.equal(replay.headers.etag, again.headers.etag);
     });
@@ -73,45 +98,90 @@ for (const dialect of DIALECTS) {
       const id = await newJob();
       const stale = await etag('jobs', id);
       await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'Changed by the office' }] });
-      const refused = await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'Changed in the field' }] }, { 'if-match': stale });
+      const refused = await call(
+        t.app,
+        a.token,
+        'PATCH',
+        `/jobs/${id}`,
+        { jobs: [{ title: 'Changed in the field' }] },
+        { 'if-match': stale },
+      );
       assert.equal(refused.status, 412);
       assert.equal(refused.body.error.code, 1080);
       assert.equal(await title(id), 'Changed by the office');
-      const weak = await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'Weak' }] }, { 'if-match': `W/${await etag('jobs', id)}` });
+      const weak = await call(
+        t.app,
+        a.token,
+        'PATCH',
+        `/jobs/${id}`,
+        { jobs: [{ title: 'Weak' }] },
+        { 'if-match': `W/${await etag('jobs', id)}` },
+      );
       assert.equal(weak.status, 412);
       const deleteRefused = await call(t.app, a.token, 'DELETE', `/jobs/${id}`, undefined, { 'if-match': stale });
       assert.equal(deleteRefused.status, 412);
       assert.equal((await call(t.app, a.token, 'GET', `/jobs/${id}`)).status, 200);
       const current = await etag('jobs', id);
-      assert.equal((await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'Agreed' }] }, { 'if-match': `"0.0", ${current}` })).status, 200);
-      assert.equal((await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'Any' }] }, { 'if-match': '*' })).status, 200);
-      const deleted = await call(t.app, a.token, 'DELETE', `/jobs/${id}`, undefined, { 'if-match': await etag('jobs', id) });
+      assert.equal(
+        (
+          await call(
+            t.app,
+            a.token,
+            'PATCH',
+            `/jobs/${id}`,
+            { jobs: [{ title: 'Agreed' }] },
+            { 'if-match': `"0.0", ${current}` },
+          )
+        ).status,
+        200,
+      );
+      assert.equal(
+        (await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'Any' }] }, { 'if-match': '*' })).status,
+        200,
+      );
+      const deleted = await call(t.app, a.token, 'DELETE', `/jobs/${id}`, undefined, {
+        'if-match': await etag('jobs', id),
+      });
       assert.equal(deleted.status, 200);
       assert.equal((await call(t.app, a.token, 'GET', `/jobs/${id}`)).status, 404);
     });
 
     test('changes the item did not make itself change its ETag: SET NULL, a rule on other rows, list membership', async () => {
       // ON DELETE SET NULL: deleting the client empties the job's client.
-      const client = (await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: 'Mrs Smith' }] })).body.clients[0].id as number;
+      const client = (await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: 'Mrs Smith' }] })).body
+        .clients[0].id as number;
       const id = await newJob({ client: { id: client } });
       const withClient = await etag('jobs', id);
       assert.equal((await call(t.app, a.token, 'DELETE', `/clients/${client}`)).status, 200);
       assert.equal((await call(t.app, a.token, 'GET', `/jobs/${id}`)).body.jobs[0].client, null);
       assert.notEqual(await etag('jobs', id), withClient);
-      assert.equal((await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'x' }] }, { 'if-match': withClient })).status, 412);
+      assert.equal(
+        (await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: 'x' }] }, { 'if-match': withClient }))
+          .status,
+        412,
+      );
       // A rule changing another row: a new default status clears the old default.
-      const statuses = (await call(t.app, a.token, 'GET', '/statuses?fields=isDefault')).body.statuses as { id: number; isDefault: boolean }[];
+      const statuses = (await call(t.app, a.token, 'GET', '/statuses?fields=isDefault')).body.statuses as {
+        id: number;
+        isDefault: boolean;
+      }[];
       const oldDefault = statuses.find((s) => s.isDefault)!.id;
       const oldTag = await etag('statuses', oldDefault);
-      const created = await call(t.app, a.token, 'POST', '/statuses', { statuses: [{ label: 'Brand new default', isDefault: true }] });
+      const created = await call(t.app, a.token, 'POST', '/statuses', {
+        statuses: [{ label: 'Brand new default', isDefault: true }],
+      });
       assert.equal(created.status, 200, created.raw);
       assert.notEqual(await etag('statuses', oldDefault), oldTag);
       // List membership: adding a user to a workgroup changes the workgroup (its users list).
-      const group = (await call(t.app, a.token, 'POST', '/workgroups', { workgroups: [{ name: 'Night shift' }] })).body.workgroups[0].id as number;
+      const group = (await call(t.app, a.token, 'POST', '/workgroups', { workgroups: [{ name: 'Night shift' }] })).body
+        .workgroups[0].id as number;
       const groupTag = await etag('workgroups', group);
       const user = await addUser(t, a);
       const userTag = await etag('users', user.id);
-      assert.equal((await call(t.app, a.token, 'PATCH', `/users/${user.id}`, { users: [{ workgroups: [{ id: group }] }] })).status, 200);
+      assert.equal(
+        (await call(t.app, a.token, 'PATCH', `/users/${user.id}`, { users: [{ workgroups: [{ id: group }] }] })).status,
+        200,
+      );
       assert.notEqual(await etag('workgroups', group), groupTag);
       assert.notEqual(await etag('users', user.id), userTag);
     });
@@ -120,8 +190,11 @@ for (const dialect of DIALECTS) {
       for (let round = 0; round < 4; round++) {
         const id = await newJob();
         const tag = await etag('jobs', id);
-        const answers = await Promise.all(['first', 'second'].map((who) =>
-          call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: `by ${who}` }] }, { 'if-match': tag })));
+        const answers = await Promise.all(
+          ['first', 'second'].map((who) =>
+            call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ title: `by ${who}` }] }, { 'if-match': tag }),
+          ),
+        );
         assert.deepEqual(answers.map((r) => r.status).sort(), [200, 412], answers.map((r) => r.raw).join(' | '));
         const winner = answers.find((r) => r.status === 200)!;
         assert.equal(await title(id), winner.body.jobs[0].title);

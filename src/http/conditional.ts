@@ -15,14 +15,23 @@ import type { WriteSuccess } from '../collections/machinery/write/outcome.js';
 export function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
   if (answer.headers) reply.headers(answer.headers);
   if (answer.status === 304) return reply.code(304).removeHeader('content-type').send();
-  return answer.raw === undefined ? sendJson(reply, answer.status, answer.body) : sendText(reply, answer.status, answer.raw);
+  return answer.raw === undefined
+    ? sendJson(reply, answer.status, answer.body)
+    : sendText(reply, answer.status, answer.raw);
 }
 
 /**
  * `GET /:collection/:item` with its ETag, and 304 when `If-None-Match` names it. The item's row
  * and its version are one statement, so the ETag is always the version of the item sent.
  */
-export async function readItem(services: Services, c: Collection, caller: Caller, id: number, q: ListQuery, ifNoneMatch: string | undefined): Promise<Answer> {
+export async function readItem(
+  services: Services,
+  c: Collection,
+  caller: Caller,
+  id: number,
+  q: ListQuery,
+  ifNoneMatch: string | undefined,
+): Promise<Answer> {
   const db = services.database.db;
   const rows = await projectedRows(db, c, caller, [id], q.projection, { version: true });
   if (!rows.length) throw new ApiError('itemNotFound');
@@ -55,12 +64,27 @@ export async function writeItems(w: WriteCall): Promise<Answer> {
   let headers: Record<string, string> = {};
   let sealed: { result: WriteSuccess; answer: Answer } | undefined;
   const out = await w.services.writer.write({
-    collection: c, caller, op: w.op, input: w.input, urlId, ifMatch: w.ifMatch,
+    collection: c,
+    caller,
+    op: w.op,
+    input: w.input,
+    urlId,
+    ifMatch: w.ifMatch,
     seal: async (tx, result) => {
-      const etag = urlId !== undefined && w.op === 'update' ? await currentEtag(tx, c, caller, urlId, { access: 'all' }) : undefined;
+      const etag =
+        urlId !== undefined && w.op === 'update'
+          ? await currentEtag(tx, c, caller, urlId, { access: 'all' })
+          : undefined;
       headers = etag ? { etag } : {};
       // The kept answer is the sealed one: without the secrets a create shows once.
-      sealed = { result, answer: { status: 200, body: { result: 'success', [c.name]: result.items, metadata: result.metadata }, headers } };
+      sealed = {
+        result,
+        answer: {
+          status: 200,
+          body: { result: 'success', [c.name]: result.items, metadata: result.metadata },
+          headers,
+        },
+      };
       await retry?.keep(tx, sealed.answer);
     },
   });

@@ -8,7 +8,6 @@ import { registry } from '../collections/index.js';
 import { ERRORS, VALIDATION } from './errors.js';
 import { authorizationServerMetadata } from '../oauth/metadata.js';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 describe('OpenAPI document and reference page', () => {
   let t: TestApp;
   let doc: any;
@@ -72,8 +71,10 @@ describe('OpenAPI document and reference page', () => {
     assert.match(flow.tokenUrl, /\/oauth2\/token$/);
     assert.equal(doc.components.securitySchemes.bearer.scheme, 'bearer');
     const text = JSON.stringify(doc.components.responses);
-    for (const e of Object.values(ERRORS)) assert.ok(text.includes(`\`${e.code}\``) && doc.components.responses[`E${e.status}`], `code ${e.code}`);
-    for (const v of Object.values(VALIDATION)) assert.ok(doc.components.schemas.Error.properties.code.enum.includes(v.code), `code ${v.code}`);
+    for (const e of Object.values(ERRORS))
+      assert.ok(text.includes(`\`${e.code}\``) && doc.components.responses[`E${e.status}`], `code ${e.code}`);
+    for (const v of Object.values(VALIDATION))
+      assert.ok(doc.components.schemas.Error.properties.code.enum.includes(v.code), `code ${v.code}`);
     const upload = doc.paths['/files/upload'].post;
     assert.ok(upload.requestBody.content['multipart/form-data'].schema.properties.file);
     assert.ok(upload.responses['413']);
@@ -89,7 +90,10 @@ describe('OpenAPI document and reference page', () => {
     }
     assert.ok(doc.paths['/.well-known/oauth-authorization-server'].get);
     assert.ok(doc.paths['/oauth2/authorizations'].get && doc.paths['/oauth2/authorizations'].post);
-    assert.deepEqual(Object.keys(doc.components.schemas.AuthorizationServerMetadata.properties).sort(), Object.keys(meta).sort());
+    assert.deepEqual(
+      Object.keys(doc.components.schemas.AuthorizationServerMetadata.properties).sort(),
+      Object.keys(meta).sort(),
+    );
   });
 
   test('/docs and its assets are served from the installed package, without a token', async () => {
@@ -108,7 +112,10 @@ describe('OpenAPI document and reference page', () => {
     assert.match(String(redirect.headers['content-security-policy']), /default-src 'self'/);
     assert.match(redirect.body, /<script src="oauth2-redirect.js">/);
     assert.equal((await t.app.inject({ method: 'GET', url: '/docs/oauth2-redirect.js' })).statusCode, 200);
-    assert.match((await t.app.inject({ method: 'GET', url: '/docs/init.js' })).body, /oauth2RedirectUrl: window.location.origin \+ '\/docs\/oauth2-redirect.html'/);
+    assert.match(
+      (await t.app.inject({ method: 'GET', url: '/docs/init.js' })).body,
+      /oauth2RedirectUrl: window.location.origin \+ '\/docs\/oauth2-redirect.html'/,
+    );
   });
 
   test('the page renders offline in Chromium with the users and jobs operations', { skip: browserSkip() }, async () => {

@@ -77,12 +77,17 @@ export async function docsPlugin(app: FastifyInstance): Promise<void> {
   let doc: { origin: string; text: string } | undefined;
   app.get('/', async (_request, reply) => reply.header('content-type', JSON_TYPE).send(JSON.stringify(INDEX)));
   app.get('/openapi.json', async (_request, reply) => {
-    if (doc?.origin !== app.config.publicUrl) doc = { origin: app.config.publicUrl, text: JSON.stringify(buildOpenApi(registry.list, app.config.publicUrl)) };
+    if (doc?.origin !== app.config.publicUrl)
+      doc = { origin: app.config.publicUrl, text: JSON.stringify(buildOpenApi(registry.list, app.config.publicUrl)) };
     return reply.header('content-type', JSON_TYPE).header('cache-control', 'no-cache').send(doc.text);
   });
 
   const html = (reply: import('fastify').FastifyReply, type: string, body: string) =>
-    reply.header('content-type', type).header('content-security-policy', CSP).header('cache-control', 'no-cache').send(body);
+    reply
+      .header('content-type', type)
+      .header('content-security-policy', CSP)
+      .header('cache-control', 'no-cache')
+      .send(body);
   app.get('/docs', async (_request, reply) => html(reply, 'text/html; charset=utf-8', PAGE));
   app.get('/docs/init.js', async (_request, reply) => html(reply, 'text/javascript; charset=utf-8', INIT));
   app.get('/docs/:asset', async (request, reply) => {

@@ -31,15 +31,36 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
 // class 08 (connection), 57P01-57P03 (terminated, crashed, starting), 53300 (too many connections),
 // a database closed to connections (55000 with that message), node-postgres' socket errors (no
 // code), socket errors, SQLite's busy lock and the Redis client's offline errors.
-const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '53300', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT']);
-const UNAVAILABLE_MESSAGE = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable|Cannot use a pool after calling end)|is not currently accepting connections/;
-const UNAVAILABLE_NAMES = new Set(['ClientClosedError', 'ClientOfflineError', 'SocketClosedUnexpectedlyError', 'ConnectionTimeoutError']);
+const UNAVAILABLE_CODES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'SQLITE_BUSY',
+  'SQLITE_BUSY_SNAPSHOT',
+  'SQLITE_BUSY_TIMEOUT',
+]);
+const UNAVAILABLE_MESSAGE =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable|Cannot use a pool after calling end)|is not currently accepting connections/;
+const UNAVAILABLE_NAMES = new Set([
+  'ClientClosedError',
+  'ClientOfflineError',
+  'SocketClosedUnexpectedlyError',
+  'ConnectionTimeoutError',
+]);
 
 export function isStorageUnavailable(e: { code?: string; message?: string; name?: string } | undefined): boolean {
   if (!e) return false;
   if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) return true;
   if (UNAVAILABLE_NAMES.has(e.name ?? '')) return true;
-  return (e.code === undefined || e.code === '55000') && typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message);
+  return (
+    (e.code === undefined || e.code === '55000') && typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)
+  );
 }
 
 /** Maps anything thrown to the envelope: our errors as they are, Fastify's by code, the rest as 500. */

@@ -25,8 +25,18 @@ export const ERRORS = {
   badModifier: { code: 1002, status: 400, type: 'client', message: 'Invalid query modifier' },
   versionMissing: { code: 1003, status: 400, type: 'client', message: 'The X-Version header is required' },
   versionUnsupported: { code: 1004, status: 400, type: 'client', message: 'Unsupported X-Version; supported: 1.0' },
-  badMethodOverride: { code: 1005, status: 400, type: 'client', message: 'X-Method must be GET, POST, PATCH or DELETE' },
-  idempotencyKeyInvalid: { code: 1006, status: 400, type: 'client', message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' },
+  badMethodOverride: {
+    code: 1005,
+    status: 400,
+    type: 'client',
+    message: 'X-Method must be GET, POST, PATCH or DELETE',
+  },
+  idempotencyKeyInvalid: {
+    code: 1006,
+    status: 400,
+    type: 'client',
+    message: 'Idempotency-Key must be 1 to 255 printable ASCII characters',
+  },
   badEncoding: { code: 1009, status: 400, type: 'client', message: 'The request is not valid percent-encoded UTF-8' },
   tokenMissing: { code: 1010, status: 401, type: 'client', message: 'An access token is required' },
   tokenInvalid: { code: 1011, status: 401, type: 'client', message: 'The access token is invalid, expired or revoked' },
@@ -42,13 +52,43 @@ export const ERRORS = {
   bodyTooLarge: { code: 1060, status: 413, type: 'client', message: 'The request body is too large' },
   tooManyItems: { code: 1061, status: 413, type: 'client', message: 'Too many items in one request' },
   fileTooLarge: { code: 1062, status: 413, type: 'client', message: 'The file is larger than the upload limit' },
-  preconditionFailed: { code: 1080, status: 412, type: 'client', message: 'The item has changed: If-Match does not match its current ETag' },
-  idempotencyInFlight: { code: 1090, status: 409, type: 'client', message: 'A request with this Idempotency-Key is still being processed' },
-  unsupportedMediaType: { code: 1070, status: 415, type: 'client', message: 'The request body must be application/json' },
+  preconditionFailed: {
+    code: 1080,
+    status: 412,
+    type: 'client',
+    message: 'The item has changed: If-Match does not match its current ETag',
+  },
+  idempotencyInFlight: {
+    code: 1090,
+    status: 409,
+    type: 'client',
+    message: 'A request with this Idempotency-Key is still being processed',
+  },
+  unsupportedMediaType: {
+    code: 1070,
+    status: 415,
+    type: 'client',
+    message: 'The request body must be application/json',
+  },
   rateLimited: { code: 1429, status: 429, type: 'client', message: 'Too many requests' },
-  wrongCollection: { code: 1247, status: 422, type: 'content', message: 'The request collection type is not supported by this endpoint' },
-  badCollectionBody: { code: 1248, status: 422, type: 'content', message: 'The body must be an object holding the collection as an array of items' },
-  idempotencyKeyReused: { code: 1249, status: 422, type: 'client', message: 'This Idempotency-Key was used for another request (method, path or body)' },
+  wrongCollection: {
+    code: 1247,
+    status: 422,
+    type: 'content',
+    message: 'The request collection type is not supported by this endpoint',
+  },
+  badCollectionBody: {
+    code: 1248,
+    status: 422,
+    type: 'content',
+    message: 'The body must be an object holding the collection as an array of items',
+  },
+  idempotencyKeyReused: {
+    code: 1249,
+    status: 422,
+    type: 'client',
+    message: 'This Idempotency-Key was used for another request (method, path or body)',
+  },
   generic: { code: 1336, status: 422, type: 'client', message: 'The request cannot be processed' },
   server: { code: 1500, status: 500, type: 'server', message: 'Internal server error' },
   unavailable: { code: 1503, status: 503, type: 'server', message: 'The service is temporarily unavailable' },
@@ -62,14 +102,20 @@ export const VALIDATION = {
   invalid: { code: 1041, message: (f: string, why: string) => `The field '${f}' is invalid: ${why}` },
   readOnly: { code: 1042, message: (f: string) => `The field '${f}' is read-only` },
   unknown: { code: 1043, message: (f: string) => `The field '${f}' does not exist` },
-  association: { code: 1044, message: (f: string) => `The association '${f}' must be an object with only an integer 'id' from 1 to 2147483647` },
+  association: {
+    code: 1044,
+    message: (f: string) => `The association '${f}' must be an object with only an integer 'id' from 1 to 2147483647`,
+  },
   reference: { code: 1045, message: (f: string) => `The item referenced by '${f}' does not exist` },
   unique: { code: 1046, message: (f: string) => `The value of '${f}' is already in use` },
   notFound: { code: 1047, message: (f: string) => `No item with this '${f}' exists` },
   duplicate: { code: 1048, message: (f: string) => `The same '${f}' appears twice in the request` },
   notAnObject: { code: 1049, message: () => 'The item must be a JSON object' },
   conflict: { code: 1052, message: (f: string, why: string) => `The field '${f}' cannot be changed: ${why}` },
-  inUse: { code: 1051, message: (f: string) => `The item with this '${f}' is still referenced by other items and cannot be deleted` },
+  inUse: {
+    code: 1051,
+    message: (f: string) => `The item with this '${f}' is still referenced by other items and cannot be deleted`,
+  },
 } as const;
 
 export interface ApiErrorBody {
@@ -94,11 +140,12 @@ export class ApiError extends Error {
   }
 }
 
-export function validationError(
-  kind: keyof typeof VALIDATION,
-  field: string,
-  why = '',
-): ApiErrorBody {
+export function validationError(kind: keyof typeof VALIDATION, field: string, why = ''): ApiErrorBody {
   const v = VALIDATION[kind];
-  return { type: 'validation', code: v.code, message: (v.message as (f: string, w: string) => string)(field, why), field };
+  return {
+    type: 'validation',
+    code: v.code,
+    message: (v.message as (f: string, w: string) => string)(field, why),
+    field,
+  };
 }

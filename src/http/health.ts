@@ -27,7 +27,9 @@ export const healthPlugin = fp(
         ({ rows }): Check => {
           const applied = new Set(rows.map((r) => r.name));
           const missing = MIGRATION_NAMES.filter((n) => !applied.has(n));
-          return missing.length ? { ready: false, reason: `migrations not applied: ${missing.join(', ')}` } : { ready: true };
+          return missing.length
+            ? { ready: false, reason: `migrations not applied: ${missing.join(', ')}` }
+            : { ready: true };
         },
         (): Check => ({ ready: false, reason: 'the database is unavailable' }),
       );
@@ -38,7 +40,10 @@ export const healthPlugin = fp(
       });
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<Check>((resolve) => {
-        timer = setTimeout(() => resolve({ ready: false, reason: 'the database did not answer within 1 s' }), READY_TIMEOUT_MS);
+        timer = setTimeout(
+          () => resolve({ ready: false, reason: 'the database did not answer within 1 s' }),
+          READY_TIMEOUT_MS,
+        );
       });
       try {
         return await Promise.race([pending, timeout]);
@@ -50,7 +55,9 @@ export const healthPlugin = fp(
     app.get('/healthz', { logLevel: 'warn' }, async (_request, reply) => sendJson(reply, 200, { status: 'ok' }));
     app.get('/readyz', { logLevel: 'warn' }, async (_request, reply) => {
       const c = await check();
-      return c.ready ? sendJson(reply, 200, { status: 'ready' }) : sendJson(reply.header('retry-after', '1'), 503, { status: 'unavailable', reason: c.reason });
+      return c.ready
+        ? sendJson(reply, 200, { status: 'ready' })
+        : sendJson(reply.header('retry-after', '1'), 503, { status: 'unavailable', reason: c.reason });
     });
   },
   { name: 'health' },

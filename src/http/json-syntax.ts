@@ -13,7 +13,10 @@ export interface JsonSyntaxError {
 }
 
 class Stop {
-  constructor(readonly at: number, readonly expected: string) {}
+  constructor(
+    readonly at: number,
+    readonly expected: string,
+  ) {}
 }
 
 export function jsonSyntaxError(text: string): JsonSyntaxError | undefined {
@@ -34,7 +37,10 @@ export function jsonSyntaxError(text: string): JsonSyntaxError | undefined {
     if (text[i] === '-') i++;
     if (text[i] === '0') i++;
     else digits();
-    if (text[i] === '.') (i++, digits());
+    if (text[i] === '.') {
+      i++;
+      digits();
+    }
     if (text[i] === 'e' || text[i] === 'E') {
       i++;
       if (text[i] === '+' || text[i] === '-') i++;
@@ -67,7 +73,7 @@ export function jsonSyntaxError(text: string): JsonSyntaxError | undefined {
       if (text[i] === '}') return void i++;
       for (;;) {
         ws();
-        if (text[i] !== '"') throw new Stop(i, "a property name in double quotes");
+        if (text[i] !== '"') throw new Stop(i, 'a property name in double quotes');
         string();
         ws();
         if (text[i] !== ':') throw new Stop(i, "':' after the property name");

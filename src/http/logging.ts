@@ -33,7 +33,11 @@ export function loggerOptions(level: string, stream?: NodeJS.WritableStream) {
     level,
     ...(stream ? { stream } : {}),
     serializers: {
-      req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
+      req: (req: { method: string; url: string; ip?: string }) => ({
+        method: req.method,
+        url: redactUrl(req.url),
+        remoteAddress: req.ip,
+      }),
     },
   };
 }

@@ -7,7 +7,15 @@ import { CLIENT_AUTH_METHODS, PATHS } from '../oauth/endpoints.js';
  */
 type Json = Record<string, unknown>;
 
-const TOKEN_ERRORS = ['invalid_request', 'server_error', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope'];
+const TOKEN_ERRORS = [
+  'invalid_request',
+  'server_error',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+];
 
 export const OAUTH_SCHEMAS: Record<string, Json> = {
   TokenResponse: {
@@ -16,13 +24,18 @@ export const OAUTH_SCHEMAS: Record<string, Json> = {
       access_token: { type: 'string' },
       token_type: { const: 'Bearer' },
       expires_in: { type: 'integer', const: 3600 },
-      refresh_token: { type: 'string', description: 'Only when requested (access_type=offline) and the owner did not force re-authentication; never on a refresh grant' },
+      refresh_token: {
+        type: 'string',
+        description:
+          'Only when requested (access_type=offline) and the owner did not force re-authentication; never on a refresh grant',
+      },
     },
     required: ['access_token', 'token_type', 'expires_in'],
   },
   IntrospectionResponse: {
     type: 'object',
-    description: 'RFC 7662 §2.2. Only `{"active": false}` for an unknown, expired or revoked token, or one issued to another client',
+    description:
+      'RFC 7662 §2.2. Only `{"active": false}` for an unknown, expired or revoked token, or one issued to another client',
     properties: {
       active: { type: 'boolean' },
       scope: { const: 'default' },
@@ -66,19 +79,46 @@ export const OAUTH_SCHEMAS: Record<string, Json> = {
   },
 };
 
-const q = (name: string, required: boolean, schema: Json, description: string) => ({ name, in: 'query', required, schema, description });
+const q = (name: string, required: boolean, schema: Json, description: string) => ({
+  name,
+  in: 'query',
+  required,
+  schema,
+  description,
+});
 const form = (properties: Json, required: string[]) => ({ type: 'object', properties, required });
 const json = (schema: Json) => ({ 'application/json': { schema } });
 const html = { 'text/html': { schema: { type: 'string' } } };
 const clientCredentials = { client_id: { type: 'string' }, client_secret: { type: 'string' } };
 const tokenForm = (extra: Json) => ({
   required: true,
-  content: { 'application/x-www-form-urlencoded': { schema: form({ token: { type: 'string' }, token_type_hint: { enum: ['access_token', 'refresh_token'], description: 'A hint only: both kinds are searched whatever it says' }, ...clientCredentials, ...extra }, ['token']) } },
+  content: {
+    'application/x-www-form-urlencoded': {
+      schema: form(
+        {
+          token: { type: 'string' },
+          token_type_hint: {
+            enum: ['access_token', 'refresh_token'],
+            description: 'A hint only: both kinds are searched whatever it says',
+          },
+          ...clientCredentials,
+          ...extra,
+        },
+        ['token'],
+      ),
+    },
+  },
 });
 /** The error answers every client endpoint shares (RFC 6749 §5.2), and RATE_LIMIT_AUTH (per client id) in the envelope. */
 const clientErrors = {
-  400: { description: 'RFC 6749 error (`invalid_request`, `unauthorized_client` for an uncertified client)', content: json({ $ref: '#/components/schemas/OAuthError' }) },
-  401: { description: 'Client authentication failed (`invalid_client`, with `WWW-Authenticate: Basic`)', content: json({ $ref: '#/components/schemas/OAuthError' }) },
+  400: {
+    description: 'RFC 6749 error (`invalid_request`, `unauthorized_client` for an uncertified client)',
+    content: json({ $ref: '#/components/schemas/OAuthError' }),
+  },
+  401: {
+    description: 'Client authentication failed (`invalid_client`, with `WWW-Authenticate: Basic`)',
+    content: json({ $ref: '#/components/schemas/OAuthError' }),
+  },
   429: { $ref: '#/components/responses/E429' },
 };
 
@@ -93,19 +133,35 @@ export function oauthPaths(): Record<string, Json> {
         parameters: [
           q('response_type', true, { const: 'code' }, 'Must be `code`'),
           q('client_id', true, { type: 'string' }, 'The client ID'),
-          q('scope', true, { const: 'default' }, 'Must be `default`: the client\'s registered permission set'),
+          q('scope', true, { const: 'default' }, "Must be `default`: the client's registered permission set"),
           q('state', false, { type: 'string' }, 'Returned unchanged (sanitised) with the code'),
-          q('redirect_uri', false, { type: 'string', format: 'uri' }, 'Exact match of a registered URI; required when the client has several'),
+          q(
+            'redirect_uri',
+            false,
+            { type: 'string', format: 'uri' },
+            'Exact match of a registered URI; required when the client has several',
+          ),
           q('code_challenge', false, { type: 'string' }, 'PKCE challenge (S256)'),
           q('code_challenge_method', false, { const: 'S256' }, 'PKCE method'),
           q('access_type', false, { const: 'offline' }, 'Ask for a refresh token'),
-          q('prompt', false, { enum: ['login', 'consent', 'none'] }, '`login` asks for the password again; `none` answers `login_required` or `consent_required`'),
+          q(
+            'prompt',
+            false,
+            { enum: ['login', 'consent', 'none'] },
+            '`login` asks for the password again; `none` answers `login_required` or `consent_required`',
+          ),
         ],
         responses: {
           200: { description: 'The login form, or the consent form for an owner already signed in', content: html },
-          302: { description: 'Back to the redirect URI with `code` (and `state`), or with `error` (`unauthorized_client` for an uncertified client, before any page); always with `iss` (RFC 9207)' },
+          302: {
+            description:
+              'Back to the redirect URI with `code` (and `state`), or with `error` (`unauthorized_client` for an uncertified client, before any page); always with `iss` (RFC 9207)',
+          },
           400: { description: 'An error page: unknown client or bad `redirect_uri` (never a redirect)', content: html },
-          429: { description: 'RATE_LIMIT_AUTH, counted per client address: an HTML page with `Retry-After`', content: html },
+          429: {
+            description: 'RATE_LIMIT_AUTH, counted per client address: an HTML page with `Retry-After`',
+            content: html,
+          },
         },
       },
     },
@@ -114,7 +170,8 @@ export function oauthPaths(): Record<string, Json> {
         tags: ['oauth2'],
         operationId: 'token',
         summary: 'Exchange an authorization code or a refresh token for an access token',
-        description: 'Client credentials in the body (`client_id`, `client_secret`) or in `Authorization: Basic`. Uncertified clients get `unauthorized_client`.',
+        description:
+          'Client credentials in the body (`client_id`, `client_secret`) or in `Authorization: Basic`. Uncertified clients get `unauthorized_client`.',
         security: [{}, { clientBasic: [] }],
         requestBody: {
           required: true,
@@ -122,19 +179,46 @@ export function oauthPaths(): Record<string, Json> {
             'application/x-www-form-urlencoded': {
               schema: {
                 oneOf: [
-                  form({ grant_type: { const: 'authorization_code' }, code: { type: 'string' }, redirect_uri: { type: 'string' }, code_verifier: { type: 'string' }, client_id: { type: 'string' }, client_secret: { type: 'string' } }, ['grant_type', 'code']),
-                  form({ grant_type: { const: 'refresh_token' }, refresh_token: { type: 'string' }, client_id: { type: 'string' }, client_secret: { type: 'string' } }, ['grant_type', 'refresh_token']),
+                  form(
+                    {
+                      grant_type: { const: 'authorization_code' },
+                      code: { type: 'string' },
+                      redirect_uri: { type: 'string' },
+                      code_verifier: { type: 'string' },
+                      client_id: { type: 'string' },
+                      client_secret: { type: 'string' },
+                    },
+                    ['grant_type', 'code'],
+                  ),
+                  form(
+                    {
+                      grant_type: { const: 'refresh_token' },
+                      refresh_token: { type: 'string' },
+                      client_id: { type: 'string' },
+                      client_secret: { type: 'string' },
+                    },
+                    ['grant_type', 'refresh_token'],
+                  ),
                 ],
               },
             },
           },
         },
         responses: {
-          200: { description: 'Tokens (with `Cache-Control: no-store`)', content: json({ $ref: '#/components/schemas/TokenResponse' }) },
+          200: {
+            description: 'Tokens (with `Cache-Control: no-store`)',
+            content: json({ $ref: '#/components/schemas/TokenResponse' }),
+          },
           400: { description: 'RFC 6749 error', content: json({ $ref: '#/components/schemas/OAuthError' }) },
           401: {
             description: 'Failed `Authorization: Basic` (with `WWW-Authenticate: Basic`)',
-            headers: { 'WWW-Authenticate': { required: true, schema: { type: 'string' }, description: '`Basic realm="oauth2", charset="UTF-8"`' } },
+            headers: {
+              'WWW-Authenticate': {
+                required: true,
+                schema: { type: 'string' },
+                description: '`Basic realm="oauth2", charset="UTF-8"`',
+              },
+            },
             content: json({ $ref: '#/components/schemas/OAuthError' }),
           },
           429: clientErrors[429],
@@ -147,10 +231,14 @@ export function oauthPaths(): Record<string, Json> {
         tags: ['oauth2'],
         operationId: 'revokeToken',
         summary: 'Revoke an access or refresh token (RFC 7009)',
-        description: 'Client-authenticated as at the token endpoint. 200 whether or not the token existed; another client\'s token is left alone. Revoking a refresh token also revokes the access tokens of its grant.',
+        description:
+          "Client-authenticated as at the token endpoint. 200 whether or not the token existed; another client's token is left alone. Revoking a refresh token also revokes the access tokens of its grant.",
         security: [{}, { clientBasic: [] }],
         requestBody: tokenForm({}),
-        responses: { 200: { description: 'Done (or nothing to do)', content: json({ type: 'object' }) }, ...clientErrors },
+        responses: {
+          200: { description: 'Done (or nothing to do)', content: json({ type: 'object' }) },
+          ...clientErrors,
+        },
       },
     },
     [PATHS.introspection]: {
@@ -160,25 +248,48 @@ export function oauthPaths(): Record<string, Json> {
         summary: 'Describe a token of this client (RFC 7662)',
         security: [{}, { clientBasic: [] }],
         requestBody: tokenForm({}),
-        responses: { 200: { description: 'The token\'s state', content: json({ $ref: '#/components/schemas/IntrospectionResponse' }) }, ...clientErrors },
+        responses: {
+          200: {
+            description: "The token's state",
+            content: json({ $ref: '#/components/schemas/IntrospectionResponse' }),
+          },
+          ...clientErrors,
+        },
       },
     },
     [PATHS.authorizations]: {
       get: {
         tags: ['oauth2'],
         operationId: 'connectedApplications',
-        summary: 'Connected applications (browser): the signed-in owner\'s clients holding live tokens',
-        description: 'Shows the login form first when there is no session (it comes back here). Per client: name, permissions, since when, and a revoke form.',
+        summary: "Connected applications (browser): the signed-in owner's clients holding live tokens",
+        description:
+          'Shows the login form first when there is no session (it comes back here). Per client: name, permissions, since when, and a revoke form.',
         security: [],
-        responses: { 200: { description: 'The page (or the login form)', content: html }, 429: { description: 'RATE_LIMIT_AUTH per client address: an HTML page', content: html } },
+        responses: {
+          200: { description: 'The page (or the login form)', content: html },
+          429: { description: 'RATE_LIMIT_AUTH per client address: an HTML page', content: html },
+        },
       },
       post: {
         tags: ['oauth2'],
         operationId: 'revokeConnection',
         summary: 'End every access and refresh token of one client for the signed-in owner',
         security: [],
-        requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: form({ csrf: { type: 'string' }, revoke: { type: 'string', description: 'The client id' } }, ['csrf', 'revoke']) } } },
-        responses: { 303: { description: 'Back to the page' }, 403: { description: 'CSRF token missing or wrong: the page again, nothing revoked', content: html } },
+        requestBody: {
+          required: true,
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: form({ csrf: { type: 'string' }, revoke: { type: 'string', description: 'The client id' } }, [
+                'csrf',
+                'revoke',
+              ]),
+            },
+          },
+        },
+        responses: {
+          303: { description: 'Back to the page' },
+          403: { description: 'CSRF token missing or wrong: the page again, nothing revoked', content: html },
+        },
       },
     },
     [PATHS.metadata]: {
@@ -187,7 +298,12 @@ export function oauthPaths(): Record<string, Json> {
         operationId: 'authorizationServerMetadata',
         summary: 'Authorization server metadata (RFC 8414): every endpoint and what it supports',
         security: [],
-        responses: { 200: { description: 'The metadata', content: json({ $ref: '#/components/schemas/AuthorizationServerMetadata' }) } },
+        responses: {
+          200: {
+            description: 'The metadata',
+            content: json({ $ref: '#/components/schemas/AuthorizationServerMetadata' }),
+          },
+        },
       },
     },
   };

@@ -4,7 +4,6 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { registry } from '../collections/index.js';
 import { buildOpenApi } from './openapi.js';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 const doc: any = buildOpenApi(registry.list, 'http://127.0.0.1:3000');
 const params = (op: any) => op.parameters.map((p: any) => p.$ref?.split('/').pop() ?? p.name);
 
@@ -28,7 +27,10 @@ test('OpenAPI: Idempotency-Key and 409 on every write, If-Match and 412 on item 
     }
     assert.ok(!params(collection.patch).includes('IfMatch'), 'If-Match is for item endpoints');
     assert.ok(item.patch.responses['200'].headers.ETag);
-    assert.ok(params(item.get).includes('IfNoneMatch') && item.get.responses['304'] && item.get.responses['200'].headers.ETag, c.name);
+    assert.ok(
+      params(item.get).includes('IfNoneMatch') && item.get.responses['304'] && item.get.responses['200'].headers.ETag,
+      c.name,
+    );
   }
   const text = JSON.stringify(doc.components.responses);
   for (const code of [1006, 1080, 1090, 1249]) assert.ok(text.includes(`\`${code}\``), `code ${code}`);

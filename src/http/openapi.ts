@@ -17,7 +17,16 @@ function schemasFor(c: Collection): Record<string, Json> {
   const N = pascal(c.name);
   const entries = Object.entries(c.fields);
   const writable = entries.filter(([, f]) => !f.readOnly);
-  const writeProps = Object.fromEntries(writable.map(([n, f]) => [n, { ...plain(f.schema), ...(f.kind === 'writeOnly' ? { writeOnly: true } : {}), ...(f.description ? { description: f.description } : {}) }]));
+  const writeProps = Object.fromEntries(
+    writable.map(([n, f]) => [
+      n,
+      {
+        ...plain(f.schema),
+        ...(f.kind === 'writeOnly' ? { writeOnly: true } : {}),
+        ...(f.description ? { description: f.description } : {}),
+      },
+    ]),
+  );
   return {
     [N]: itemSchema(c),
     [`${N}Create`]: {
@@ -26,7 +35,12 @@ function schemasFor(c: Collection): Record<string, Json> {
       required: writable.filter(([, f]) => f.required).map(([n]) => n),
       additionalProperties: false,
     },
-    [`${N}Update`]: { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID }, ...writeProps }, required: ['id'], additionalProperties: false },
+    [`${N}Update`]: {
+      type: 'object',
+      properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID }, ...writeProps },
+      required: ['id'],
+      additionalProperties: false,
+    },
     [`${N}List`]: envelope(c.name, N, 'ListMetadata'),
     [`${N}Write`]: envelope(c.name, N, 'WriteMetadata'),
   };
@@ -51,35 +65,84 @@ function errorResponses(): Record<string, Json> {
   const out: Record<string, Json> = {};
   for (const [status, lines] of byStatus) {
     const schema = status === 422 ? { oneOf: [ref('FailureEnvelope'), ref('ErrorEnvelope')] } : ref('ErrorEnvelope');
-    const validation = status === 422
-      ? `\n\nThe failure envelope's errors carry validation codes:\n${Object.entries(VALIDATION).map(([n, v]) => `- \`${v.code}\` (${n})`).join('\n')}`
-      : '';
+    const validation =
+      status === 422
+        ? `\n\nThe failure envelope's errors carry validation codes:\n${Object.entries(VALIDATION)
+            .map(([n, v]) => `- \`${v.code}\` (${n})`)
+            .join('\n')}`
+        : '';
     const headers = ERROR_HEADERS[status];
-    out[`E${status}`] = { description: `Error codes:\n${lines.join('\n')}${validation}`, ...(headers ? { headers } : {}), content: { 'application/json': { schema } } };
+    out[`E${status}`] = {
+      description: `Error codes:\n${lines.join('\n')}${validation}`,
+      ...(headers ? { headers } : {}),
+      content: { 'application/json': { schema } },
+    };
   }
   return out;
 }
 
 const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 const PARAMETERS: Record<string, Json> = {
-  XVersion: { name: 'X-Version', in: 'header', required: true, schema: { type: 'string', enum: [API_VERSION] }, description: 'API version; required on every request' },
-  XMethod: {
-    name: 'X-Method', in: 'header', required: false, schema: { type: 'string', enum: ['GET', 'POST', 'PATCH', 'DELETE'] },
-    description: 'Replaces the HTTP method (spec §4.2): e.g. POST with `X-Method: PATCH` for clients that cannot send PATCH',
+  XVersion: {
+    name: 'X-Version',
+    in: 'header',
+    required: true,
+    schema: { type: 'string', enum: [API_VERSION] },
+    description: 'API version; required on every request',
   },
-  id: { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: MAX_ID }, description: 'Item id; one no item can have (0, past the maximum) is 404' },
-  fields: { name: 'fields', in: 'query', schema: { type: 'string' }, description: 'Comma-separated field names; `*` = all fields, `[*]` = associations in full; `id` is always returned' },
-  where: { name: 'where', in: 'query', schema: { type: 'string' }, description: "Filter: `term (and|or term)*` with parentheses; `field op value`, op one of `~ !~ = != < <= > >=`; values quoted strings, numbers, true, false, null; e.g. `lastName ~ 'smi' and role.id = 2`" },
-  sort: { name: 'sort', in: 'query', schema: { type: 'string' }, description: 'Comma-separated fields, `-` for descending (default `id`)' },
+  XMethod: {
+    name: 'X-Method',
+    in: 'header',
+    required: false,
+    schema: { type: 'string', enum: ['GET', 'POST', 'PATCH', 'DELETE'] },
+    description:
+      'Replaces the HTTP method (spec §4.2): e.g. POST with `X-Method: PATCH` for clients that cannot send PATCH',
+  },
+  id: {
+    name: 'id',
+    in: 'path',
+    required: true,
+    schema: { type: 'integer', minimum: 1, maximum: MAX_ID },
+    description: 'Item id; one no item can have (0, past the maximum) is 404',
+  },
+  fields: {
+    name: 'fields',
+    in: 'query',
+    schema: { type: 'string' },
+    description: 'Comma-separated field names; `*` = all fields, `[*]` = associations in full; `id` is always returned',
+  },
+  where: {
+    name: 'where',
+    in: 'query',
+    schema: { type: 'string' },
+    description:
+      "Filter: `term (and|or term)*` with parentheses; `field op value`, op one of `~ !~ = != < <= > >=`; values quoted strings, numbers, true, false, null; e.g. `lastName ~ 'smi' and role.id = 2`",
+  },
+  sort: {
+    name: 'sort',
+    in: 'query',
+    schema: { type: 'string' },
+    description: 'Comma-separated fields, `-` for descending (default `id`)',
+  },
   page: { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } },
-  recordsPerPage: { name: 'recordsPerPage', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } },
+  recordsPerPage: {
+    name: 'recordsPerPage',
+    in: 'query',
+    schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+  },
 };
 
-const errs = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/E${s}` }]));
+const errs = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/E${s}` }]));
 const COMMON = [400, 401, 403, 404, 405, 429, 500, 503];
 const WRITE = [...COMMON, 413, 415, 422];
 
-function operation(c: Collection, id: string, summary: string, opts: { params?: Json[]; body?: string; ok: string; write?: boolean }): Json {
+function operation(
+  c: Collection,
+  id: string,
+  summary: string,
+  opts: { params?: Json[]; body?: string; ok: string; write?: boolean },
+): Json {
   const N = pascal(c.name);
   return {
     tags: [c.name],
@@ -87,9 +150,26 @@ function operation(c: Collection, id: string, summary: string, opts: { params?: 
     summary,
     parameters: [param('XVersion'), param('XMethod'), ...(opts.params ?? [])],
     ...(opts.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { [c.name]: { type: 'array', maxItems: MAX_ITEMS, items: ref(opts.body) } }, required: [c.name], additionalProperties: false } } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: { [c.name]: { type: 'array', maxItems: MAX_ITEMS, items: ref(opts.body) } },
+                  required: [c.name],
+                  additionalProperties: false,
+                },
+              },
+            },
+          },
+        }
       : {}),
-    responses: { 200: { description: 'Success', content: { 'application/json': { schema: ref(`${N}${opts.ok}`) } } }, ...errs(...(opts.write ? WRITE : COMMON)) },
+    responses: {
+      200: { description: 'Success', content: { 'application/json': { schema: ref(`${N}${opts.ok}`) } } },
+      ...errs(...(opts.write ? WRITE : COMMON)),
+    },
   };
 }
 
@@ -98,27 +178,47 @@ function pathsFor(c: Collection): Record<string, Json> {
   const list = ['fields', 'where', 'sort', 'page', 'recordsPerPage'].map(param);
   const collection: Json = {
     get: operation(c, `list${N}`, `List ${c.name}`, { params: list, ok: 'List' }),
-    patch: operation(c, `update${N}`, `Update ${c.name} (each item names its id)`, { body: `${N}Update`, ok: 'Write', write: true }),
+    patch: operation(c, `update${N}`, `Update ${c.name} (each item names its id)`, {
+      body: `${N}Update`,
+      ok: 'Write',
+      write: true,
+    }),
     delete: operation(c, `delete${N}`, `Delete ${c.name}`, { body: `${N}Delete`, ok: 'Write', write: true }),
   };
-  if (!c.createVia) collection.post = operation(c, `create${N}`, `Create ${c.name}`, { body: `${N}Create`, ok: 'Write', write: true });
+  if (!c.createVia)
+    collection.post = operation(c, `create${N}`, `Create ${c.name}`, { body: `${N}Create`, ok: 'Write', write: true });
   // Written only by the server: GET alone (the other methods answer 405).
   if (c.readOnly) for (const m of ['post', 'patch', 'delete']) delete collection[m];
   const item: Json = {
     parameters: [param('id')],
     get: operation(c, `get${N}Item`, `Read one of ${c.name}`, { params: [param('fields')], ok: 'List' }),
-    patch: operation(c, `update${N}Item`, `Update one of ${c.name} (the id may be left out of the item)`, { body: `${N}ItemUpdate`, ok: 'Write', write: true }),
-    delete: { ...operation(c, `delete${N}Item`, `Delete one of ${c.name} (no body needed)`, { ok: 'Write', write: true }) },
+    patch: operation(c, `update${N}Item`, `Update one of ${c.name} (the id may be left out of the item)`, {
+      body: `${N}ItemUpdate`,
+      ok: 'Write',
+      write: true,
+    }),
+    delete: {
+      ...operation(c, `delete${N}Item`, `Delete one of ${c.name} (no body needed)`, { ok: 'Write', write: true }),
+    },
   };
   if (c.readOnly) for (const m of ['patch', 'delete']) delete item[m];
   const paths: Record<string, Json> = { [`/${c.name}`]: collection, [`/${c.name}/{id}`]: item };
   for (const [action, doc] of Object.entries(c.actionDocs ?? {})) {
     const at = doc.on === 'item' ? `/${c.name}/{id}/${action}` : `/${c.name}/${action}`;
     const op = operation(c, `${action}${N}`, doc.summary, { ok: 'Write', write: true });
-    if (doc.answers) (op.responses as Json)[200] = { description: 'Success', content: { 'application/json': { schema: ref(`${pascal(doc.answers)}Write`) } } };
+    if (doc.answers)
+      (op.responses as Json)[200] = {
+        description: 'Success',
+        content: { 'application/json': { schema: ref(`${pascal(doc.answers)}Write`) } },
+      };
     paths[at] = {
       ...(doc.on === 'item' ? { parameters: [param('id')] } : {}),
-      post: { ...op, description: doc.description, parameters: [...(op.parameters as Json[]), ...(doc.parameters ?? [])], ...(doc.requestBody ? { requestBody: doc.requestBody } : {}) },
+      post: {
+        ...op,
+        description: doc.description,
+        parameters: [...(op.parameters as Json[]), ...(doc.parameters ?? [])],
+        ...(doc.requestBody ? { requestBody: doc.requestBody } : {}),
+      },
     };
   }
   return paths;
@@ -131,9 +231,17 @@ export function buildOpenApi(collections: Iterable<Collection>, publicUrl: strin
     Object.assign(schemas, schemasFor(c));
     const N = pascal(c.name);
     schemas[`${N}ItemUpdate`] = { ...schemas[`${N}Update`], required: [] };
-    schemas[`${N}Delete`] = { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID } }, required: ['id'], additionalProperties: false };
+    schemas[`${N}Delete`] = {
+      type: 'object',
+      properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID } },
+      required: ['id'],
+      additionalProperties: false,
+    };
   }
-  const scopes = { default: "The client's registered permission set (`<collection>.read` / `<collection>.write`), or the part the owner kept" };
+  const scopes = {
+    default:
+      "The client's registered permission set (`<collection>.read` / `<collection>.write`), or the part the owner kept",
+  };
   return {
     openapi: '3.1.0',
     info: {
@@ -146,8 +254,17 @@ export function buildOpenApi(collections: Iterable<Collection>, publicUrl: strin
     },
     servers: [{ url: publicUrl }],
     security: [{ oauth2: ['default'] }, { bearer: [] }],
-    tags: [...cs.map((c) => ({ name: c.name, description: c.description })), { name: 'oauth2', description: 'Authorization server (RFC 6749)' }, { name: 'operations', description: 'Health and metrics, for the operator' }],
-    paths: { ...withRetries(Object.assign({}, ...cs.map(pathsFor))), ...Object.assign({}, ...cs.map((c) => c.extraPaths ?? {})), ...oauthPaths(), ...operationsPaths() },
+    tags: [
+      ...cs.map((c) => ({ name: c.name, description: c.description })),
+      { name: 'oauth2', description: 'Authorization server (RFC 6749)' },
+      { name: 'operations', description: 'Health and metrics, for the operator' },
+    ],
+    paths: {
+      ...withRetries(Object.assign({}, ...cs.map(pathsFor))),
+      ...Object.assign({}, ...cs.map((c) => c.extraPaths ?? {})),
+      ...oauthPaths(),
+      ...operationsPaths(),
+    },
     components: {
       schemas,
       parameters: { ...PARAMETERS, ...RETRY_PARAMETERS },
@@ -156,11 +273,27 @@ export function buildOpenApi(collections: Iterable<Collection>, publicUrl: strin
       securitySchemes: {
         oauth2: {
           type: 'oauth2',
-          description: 'Authorization code grant with a confidential client; PKCE (S256) accepted. Add `access_type=offline` for a refresh token.',
-          flows: { authorizationCode: { authorizationUrl: `${publicUrl}/oauth2/code`, tokenUrl: `${publicUrl}/oauth2/token`, refreshUrl: `${publicUrl}/oauth2/token`, scopes } },
+          description:
+            'Authorization code grant with a confidential client; PKCE (S256) accepted. Add `access_type=offline` for a refresh token.',
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${publicUrl}/oauth2/code`,
+              tokenUrl: `${publicUrl}/oauth2/token`,
+              refreshUrl: `${publicUrl}/oauth2/token`,
+              scopes,
+            },
+          },
         },
-        bearer: { type: 'http', scheme: 'bearer', description: 'An access token from /oauth2/token: `Authorization: Bearer <token>`' },
-        clientBasic: { type: 'http', scheme: 'basic', description: 'Client ID and secret at /oauth2/token (form-url-encoded, RFC 6749 Appendix B)' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An access token from /oauth2/token: `Authorization: Bearer <token>`',
+        },
+        clientBasic: {
+          type: 'http',
+          scheme: 'basic',
+          description: 'Client ID and secret at /oauth2/token (form-url-encoded, RFC 6749 Appendix B)',
+        },
       },
     },
   };

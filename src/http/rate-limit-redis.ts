@@ -8,7 +8,10 @@ import { createClient } from 'redis';
  * time left, in one atomic round trip (MULTI). Redis unreachable means the request fails (503),
  * never unlimited.
  */
-export async function openRedisStore(url: string, prefix = 'fsm:rl:'): Promise<{ Store: FastifyRateLimitStoreCtor; close(): Promise<void> }> {
+export async function openRedisStore(
+  url: string,
+  prefix = 'fsm:rl:',
+): Promise<{ Store: FastifyRateLimitStoreCtor; close(): Promise<void> }> {
   const client = createClient({ url, disableOfflineQueue: true });
   // Errors surface on the commands that fail; an 'error' event must not crash the process.
   client.on('error', () => {});
@@ -17,10 +20,16 @@ export async function openRedisStore(url: string, prefix = 'fsm:rl:'): Promise<{
   class RedisStore implements FastifyRateLimitStore {
     incr(bucket: string, callback: Parameters<FastifyRateLimitStore['incr']>[1], timeWindow: number): void {
       const key = prefix + bucket;
-      client.multi().incr(key).pExpire(key, timeWindow, 'NX').pTTL(key).exec().then(
-        ([current, , ttl]) => callback(null, { current: Number(current), ttl: Number(ttl) }),
-        (err: Error) => callback(err),
-      );
+      client
+        .multi()
+        .incr(key)
+        .pExpire(key, timeWindow, 'NX')
+        .pTTL(key)
+        .exec()
+        .then(
+          ([current, , ttl]) => callback(null, { current: Number(current), ttl: Number(ttl) }),
+          (err: Error) => callback(err),
+        );
     }
     child(): FastifyRateLimitStore {
       return this;

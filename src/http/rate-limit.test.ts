@@ -5,14 +5,23 @@ import net from 'node:net';
 import { createClient } from 'redis';
 import { buildApp } from '../app.js';
 import { hashToken } from '../auth/secrets.js';
-import { DIALECTS, call, createOAuthClient, createTenant, createTestApp, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import {
+  DIALECTS,
+  call,
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from '../../test/helpers.js';
 import { WINDOW_MS } from './rate-limit.js';
 import { openRedisStore } from './rate-limit-redis.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** The four headers of spec §1.7 and the error envelope. */
-function assertRefused(res: { status: number; headers: Record<string, unknown>; body: any }, limit: number) { // eslint-disable-line @typescript-eslint/no-explicit-any
+function assertRefused(res: { status: number; headers: Record<string, unknown>; body: any }, limit: number) {
   assert.equal(res.status, 429);
   assert.equal(res.body.result, 'error');
   assert.equal(res.body.error.code, 1429);
@@ -30,10 +39,28 @@ function assertRefused(res: { status: number; headers: Record<string, unknown>; 
 
 /** Redis counters outlive a run and are shared with other runs: each test counts from its own addresses. */
 const randomAddress = () => `10.${[...crypto.randomBytes(3)].join('.')}`;
-const form = (t: TestApp, url: string, fields: Record<string, string>, ip = '127.0.0.1', headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url, remoteAddress: ip, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: new URLSearchParams(fields).toString() });
+const form = (
+  t: TestApp,
+  url: string,
+  fields: Record<string, string>,
+  ip = '127.0.0.1',
+  headers: Record<string, string> = {},
+) =>
+  t.app.inject({
+    method: 'POST',
+    url,
+    remoteAddress: ip,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: new URLSearchParams(fields).toString(),
+  });
 const post = (t: TestApp, url: string, ip = '127.0.0.1') =>
-  t.app.inject({ method: 'POST', url, remoteAddress: ip, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=x' });
+  t.app.inject({
+    method: 'POST',
+    url,
+    remoteAddress: ip,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=x',
+  });
 
 /**
  * The window's end, as each store sees it: the in-process store reads Date.now() (mocked here), a
@@ -143,7 +170,12 @@ function rateLimitSuite(name: string, dialect: (typeof DIALECTS)[number], redisU
         // Another address is not affected, nor is the API, nor a client authenticating from here.
         assert.equal((await page('/oauth2/code?client_id=x', randomAddress())).statusCode, 400);
         assert.equal((await call(t.app, a.token, 'GET', '/users')).status, 200);
-        const introspect = await form(t, '/oauth2/introspect', { token: 'x', client_id: client.clientId, client_secret: client.clientSecret }, here);
+        const introspect = await form(
+          t,
+          '/oauth2/introspect',
+          { token: 'x', client_id: client.clientId, client_secret: client.clientSecret },
+          here,
+        );
         assert.equal(introspect.statusCode, 200);
         await endWindow(`auth:${here}`);
         assert.equal((await page('/oauth2/code?client_id=x')).statusCode, 400);
@@ -154,7 +186,10 @@ function rateLimitSuite(name: string, dialect: (typeof DIALECTS)[number], redisU
     test('RATE_LIMIT_AUTH on the client endpoints counts per client id after authentication; failed authentications per address', async () => {
       const one = await createOAuthClient(t.database);
       const two = await createOAuthClient(t.database);
-      const creds = (c: { clientId: string; clientSecret: string }) => ({ client_id: c.clientId, client_secret: c.clientSecret });
+      const creds = (c: { clientId: string; clientSecret: string }) => ({
+        client_id: c.clientId,
+        client_secret: c.clientSecret,
+      });
       const [ip1, ip2, ip3, ip9] = [randomAddress(), randomAddress(), randomAddress(), randomAddress()];
       t.config.rateLimitAuth = 2;
       try {
@@ -163,16 +198,31 @@ function rateLimitSuite(name: string, dialect: (typeof DIALECTS)[number], redisU
         assert.equal(first.statusCode, 200);
         assert.equal(first.headers['ratelimit-remaining'], '1');
         assert.equal((await form(t, '/oauth2/revoke', { token: 'x', ...creds(one) }, ip2)).statusCode, 200);
-        const refused = await form(t, '/oauth2/token', { grant_type: 'refresh_token', refresh_token: 'x', ...creds(one) }, ip3);
+        const refused = await form(
+          t,
+          '/oauth2/token',
+          { grant_type: 'refresh_token', refresh_token: 'x', ...creds(one) },
+          ip3,
+        );
         assertRefused({ status: refused.statusCode, headers: refused.headers, body: refused.json() }, 2);
         // Another client from the same addresses has its own budget; so do the pages of those addresses.
         assert.equal((await form(t, '/oauth2/introspect', { token: 'x', ...creds(two) }, ip1)).statusCode, 200);
-        assert.equal((await t.app.inject({ method: 'GET', url: '/oauth2/code?client_id=x', remoteAddress: ip1 })).statusCode, 400);
+        assert.equal(
+          (await t.app.inject({ method: 'GET', url: '/oauth2/code?client_id=x', remoteAddress: ip1 })).statusCode,
+          400,
+        );
         // Failed client authentication (either form) counts against the address: a third is 429.
         const wrong = { token: 'x', client_id: two.clientId, client_secret: 'wrong' };
         assert.equal((await form(t, '/oauth2/revoke', wrong, ip9)).statusCode, 401);
         const basic = `Basic ${Buffer.from(`${two.clientId}:wrong`).toString('base64')}`;
-        assert.equal((await form(t, '/oauth2/token', { grant_type: 'refresh_token', refresh_token: 'x' }, ip9, { authorization: basic })).statusCode, 401);
+        assert.equal(
+          (
+            await form(t, '/oauth2/token', { grant_type: 'refresh_token', refresh_token: 'x' }, ip9, {
+              authorization: basic,
+            })
+          ).statusCode,
+          401,
+        );
         const spent = await form(t, '/oauth2/introspect', wrong, ip9);
         assertRefused({ status: spent.statusCode, headers: spent.headers, body: spent.json() }, 2);
         // The failures spent nothing of the client's own budget: it still has one request.
@@ -200,31 +250,41 @@ function rateLimitSuite(name: string, dialect: (typeof DIALECTS)[number], redisU
       }
     });
 
-    test(redisUrl ? 'processes on one Redis share the counters (as workers and hosts do)' : 'processes without Redis count on their own (each allows the limit)', async () => {
-      const second = await buildApp({ config: { ...t.config, rateLimitApi: 4 }, database: t.database, clock: () => t.clock.now });
-      t.config.rateLimitApi = 4;
-      try {
-        const token = await a.tokenFor(a.adminId);
-        const apps = [t.app, second, t.app, second];
-        const remaining = [];
-        for (const app of apps) remaining.push((await call(app, token, 'GET', '/users')).headers['ratelimit-remaining']);
-        if (redisUrl) {
-          assert.deepEqual(remaining, ['3', '2', '1', '0']);
-          assertRefused(await call(second, token, 'GET', '/users'), 4);
-          assertRefused(await call(t.app, token, 'GET', '/users'), 4);
-        } else {
-          assert.deepEqual(remaining, ['3', '3', '2', '2']);
-          for (const app of [t.app, second]) {
-            assert.equal((await call(app, token, 'GET', '/users')).headers['ratelimit-remaining'], '1');
-            assert.equal((await call(app, token, 'GET', '/users')).headers['ratelimit-remaining'], '0');
-            assertRefused(await call(app, token, 'GET', '/users'), 4);
+    test(
+      redisUrl
+        ? 'processes on one Redis share the counters (as workers and hosts do)'
+        : 'processes without Redis count on their own (each allows the limit)',
+      async () => {
+        const second = await buildApp({
+          config: { ...t.config, rateLimitApi: 4 },
+          database: t.database,
+          clock: () => t.clock.now,
+        });
+        t.config.rateLimitApi = 4;
+        try {
+          const token = await a.tokenFor(a.adminId);
+          const apps = [t.app, second, t.app, second];
+          const remaining = [];
+          for (const app of apps)
+            remaining.push((await call(app, token, 'GET', '/users')).headers['ratelimit-remaining']);
+          if (redisUrl) {
+            assert.deepEqual(remaining, ['3', '2', '1', '0']);
+            assertRefused(await call(second, token, 'GET', '/users'), 4);
+            assertRefused(await call(t.app, token, 'GET', '/users'), 4);
+          } else {
+            assert.deepEqual(remaining, ['3', '3', '2', '2']);
+            for (const app of [t.app, second]) {
+              assert.equal((await call(app, token, 'GET', '/users')).headers['ratelimit-remaining'], '1');
+              assert.equal((await call(app, token, 'GET', '/users')).headers['ratelimit-remaining'], '0');
+              assertRefused(await call(app, token, 'GET', '/users'), 4);
+            }
           }
+        } finally {
+          t.config.rateLimitApi = 600;
+          await second.close();
         }
-      } finally {
-        t.config.rateLimitApi = 600;
-        await second.close();
-      }
-    });
+      },
+    );
   });
 }
 
@@ -245,7 +305,9 @@ if (redisUp || process.env.FSM_REQUIRE_ALL === '1') {
     const { Store, close } = await openRedisStore(REDIS_URL, `fsm:test:${process.pid}:${Date.now()}:`);
     const store = new Store({});
     const hit = (bucket: string, windowMs: number) =>
-      new Promise<{ current: number; ttl: number }>((resolve, reject) => store.incr(bucket, (err, r) => (err ? reject(err) : resolve(r!)), windowMs, 10));
+      new Promise<{ current: number; ttl: number }>((resolve, reject) =>
+        store.incr(bucket, (err, r) => (err ? reject(err) : resolve(r!)), windowMs, 10),
+      );
     try {
       const first = await hit('k', 60_000);
       assert.equal(first.current, 1);
@@ -253,7 +315,10 @@ if (redisUp || process.env.FSM_REQUIRE_ALL === '1') {
       assert.equal((await hit('k', 60_000)).current, 2);
       assert.equal((await hit('other', 60_000)).current, 1);
       const hits = await Promise.all(Array.from({ length: 20 }, () => hit('c', 60_000)));
-      assert.deepEqual(hits.map((h) => h.current).sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i + 1));
+      assert.deepEqual(
+        hits.map((h) => h.current).sort((x, y) => x - y),
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
       // A later hit does not extend the window: the expiry is set by the first one only.
       assert.equal((await hit('short', 100)).current, 1);
       await new Promise((r) => setTimeout(r, 60));

@@ -89,7 +89,9 @@ export const rateLimitPlugin = fp(
   async (app: FastifyInstance) => {
     // The Redis client is loaded only when configured: importing it costs every process ~20 MB of
     // RSS (measured), which the peak-RSS budget of a worker cannot spare.
-    const redis = app.config.redisUrl ? await (await import('./rate-limit-redis.js')).openRedisStore(app.config.redisUrl) : undefined;
+    const redis = app.config.redisUrl
+      ? await (await import('./rate-limit-redis.js')).openRedisStore(app.config.redisUrl)
+      : undefined;
     if (redis) app.addHook('onClose', async () => redis.close());
     await app.register(fastifyRateLimit, {
       global: false,

@@ -19,7 +19,12 @@ export function routeTable(app: FastifyInstance): void {
   let paramFirst = false;
   app.addHook('onRoute', (r) => {
     if (r.url === '/*') return;
-    const re = new RegExp(`^${r.url.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`);
+    const re = new RegExp(
+      `^${r.url
+        .split('/')
+        .map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/')}/?$`,
+    );
     routes.push({ re, methods: Array.isArray(r.method) ? r.method : [r.method] });
     const first = r.url.split('/')[1] ?? '';
     if (first.startsWith(':') || first.includes('*')) paramFirst = true;

@@ -47,6 +47,11 @@ export function notFoundOr405(app: { routeMethods(path: string): string[] }, met
   const other = app.routeMethods(path);
   const route = parsePath(url);
   const allow = other.length ? other : route ? allowedMethods(route) : [];
-  if (!allow.length) return new ApiError('notFound', 'the URL form is /:collection[/:item][/:action] (letters, digits, letters)');
-  return new ApiError('methodNotAllowed', `${method.slice(0, 20)} ${path.slice(0, 100)}; allowed: ${allow.join(', ')}`, { allow: allow.join(', ') });
+  if (!allow.length)
+    return new ApiError('notFound', 'the URL form is /:collection[/:item][/:action] (letters, digits, letters)');
+  return new ApiError(
+    'methodNotAllowed',
+    `${method.slice(0, 20)} ${path.slice(0, 100)}; allowed: ${allow.join(', ')}`,
+    { allow: allow.join(', ') },
+  );
 }

@@ -21,13 +21,19 @@ export function readSchema(field: Field): Json {
   switch (field.kind) {
     case 'assoc': {
       // The members are the target's own declarations: the same schema its own items are served with.
-      const members = Object.fromEntries(Object.entries(field.members).map(([m, d]) => [m, { ...plain(d.schema), description: 'with fields=[*]' }]));
+      const members = Object.fromEntries(
+        Object.entries(field.members).map(([m, d]) => [m, { ...plain(d.schema), description: 'with fields=[*]' }]),
+      );
       const obj = { type: 'object', properties: { id: { type: 'integer' }, ...members }, required: ['id'] };
       return { ...(field.nullable ? nullable(obj) : obj), ...doc };
     }
     case 'assocList': {
       const members = Object.fromEntries(Object.entries(field.members).map(([m, d]) => [m, plain(d.schema)]));
-      return { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' }, ...members }, required: ['id'] }, ...doc };
+      return {
+        type: 'array',
+        items: { type: 'object', properties: { id: { type: 'integer' }, ...members }, required: ['id'] },
+        ...doc,
+      };
     }
     case 'object':
       // Stored members that are null are left out of the object, so none is required in responses.
@@ -45,7 +51,10 @@ export function itemSchema(c: Collection): Json & { properties: Record<string, J
   return {
     type: 'object',
     description: `${c.description} Without \`fields\` an item has: id, ${defaults}. \`fields=*\` adds the rest; \`[*]\` expands associations.`,
-    properties: { id: { type: 'integer', readOnly: true }, ...Object.fromEntries(readable.map(([n, f]) => [n, readSchema(f)])) },
+    properties: {
+      id: { type: 'integer', readOnly: true },
+      ...Object.fromEntries(readable.map(([n, f]) => [n, readSchema(f)])),
+    },
     required: ['id'],
   };
 }
@@ -72,26 +81,45 @@ export const SHARED_SCHEMAS: Record<string, Json> = {
     },
     required: ['type', 'code', 'message'],
   },
-  ErrorEnvelope: { type: 'object', properties: { result: { const: 'error' }, error: ref('Error') }, required: ['result', 'error'] },
+  ErrorEnvelope: {
+    type: 'object',
+    properties: { result: { const: 'error' }, error: ref('Error') },
+    required: ['result', 'error'],
+  },
   FailureEnvelope: {
     type: 'object',
     description: 'Validation failed for one or more items; nothing of the request was saved.',
     properties: {
       result: { const: 'failure' },
-      failures: { type: 'array', items: { type: 'object', properties: { rawData: {}, errors: { type: 'array', items: ref('Error') } }, required: ['rawData', 'errors'] } },
+      failures: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { rawData: {}, errors: { type: 'array', items: ref('Error') } },
+          required: ['rawData', 'errors'],
+        },
+      },
       metadata: ref('WriteMetadata'),
     },
     required: ['result', 'failures', 'metadata'],
   },
   ListMetadata: {
     type: 'object',
-    properties: { page: { type: 'integer' }, pagesCount: { type: 'integer' }, recordsPerPage: { type: 'integer' }, recordsCount: { type: 'integer' } },
+    properties: {
+      page: { type: 'integer' },
+      pagesCount: { type: 'integer' },
+      recordsPerPage: { type: 'integer' },
+      recordsCount: { type: 'integer' },
+    },
     required: ['page', 'pagesCount', 'recordsPerPage', 'recordsCount'],
   },
   WriteMetadata: {
     type: 'object',
-    properties: { receivedItemsCount: { type: 'integer' }, validItems: { type: 'array', items: { type: 'integer' } }, invalidItems: { type: 'array', items: { type: 'integer' } } },
+    properties: {
+      receivedItemsCount: { type: 'integer' },
+      validItems: { type: 'array', items: { type: 'integer' } },
+      invalidItems: { type: 'array', items: { type: 'integer' } },
+    },
     required: ['receivedItemsCount', 'validItems', 'invalidItems'],
   },
 };
-

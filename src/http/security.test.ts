@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, call, createTenant, appWithTenants, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { DIALECTS, call, appWithTenants, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
 
 /** Security headers on every JSON answer, without touching the spec's four (§1.7). */
 for (const dialect of DIALECTS) {
@@ -17,7 +17,10 @@ for (const dialect of DIALECTS) {
         await call(t.app, a.token, 'GET', '/nothing/here/at/all'),
         await call(t.app, a.token, 'POST', '/users', '{"users": [', {}),
       ];
-      assert.deepEqual(answers.map((r) => r.status), [200, 401, 404, 400]);
+      assert.deepEqual(
+        answers.map((r) => r.status),
+        [200, 401, 404, 400],
+      );
       for (const r of answers) {
         assert.equal(r.headers['content-type'], 'application/json;charset=UTF-8');
         assert.equal(r.headers['cache-control'], 'no-store');

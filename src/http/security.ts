@@ -15,4 +15,5 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 const HSTS = { 'strict-transport-security': 'max-age=31536000; includeSubDomains' };
 
 /** The headers to set: the list above, and HSTS when the server is reached over https. */
-export const securityHeaders = (hsts: boolean): Readonly<Record<string, string>> => (hsts ? { ...SECURITY_HEADERS, ...HSTS } : SECURITY_HEADERS);
+export const securityHeaders = (hsts: boolean): Readonly<Record<string, string>> =>
+  hsts ? { ...SECURITY_HEADERS, ...HSTS } : SECURITY_HEADERS;

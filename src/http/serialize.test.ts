@@ -17,7 +17,14 @@ import { DIALECTS, createTestDb, skipUnless, type TestDb } from '../../test/help
  * values in every column (control characters, quotes, lone surrogates, U+2028, long strings, -0,
  * integers past 2^53, exponents, nulls, empty objects), on each database's own row values.
  */
-const EDGE_STRINGS = ['', '\u0000\u0007\b\t\n\f\r\u001f"\\/', 'lone \ud800 and \udc00 surrogates', '\u2028\u2029 é 😀 \u007f', `${'x'.repeat(5000)}"`, 'y'.repeat(45)];
+const EDGE_STRINGS = [
+  '',
+  '\u0000\u0007\b\t\n\f\r\u001f"\\/',
+  'lone \ud800 and \udc00 surrogates',
+  '\u2028\u2029 é 😀 \u007f',
+  `${'x'.repeat(5000)}"`,
+  'y'.repeat(45),
+];
 const EDGE_NUMBERS = [-0, 2 ** 53 + 2, 1e21, 0.1 + 0.2, -1.5e-7, 2147483647];
 
 /** Rows of a collection: its example as stored, then that row with each column set to edge values. */
@@ -33,7 +40,8 @@ function rowsOf(c: Collection, example: Row): Row[] {
     for (const s of scalars) {
       if (s.type === 'string' || s.type === 'datetime') row[s.column] = EDGE_STRINGS[i % EDGE_STRINGS.length];
       else if (s.type === 'integer' || s.type === 'number') row[s.column] = EDGE_NUMBERS[i % EDGE_NUMBERS.length];
-      else if (s.type === 'json') row[s.column] = JSON.stringify([EDGE_STRINGS[i % EDGE_STRINGS.length], -0, { a: null }]);
+      else if (s.type === 'json')
+        row[s.column] = JSON.stringify([EDGE_STRINGS[i % EDGE_STRINGS.length], -0, { a: null }]);
       else if (s.type === 'boolean' || s.type === 'flag') row[s.column] = i % 2;
       // Every other row has its nullable values null (object members are then left out).
       if (s.nullable && i % 2 === 1) row[s.column] = null;
@@ -50,24 +58,59 @@ for (const dialect of DIALECTS) {
     let roleId: number;
     before(async () => {
       t = await createTestDb(dialect);
-      const { account, user } = await createAccount(t.services.writer, { companyName: 'Ünïcode "Co"', firstName: 'Ada', lastName: 'Admin', mobile: '+441234567890', login: 'ser-admin', password: 'correct horse battery' });
-      roleId = (await t.database.db.selectFrom('roles').select('id').where('account_id', '=', account.id).executeTakeFirstOrThrow()).id;
-      caller = { accountId: account.id, userId: user.id, role: 'administrator', permissions: new Set(ALL_PERMISSIONS), clientId: 'test', now: Date.now(), publicUrl: t.config.publicUrl };
+      const { account, user } = await createAccount(t.services.writer, {
+        companyName: 'Ünïcode "Co"',
+        firstName: 'Ada',
+        lastName: 'Admin',
+        mobile: '+441234567890',
+        login: 'ser-admin',
+        password: 'correct horse battery',
+      });
+      roleId = (
+        await t.database.db
+          .selectFrom('roles')
+          .select('id')
+          .where('account_id', '=', account.id)
+          .executeTakeFirstOrThrow()
+      ).id;
+      caller = {
+        accountId: account.id,
+        userId: user.id,
+        role: 'administrator',
+        permissions: new Set(ALL_PERMISSIONS),
+        clientId: 'test',
+        now: Date.now(),
+        publicUrl: t.config.publicUrl,
+      };
     });
     after(() => t.close());
 
     test('every collection: the compiled list answer is JSON.stringify of the presented items', async () => {
       for (const c of registry.list) {
         // References point at rows that exist (the account, its role, its administrator) so `[*]` expands them.
-        const item = c.example((target) => ({ id: target === 'accounts' ? caller.accountId : target === 'roles' ? roleId : caller.userId }));
-        const stored: Row = { ...itemToRow(c, item, 'create', caller.now), id: 7, account_id: caller.accountId, created: caller.now, modified: caller.now, version: 3 };
+        const item = c.example((target) => ({
+          id: target === 'accounts' ? caller.accountId : target === 'roles' ? roleId : caller.userId,
+        }));
+        const stored: Row = {
+          ...itemToRow(c, item, 'create', caller.now),
+          id: 7,
+          account_id: caller.accountId,
+          created: caller.now,
+          modified: caller.now,
+          version: 3,
+        };
         for (const fields of [undefined, '*', '*,[*]']) {
           const q = parseListQuery(c, fields ? { fields } : {});
           const items = await present(t.database.db, c, caller, q.projection, rowsOf(c, stored));
-          const body = { result: 'success' as const, [c.name]: items, metadata: { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: items.length } };
+          const body = {
+            result: 'success' as const,
+            [c.name]: items,
+            metadata: { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: items.length },
+          };
           const before = fallbacks.count;
           // The first answer of a projection is JSON.stringify's; the second compiles it.
-          for (let i = 0; i < 2; i++) assert.equal(listAnswer(c, q.projection.fields, body), JSON.stringify(body), `${c.name} fields=${fields}`);
+          for (let i = 0; i < 2; i++)
+            assert.equal(listAnswer(c, q.projection.fields, body), JSON.stringify(body), `${c.name} fields=${fields}`);
           assert.equal(compiledCount(c, q.projection.fields), 1, `${c.name} fields=${fields} compiled`);
           // The compiled code wrote it: no value made it fall back to JSON.stringify.
           assert.equal(fallbacks.count, before, `${c.name} fields=${fields} fell back`);
@@ -79,9 +122,14 @@ for (const dialect of DIALECTS) {
 
 test('a value of another type than declared falls back to JSON.stringify, with the same bytes', () => {
   const users = registry.get('users')!;
-  const body = { result: 'success' as const, users: [{ id: 1, firstName: 5, hourlyRate: '12.50', status: { message: 'x' } }], metadata: { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: 1 } };
+  const body = {
+    result: 'success' as const,
+    users: [{ id: 1, firstName: 5, hourlyRate: '12.50', status: { message: 'x' } }],
+    metadata: { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: 1 },
+  };
   const before = fallbacks.count;
-  for (let i = 0; i < 2; i++) assert.equal(listAnswer(users, ['firstName', 'hourlyRate', 'status'], body), JSON.stringify(body));
+  for (let i = 0; i < 2; i++)
+    assert.equal(listAnswer(users, ['firstName', 'hourlyRate', 'status'], body), JSON.stringify(body));
   assert.equal(compiledCount(users, ['firstName', 'hourlyRate', 'status']), 1);
   assert.equal(fallbacks.count, before + 1);
 });
@@ -89,7 +137,11 @@ test('a value of another type than declared falls back to JSON.stringify, with t
 test('projections compile on their second answer, at most 50 per collection; the rest are JSON.stringify', () => {
   const jobs = registry.get('jobs')!;
   const names = Object.keys(jobs.fields).filter((n) => jobs.fields[n].kind !== 'writeOnly');
-  const body = { result: 'success' as const, jobs: [{ id: 1, title: 'x' }], metadata: { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: 1 } };
+  const body = {
+    result: 'success' as const,
+    jobs: [{ id: 1, title: 'x' }],
+    metadata: { page: 1, pagesCount: 1, recordsPerPage: 50, recordsCount: 1 },
+  };
   const once = ['title', 'reference'];
   assert.equal(listAnswer(jobs, once, body), JSON.stringify(body));
   assert.equal(compiledCount(jobs, once), 0);
@@ -105,7 +157,11 @@ test('projections compile on their second answer, at most 50 per collection; the
 
 test('error answers are JSON.stringify of the error envelope', () => {
   const before = fallbacks.count;
-  for (const body of [new ApiError('itemNotFound').body, new ApiError('badModifier', 'bad \u0000 "x" \ud800').body, validationError('invalid', 'na\u2028me', 'why')]) {
+  for (const body of [
+    new ApiError('itemNotFound').body,
+    new ApiError('badModifier', 'bad \u0000 "x" \ud800').body,
+    validationError('invalid', 'na\u2028me', 'why'),
+  ]) {
     assert.equal(errorAnswer(body), JSON.stringify({ result: 'error', error: body }));
   }
   assert.equal(fallbacks.count, before);

@@ -48,7 +48,9 @@ function typesOf(s: Json, refs: (name: string) => Json): Json {
       return { type: ['object', 'null'], properties: Object.fromEntries(props) };
     }
     case 'array':
-      return s.items && !Array.isArray(s.items) ? { type: ['array', 'null'], items: typesOf(s.items as Json, refs) } : {};
+      return s.items && !Array.isArray(s.items)
+        ? { type: ['array', 'null'], items: typesOf(s.items as Json, refs) }
+        : {};
     default:
       return {};
   }
@@ -80,7 +82,10 @@ function projected(c: Collection, fields: string[]): Json {
     const f = c.fields[name];
     return (f.kind === 'scalar' && f.type === 'json') || f.kind === 'computed' ? {} : item.properties[name];
   };
-  return { type: 'object', properties: Object.fromEntries([['id', item.properties.id], ...fields.map((n) => [n, typed(n)])]) };
+  return {
+    type: 'object',
+    properties: Object.fromEntries([['id', item.properties.id], ...fields.map((n) => [n, typed(n)])]),
+  };
 }
 
 function listSerializer(c: Collection, fields: string[]): Serializer {
@@ -122,10 +127,16 @@ function serializerFor(c: Collection, fields: string[]): Serializer | undefined 
 
 /** How many projections of a collection have a compiled serializer (the tests read it). */
 export const compiledCount = (c: Collection, fields?: string[]): number =>
-  fields ? Number(compiled.get(c)?.serializers.has(fieldsKey(fields)) ?? false) : (compiled.get(c)?.serializers.size ?? 0);
+  fields
+    ? Number(compiled.get(c)?.serializers.has(fieldsKey(fields)) ?? false)
+    : (compiled.get(c)?.serializers.size ?? 0);
 
 /** `{result, <collection>: items, metadata}` of a read (a list, or one item), as text. */
-export function listAnswer(c: Collection, fields: string[], body: { result: 'success'; metadata: Record<string, number> } & Record<string, Item[] | unknown>): string {
+export function listAnswer(
+  c: Collection,
+  fields: string[],
+  body: { result: 'success'; metadata: Record<string, number> } & Record<string, Item[] | unknown>,
+): string {
   const write = serializerFor(c, fields);
   return write ? write(body) : JSON.stringify(body);
 }

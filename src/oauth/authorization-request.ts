@@ -35,29 +35,47 @@ function protocolError(q: Record<string, unknown>): [string, string] | undefined
   if (single(q, 'scope') !== 'default') return ['invalid_scope', 'scope must be default'];
   const challenge = single(q, 'code_challenge');
   const method = single(q, 'code_challenge_method');
-  if (challenge === undefined && method !== undefined) return ['invalid_request', 'code_challenge_method without code_challenge'];
+  if (challenge === undefined && method !== undefined)
+    return ['invalid_request', 'code_challenge_method without code_challenge'];
   if (challenge !== undefined && method !== 'S256') return ['invalid_request', 'code_challenge_method must be S256'];
-  if (challenge !== undefined && !S256_CHALLENGE.test(challenge)) return ['invalid_request', 'code_challenge must be a base64url SHA-256'];
+  if (challenge !== undefined && !S256_CHALLENGE.test(challenge))
+    return ['invalid_request', 'code_challenge must be a base64url SHA-256'];
   const accessType = single(q, 'access_type');
-  if (accessType !== undefined && accessType !== 'online' && accessType !== 'offline') return ['invalid_request', 'access_type must be online or offline'];
+  if (accessType !== undefined && accessType !== 'online' && accessType !== 'offline')
+    return ['invalid_request', 'access_type must be online or offline'];
   const prompt = single(q, 'prompt');
-  if (prompt !== undefined && !['login', 'consent', 'none'].includes(prompt)) return ['invalid_request', 'prompt must be login, consent or none'];
+  if (prompt !== undefined && !['login', 'consent', 'none'].includes(prompt))
+    return ['invalid_request', 'prompt must be login, consent or none'];
   return undefined;
 }
 
 /** `issuer` goes into every redirect back to the client (RFC 9207), errors included. */
-export async function checkAuthorizationRequest(db: Executor, q: Record<string, unknown>, issuer: string): Promise<Checked> {
+export async function checkAuthorizationRequest(
+  db: Executor,
+  q: Record<string, unknown>,
+  issuer: string,
+): Promise<Checked> {
   const clientId = single(q, 'client_id');
   const client = clientId === undefined ? undefined : await findClient(db, clientId);
   if (!client || client.revoked) return { ok: false, page: 'The application is unknown.' };
-  const sent = q.redirect_uri === undefined ? undefined : single(q, 'redirect_uri') ?? '';
+  const sent = q.redirect_uri === undefined ? undefined : (single(q, 'redirect_uri') ?? '');
   const redirectUri = resolveRedirectUri(client.redirectUris, sent);
   if (redirectUri === undefined) {
-    return { ok: false, page: sent === undefined ? 'The application must say where to return (redirect_uri).' : 'The return address (redirect_uri) is not registered for this application.' };
+    return {
+      ok: false,
+      page:
+        sent === undefined
+          ? 'The application must say where to return (redirect_uri).'
+          : 'The return address (redirect_uri) is not registered for this application.',
+    };
   }
   const state = single(q, 'state');
   const problem = checkCertified(client) ?? protocolError(q);
-  if (problem) return { ok: false, redirect: authorizationResponse(redirectUri, issuer, { error: problem[0], error_description: problem[1], state }) };
+  if (problem)
+    return {
+      ok: false,
+      redirect: authorizationResponse(redirectUri, issuer, { error: problem[0], error_description: problem[1], state }),
+    };
   return {
     ok: true,
     request: {

@@ -23,7 +23,11 @@ export async function authorizationsPage(app: FastifyInstance): Promise<void> {
 
   function showLogin(request: FastifyRequest, reply: FastifyReply, status = 200, error?: string, login?: string) {
     const csrf = loginCsrfToken(request, reply, app.config);
-    return sendPage(reply, status, loginPage({ action: LOGIN, csrf, clientName: 'your connected applications', error, login }));
+    return sendPage(
+      reply,
+      status,
+      loginPage({ action: LOGIN, csrf, clientName: 'your connected applications', error, login }),
+    );
   }
 
   async function showList(reply: FastifyReply, s: Session, status = 200, error?: string) {
@@ -46,7 +50,8 @@ export async function authorizationsPage(app: FastifyInstance): Promise<void> {
     const s = await session(request);
     // Signed out meanwhile: the page shows the login form.
     if (!s) return reply.redirect(PATHS.authorizations, 303);
-    if (!csrfMatches(s.csrf, single(request.body, 'csrf'))) return showList(reply, s, 403, 'The form expired. Please try again.');
+    if (!csrfMatches(s.csrf, single(request.body, 'csrf')))
+      return showList(reply, s, 403, 'The form expired. Please try again.');
     const clientId = single(request.body, 'revoke');
     if (!clientId) return showList(reply, s, 400, 'Choose the application to revoke.');
     await withTransaction(app.database, (trx) => disconnect(trx, s, clientId));

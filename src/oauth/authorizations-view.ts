@@ -21,14 +21,26 @@ const when = (ms: number) => {
   return `<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
 };
 
-export function authorizationsPage(opts: { action: string; csrf: string; connections: Connection[]; error?: string }): string {
-  const items = opts.connections.map((c) => `<li class="app"><h2>${esc(c.name)}</h2>
+export function authorizationsPage(opts: {
+  action: string;
+  csrf: string;
+  connections: Connection[];
+  error?: string;
+}): string {
+  const items = opts.connections
+    .map(
+      (c) => `<li class="app"><h2>${esc(c.name)}</h2>
 <p class="since">Connected since ${when(c.since)}</p>
 <p>It may:</p><ul class="perms">${permissionLines(c.permissions)}</ul>
 <form method="post" action="${esc(opts.action)}"><input type="hidden" name="csrf" value="${esc(opts.csrf)}">
-<button type="submit" name="revoke" value="${esc(c.clientId)}" class="danger">Revoke access of ${esc(c.name)}</button></form></li>`).join('\n');
-  return layout('Connected applications', `${STYLE}<h1>Connected applications</h1>
+<button type="submit" name="revoke" value="${esc(c.clientId)}" class="danger">Revoke access of ${esc(c.name)}</button></form></li>`,
+    )
+    .join('\n');
+  return layout(
+    'Connected applications',
+    `${STYLE}<h1>Connected applications</h1>
 ${opts.error ? `<p class="error" role="alert">${esc(opts.error)}</p>` : ''}
 <p>These applications can use your account. Revoking one ends its access at once; to connect again it must ask you again.</p>
-${opts.connections.length ? `<ul class="apps">${items}</ul>` : '<p>No application has access to your account.</p>'}`);
+${opts.connections.length ? `<ul class="apps">${items}</ul>` : '<p>No application has access to your account.</p>'}`,
+  );
 }

@@ -31,7 +31,9 @@ function parseBasic(header: string): { clientId: string; clientSecret: string } 
 export function clientCredentials(authorization: string | undefined, body: Record<string, string>): ClientCredentials {
   if (authorization === undefined) return { clientId: body.client_id, clientSecret: body.client_secret };
   const creds = parseBasic(authorization);
-  if (body.client_secret !== undefined) throw new InvalidRequestError('Invalid request: client credentials sent both in the header and in the body');
-  if (body.client_id !== undefined && body.client_id !== creds.clientId) throw new InvalidRequestError('Invalid request: `client_id` differs from the Basic credentials');
+  if (body.client_secret !== undefined)
+    throw new InvalidRequestError('Invalid request: client credentials sent both in the header and in the body');
+  if (body.client_id !== undefined && body.client_id !== creds.clientId)
+    throw new InvalidRequestError('Invalid request: `client_id` differs from the Basic credentials');
   return creds;
 }

@@ -15,7 +15,11 @@ import { findClientToken, type TokenRecord } from './token-records.js';
  * authenticated as at the token endpoint, its rate limit, then the named token if it is that
  * client's (undefined otherwise: another client's token looks exactly like an unknown one).
  */
-export function clientTokenRoute(app: FastifyInstance, path: string, answer: (db: Kysely<DB>, token: TokenRecord | undefined) => Promise<unknown>): void {
+export function clientTokenRoute(
+  app: FastifyInstance,
+  path: string,
+  answer: (db: Kysely<DB>, token: TokenRecord | undefined) => Promise<unknown>,
+): void {
   const db = app.database.db;
   app.post(path, async (request, reply) => {
     const limit = clientRateLimit(app, request, reply);

@@ -19,7 +19,16 @@ export interface OAuthClient {
   created: number;
 }
 
-type Row = { client_id: string; name: string; redirect_uris: string; permissions: string; allow_permission_choice: number; certified: number; revoked: number; created: number };
+type Row = {
+  client_id: string;
+  name: string;
+  redirect_uris: string;
+  permissions: string;
+  allow_permission_choice: number;
+  certified: number;
+  revoked: number;
+  created: number;
+};
 
 const toClient = (r: Row): OAuthClient => ({
   clientId: r.client_id,
@@ -32,7 +41,16 @@ const toClient = (r: Row): OAuthClient => ({
   created: Number(r.created),
 });
 
-const COLUMNS = ['client_id', 'name', 'redirect_uris', 'permissions', 'allow_permission_choice', 'certified', 'revoked', 'created'] as const;
+const COLUMNS = [
+  'client_id',
+  'name',
+  'redirect_uris',
+  'permissions',
+  'allow_permission_choice',
+  'certified',
+  'revoked',
+  'created',
+] as const;
 
 export async function findClient(db: Executor, clientId: string): Promise<OAuthClient | undefined> {
   const row = await db.selectFrom('oauth_clients').select(COLUMNS).where('client_id', '=', clientId).executeTakeFirst();
@@ -40,8 +58,16 @@ export async function findClient(db: Executor, clientId: string): Promise<OAuthC
 }
 
 /** The client when the secret is right; unknown client and wrong secret look the same. */
-export async function authenticateClient(db: Executor, clientId: string, secret: string): Promise<OAuthClient | undefined> {
-  const row = await db.selectFrom('oauth_clients').select([...COLUMNS, 'secret_hash']).where('client_id', '=', clientId).executeTakeFirst();
+export async function authenticateClient(
+  db: Executor,
+  clientId: string,
+  secret: string,
+): Promise<OAuthClient | undefined> {
+  const row = await db
+    .selectFrom('oauth_clients')
+    .select([...COLUMNS, 'secret_hash'])
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
   const ok = safeEqual(hashToken(secret), row?.secret_hash ?? '');
   return row && ok ? toClient(row) : undefined;
 }
@@ -61,10 +87,12 @@ export async function registerClient(database: Database, input: NewClient, now =
   if (name === '' || name.length > 200) throw new ClientError('--name must be 1 to 200 characters');
   if (input.redirectUris.length === 0) throw new ClientError('at least one --redirect-uri is required');
   const bad = input.redirectUris.find((u) => !isAllowedRedirectUri(u));
-  if (bad !== undefined) throw new ClientError(`redirect URI '${bad}' must be https (or http on 127.0.0.1/localhost) without a fragment`);
+  if (bad !== undefined)
+    throw new ClientError(`redirect URI '${bad}' must be https (or http on 127.0.0.1/localhost) without a fragment`);
   const permissions = input.permissions ?? [...ALL_PERMISSIONS];
   const unknown = permissions.find((p) => !isPermission(p));
-  if (unknown !== undefined) throw new ClientError(`unknown permission '${unknown}'; known: ${ALL_PERMISSIONS.join(',')}`);
+  if (unknown !== undefined)
+    throw new ClientError(`unknown permission '${unknown}'; known: ${ALL_PERMISSIONS.join(',')}`);
   if (permissions.length === 0) throw new ClientError('--permissions must name at least one permission');
   const clientId = `fsm_${crypto.randomBytes(12).toString('hex')}`;
   const clientSecret = randomToken();
@@ -87,7 +115,11 @@ export async function registerClient(database: Database, input: NewClient, now =
 
 async function setFlag(database: Database, clientId: string, flag: 'certified' | 'revoked'): Promise<void> {
   return withTransaction(database, async (trx) => {
-    const r = await trx.updateTable('oauth_clients').set({ [flag]: 1 }).where('client_id', '=', clientId).executeTakeFirst();
+    const r = await trx
+      .updateTable('oauth_clients')
+      .set({ [flag]: 1 })
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) throw new ClientError(`no client '${clientId}'`);
     if (flag === 'revoked') await revokeTokens(trx, { clientId });
   });

@@ -6,7 +6,14 @@ import { all, single } from './form.js';
 import { sendPage } from './html.js';
 import { consentPage, errorPage, loginPage } from './pages.js';
 import { authorizationResponse } from './redirect-uri.js';
-import { cookieOptions, currentSession, SESSION_COOKIE, SESSION_TTL_MS, startSession, type Session } from './session.js';
+import {
+  cookieOptions,
+  currentSession,
+  SESSION_COOKIE,
+  SESSION_TTL_MS,
+  startSession,
+  type Session,
+} from './session.js';
 import { signIn } from './sign-in.js';
 import { countSignInFailure } from '../http/metrics.js';
 import { consentContext } from './consent-context.js';
@@ -33,7 +40,10 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
   signOutRoute(app);
 
   /** Validates the request in the URL; on failure answers (page or redirect) and returns undefined. */
-  async function authorizationRequest(request: FastifyRequest, reply: FastifyReply): Promise<AuthorizationRequest | undefined> {
+  async function authorizationRequest(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<AuthorizationRequest | undefined> {
     const checked = await checkAuthorizationRequest(db, request.query as Record<string, unknown>, app.config.publicUrl);
     if (checked.ok) return checked.request;
     if ('page' in checked) sendPage(reply, 400, errorPage(checked.page));
@@ -41,24 +51,46 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
     return undefined;
   }
 
-  function showLogin(request: FastifyRequest, reply: FastifyReply, ar: AuthorizationRequest, status = 200, error?: string, login?: string) {
+  function showLogin(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    ar: AuthorizationRequest,
+    status = 200,
+    error?: string,
+    login?: string,
+  ) {
     const csrf = loginCsrfToken(request, reply, app.config);
-    return sendPage(reply, status, loginPage({ action: `/oauth2/login?${rawQuery(request)}`, csrf, clientName: ar.client.name, error, login }));
+    return sendPage(
+      reply,
+      status,
+      loginPage({ action: `/oauth2/login?${rawQuery(request)}`, csrf, clientName: ar.client.name, error, login }),
+    );
   }
 
-  async function showConsent(request: FastifyRequest, reply: FastifyReply, ar: AuthorizationRequest, session: Session, status = 200, error?: string) {
+  async function showConsent(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    ar: AuthorizationRequest,
+    session: Session,
+    status = 200,
+    error?: string,
+  ) {
     const { owner, publisher } = await consentContext(db, session.userId, ar.client.clientId);
-    return sendPage(reply, status, consentPage({
-      action: `/oauth2/consent?${rawQuery(request)}`,
-      csrf: session.csrf,
-      clientName: ar.client.name,
-      publisher,
-      owner,
-      signOutUrl: signOutUrl(rawQuery(request), session.csrf),
-      permissions: ar.client.permissions,
-      choice: ar.client.allowPermissionChoice,
-      error,
-    }));
+    return sendPage(
+      reply,
+      status,
+      consentPage({
+        action: `/oauth2/consent?${rawQuery(request)}`,
+        csrf: session.csrf,
+        clientName: ar.client.name,
+        publisher,
+        owner,
+        signOutUrl: signOutUrl(rawQuery(request), session.csrf),
+        permissions: ar.client.permissions,
+        choice: ar.client.allowPermissionChoice,
+        error,
+      }),
+    );
   }
 
   const session = (request: FastifyRequest) => currentSession(db, request.cookies[SESSION_COOKIE], app.clock());
@@ -99,23 +131,32 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
     const s = await session(request);
     // Signed out meanwhile (expired, or user deleted): back to the start, which shows the login.
     if (!s) return reply.redirect(`/oauth2/code?${rawQuery(request)}`, 303);
-    if (!csrfMatches(s.csrf, single(request.body, 'csrf'))) return showConsent(request, reply, ar, s, 403, 'The form expired. Please decide again.');
+    if (!csrfMatches(s.csrf, single(request.body, 'csrf')))
+      return showConsent(request, reply, ar, s, 403, 'The form expired. Please decide again.');
     const decision = single(request.body, 'decision');
-    if (decision === 'deny') return answer(reply, ar, { error: 'access_denied', error_description: 'the owner denied access' });
+    if (decision === 'deny')
+      return answer(reply, ar, { error: 'access_denied', error_description: 'the owner denied access' });
     if (decision !== 'allow') return showConsent(request, reply, ar, s, 400, 'Choose Allow or Deny.');
     const ticked = all(request.body, 'permissions');
-    const permissions = ar.client.allowPermissionChoice ? ar.client.permissions.filter((p) => ticked.includes(p)) : ar.client.permissions;
-    if (permissions.length === 0) return showConsent(request, reply, ar, s, 400, 'Keep at least one permission, or choose Deny.');
-    const code = await issueCode(db, {
-      clientId: ar.client.clientId,
-      userId: s.userId,
-      accountId: s.accountId,
-      permissions,
-      redirectUri: ar.sentRedirectUri,
-      codeChallenge: ar.codeChallenge,
-      // The owner's "sign in again" choice wins over the client's access_type=offline.
-      offline: ar.offline && single(request.body, 'reauthenticate') === undefined,
-    }, app.clock());
+    const permissions = ar.client.allowPermissionChoice
+      ? ar.client.permissions.filter((p) => ticked.includes(p))
+      : ar.client.permissions;
+    if (permissions.length === 0)
+      return showConsent(request, reply, ar, s, 400, 'Keep at least one permission, or choose Deny.');
+    const code = await issueCode(
+      db,
+      {
+        clientId: ar.client.clientId,
+        userId: s.userId,
+        accountId: s.accountId,
+        permissions,
+        redirectUri: ar.sentRedirectUri,
+        codeChallenge: ar.codeChallenge,
+        // The owner's "sign in again" choice wins over the client's access_type=offline.
+        offline: ar.offline && single(request.body, 'reauthenticate') === undefined,
+      },
+      app.clock(),
+    );
     return answer(reply, ar, { code });
   });
 }

@@ -18,7 +18,11 @@ export interface NewCode {
 /** Issues a 256-bit code, stored only as its hash; the code itself is returned once. */
 export async function issueCode(db: Executor, c: NewCode, now: number): Promise<string> {
   const code = randomToken();
-  await db.deleteFrom('oauth_codes').where('expires_at', '<=', now - 24 * 3600 * 1000).where('used_at', 'is', null).execute();
+  await db
+    .deleteFrom('oauth_codes')
+    .where('expires_at', '<=', now - 24 * 3600 * 1000)
+    .where('used_at', 'is', null)
+    .execute();
   await db
     .insertInto('oauth_codes')
     .values({

@@ -12,7 +12,11 @@ export interface Connection {
 }
 
 /** The owner's connections: clients (not revoked) with an unrevoked, unexpired token for them. */
-export async function listConnections(db: Executor, owner: { userId: number; accountId: number }, now: number): Promise<Connection[]> {
+export async function listConnections(
+  db: Executor,
+  owner: { userId: number; accountId: number },
+  now: number,
+): Promise<Connection[]> {
   const rows = await db
     .selectFrom('oauth_tokens as t')
     .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
@@ -31,7 +35,12 @@ export async function listConnections(db: Executor, owner: { userId: number; acc
     byClient.set(r.client_id, c);
   }
   return [...byClient]
-    .map(([clientId, c]) => ({ clientId, name: c.name, permissions: ALL_PERMISSIONS.filter((p) => c.permissions.has(p)), since: c.since }))
+    .map(([clientId, c]) => ({
+      clientId,
+      name: c.name,
+      permissions: ALL_PERMISSIONS.filter((p) => c.permissions.has(p)),
+      since: c.since,
+    }))
     .sort((a, b) => a.since - b.since || a.clientId.localeCompare(b.clientId));
 }
 
@@ -39,9 +48,23 @@ export async function listConnections(db: Executor, owner: { userId: number; acc
  * Ends a client's access for one owner: every access and refresh token, and the codes not yet
  * redeemed (else a code issued a moment ago would bring the connection back). Nothing else.
  */
-export async function disconnect(db: Executor, owner: { userId: number; accountId: number }, clientId: string): Promise<void> {
-  await db.updateTable('oauth_tokens').set({ revoked: 1 })
-    .where('user_id', '=', owner.userId).where('account_id', '=', owner.accountId).where('client_id', '=', clientId).execute();
-  await db.deleteFrom('oauth_codes')
-    .where('user_id', '=', owner.userId).where('account_id', '=', owner.accountId).where('client_id', '=', clientId).where('used_at', 'is', null).execute();
+export async function disconnect(
+  db: Executor,
+  owner: { userId: number; accountId: number },
+  clientId: string,
+): Promise<void> {
+  await db
+    .updateTable('oauth_tokens')
+    .set({ revoked: 1 })
+    .where('user_id', '=', owner.userId)
+    .where('account_id', '=', owner.accountId)
+    .where('client_id', '=', clientId)
+    .execute();
+  await db
+    .deleteFrom('oauth_codes')
+    .where('user_id', '=', owner.userId)
+    .where('account_id', '=', owner.accountId)
+    .where('client_id', '=', clientId)
+    .where('used_at', 'is', null)
+    .execute();
 }

@@ -18,7 +18,8 @@ export function sendTokenError(reply: FastifyReply, err: unknown, log: FastifyBa
     return sendJson(reply, err.status, { error: 'invalid_request', error_description: err.message });
   }
   let e = err instanceof OAuthError ? err : undefined;
-  if (!e && (err as { statusCode?: number })?.statusCode === 413) e = new InvalidRequestError('Invalid request: the body is too large');
+  if (!e && (err as { statusCode?: number })?.statusCode === 413)
+    e = new InvalidRequestError('Invalid request: the body is too large');
   // The library reports its own failures as 503 server_error; ours are 500 without details.
   if (!e || e.name === 'server_error') {
     log.error({ err: (e as { inner?: unknown } | undefined)?.inner ?? err }, 'token endpoint failed');

@@ -24,18 +24,24 @@ export function parseForm(text: string): FormBody {
 export function registerFormParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   // Read as bytes: malformed UTF-8 or percent-escapes are refused (400), never turned into U+FFFD.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT }, (_req, body, done) => {
-    let text: string;
-    try {
-      text = utf8.decode(body as Buffer);
-    } catch {
-      return done(new ApiError('badEncoding', 'the form body is not UTF-8'), undefined);
-    }
-    const bad = badPercentEncoding(text);
-    if (bad) return done(new ApiError('badEncoding', `the form body: ${bad}`), undefined);
-    done(null, parseForm(text));
-  });
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT }, (_req, _body, done) => done(null, undefined));
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT },
+    (_req, body, done) => {
+      let text: string;
+      try {
+        text = utf8.decode(body as Buffer);
+      } catch {
+        return done(new ApiError('badEncoding', 'the form body is not UTF-8'), undefined);
+      }
+      const bad = badPercentEncoding(text);
+      if (bad) return done(new ApiError('badEncoding', `the form body: ${bad}`), undefined);
+      done(null, parseForm(text));
+    },
+  );
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT }, (_req, _body, done) =>
+    done(null, undefined),
+  );
 }
 
 /** One value of a form or query parameter; a repeated or missing one is undefined. */

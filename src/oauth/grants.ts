@@ -28,9 +28,10 @@ export class CodeGrant extends AuthorizationCodeGrantType {
  * did not (one registered URI), the token request may omit it or send exactly that URI.
  */
 function checkRedirectUri(sent: string | undefined, inAuthorization: string | undefined, registered: string[]): void {
-  const ok = inAuthorization !== undefined
-    ? sent === inAuthorization
-    : sent === undefined || (registered.length === 1 && sent === registered[0]);
+  const ok =
+    inAuthorization !== undefined
+      ? sent === inAuthorization
+      : sent === undefined || (registered.length === 1 && sent === registered[0]);
   if (!ok) throw new InvalidGrantError('Invalid grant: `redirect_uri` does not match the authorization request');
 }
 
@@ -42,7 +43,8 @@ export class RefreshGrant extends RefreshTokenGrantType {
   override async handle(request: Request, client: Client) {
     const token = await this.getRefreshToken(request, client);
     const scope = request.body.scope as string | undefined;
-    if (scope !== undefined && scope !== 'default') throw new InvalidScopeError('Invalid scope: only `default` is supported');
+    if (scope !== undefined && scope !== 'default')
+      throw new InvalidScopeError('Invalid scope: only `default` is supported');
     const spec: TokenSpec = { scope: token.scope, codeId: token.codeId, offline: false, refreshId: token.id };
     return this.model.saveToken(spec, client, token.user);
   }

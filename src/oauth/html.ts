@@ -32,6 +32,9 @@ export function sendPage(reply: FastifyReply, status: number, html: string): Fas
   return reply
     .code(status)
     .header('content-type', 'text/html;charset=utf-8')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
+    .header(
+      'content-security-policy',
+      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+    )
     .send(html);
 }

@@ -32,7 +32,11 @@ export async function oauthPlugin(app: FastifyInstance): Promise<void> {
     }
     const status = (err as { statusCode?: number }).statusCode;
     if (status === undefined || status >= 500) request.log.error({ err }, 'authorization page failed');
-    return sendPage(reply, status === 413 ? 413 : status && status < 500 ? 400 : 500, errorPage('The request could not be processed.'));
+    return sendPage(
+      reply,
+      status === 413 ? 413 : status && status < 500 ? 400 : 500,
+      errorPage('The request could not be processed.'),
+    );
   });
 
   await app.register(codeEndpoint);

@@ -9,8 +9,15 @@ const { InvalidGrantError, UnauthorizedClientError } = OAuth2Server;
 
 export const GRANTS = ['authorization_code', 'refresh_token'];
 
-export interface ModelClient { id: string; grants: string[]; redirectUris: string[] }
-export interface ModelUser { id: number; accountId: number }
+export interface ModelClient {
+  id: string;
+  grants: string[];
+  redirectUris: string[];
+}
+export interface ModelUser {
+  id: number;
+  accountId: number;
+}
 
 /** What the grant handlers (grants.ts) ask the model to store. */
 export interface TokenSpec {
@@ -53,8 +60,20 @@ export function createModel(database: Database, clock: () => number) {
       const row = await db
         .selectFrom('oauth_codes as k')
         .innerJoin('oauth_clients as c', 'c.client_id', 'k.client_id')
-        .select(['k.id', 'k.client_id', 'k.user_id', 'k.account_id', 'k.permissions', 'k.redirect_uri', 'k.code_challenge',
-          'k.code_challenge_method', 'k.offline', 'k.expires_at', 'k.used_at', 'c.redirect_uris'])
+        .select([
+          'k.id',
+          'k.client_id',
+          'k.user_id',
+          'k.account_id',
+          'k.permissions',
+          'k.redirect_uri',
+          'k.code_challenge',
+          'k.code_challenge_method',
+          'k.offline',
+          'k.expires_at',
+          'k.used_at',
+          'c.redirect_uris',
+        ])
         .where('k.code_hash', '=', hashToken(code))
         .executeTakeFirst();
       if (!row) return null;
@@ -80,7 +99,12 @@ export function createModel(database: Database, clock: () => number) {
 
     /** Single use, atomically: of two concurrent redemptions only one updates the row. */
     async revokeAuthorizationCode(code: { id: number }): Promise<boolean> {
-      const r = await db.updateTable('oauth_codes').set({ used_at: clock() }).where('id', '=', code.id).where('used_at', 'is', null).executeTakeFirst();
+      const r = await db
+        .updateTable('oauth_codes')
+        .set({ used_at: clock() })
+        .where('id', '=', code.id)
+        .where('used_at', 'is', null)
+        .executeTakeFirst();
       if (Number(r.numUpdatedRows) === 1) return true;
       await onReplay(code.id);
       return false;
@@ -119,13 +143,23 @@ export function createModel(database: Database, clock: () => number) {
 
     async saveToken(spec: TokenSpec, client: ModelClient, user: ModelUser) {
       const now = clock();
-      const grant = { clientId: client.id, userId: user.id, accountId: user.accountId, permissions: spec.scope, codeId: spec.codeId };
+      const grant = {
+        clientId: client.id,
+        userId: user.id,
+        accountId: user.accountId,
+        permissions: spec.scope,
+        codeId: spec.codeId,
+      };
       const { access, refresh } = await withTransaction(database, async (trx) => {
         const access = await issueToken(trx, 'access', { ...grant, refreshId: spec.refreshId ?? null }, now);
         const refresh = spec.offline ? await issueToken(trx, 'refresh', grant, now) : undefined;
         // Refresh tokens expire after 60 days without use: each use slides the window.
         if (spec.refreshId !== undefined) {
-          await trx.updateTable('oauth_tokens').set({ expires_at: now + REFRESH_TOKEN_IDLE_S * 1000 }).where('id', '=', spec.refreshId).execute();
+          await trx
+            .updateTable('oauth_tokens')
+            .set({ expires_at: now + REFRESH_TOKEN_IDLE_S * 1000 })
+            .where('id', '=', spec.refreshId)
+            .execute();
         }
         return { access, refresh };
       });
@@ -133,14 +167,23 @@ export function createModel(database: Database, clock: () => number) {
       // marks the code before revoking, so checking the mark after inserting closes that gap. The
       // redemption still won (200, as if the replay came later), but what it got is revoked.
       if (spec.codeId !== null) {
-        const code = await db.selectFrom('oauth_codes').select('replayed_at').where('id', '=', spec.codeId).executeTakeFirst();
+        const code = await db
+          .selectFrom('oauth_codes')
+          .select('replayed_at')
+          .where('id', '=', spec.codeId)
+          .executeTakeFirst();
         if (code?.replayed_at != null) await revokeTokens(db, { codeId: spec.codeId });
       }
       // Likewise a refresh token revoked (RFC 7009, connected applications) while this grant ran:
       // the revocation may not have seen the new access token, so it is revoked here.
       if (spec.refreshId !== undefined) {
-        const parent = await db.selectFrom('oauth_tokens').select('revoked').where('id', '=', spec.refreshId).executeTakeFirst();
-        if (parent?.revoked !== 0) await db.updateTable('oauth_tokens').set({ revoked: 1 }).where('id', '=', access.id).execute();
+        const parent = await db
+          .selectFrom('oauth_tokens')
+          .select('revoked')
+          .where('id', '=', spec.refreshId)
+          .executeTakeFirst();
+        if (parent?.revoked !== 0)
+          await db.updateTable('oauth_tokens').set({ revoked: 1 }).where('id', '=', access.id).execute();
       }
       return {
         accessToken: access.token,

@@ -5,7 +5,13 @@ import { groupPermissions, permissionWords } from './permission-words.js';
 
 describe('permissions in words', () => {
   test('derived from the names: every permission has words naming its collection', () => {
-    assert.deepEqual(permissionWords('jobs.read'), { permission: 'jobs.read', collection: 'jobs', access: 'read', words: 'Read jobs', detail: "see the account's jobs" });
+    assert.deepEqual(permissionWords('jobs.read'), {
+      permission: 'jobs.read',
+      collection: 'jobs',
+      access: 'read',
+      words: 'Read jobs',
+      detail: "see the account's jobs",
+    });
     assert.equal(permissionWords('users.write').words, 'Change users');
     assert.equal(permissionWords('users.write').detail, 'create, change and delete users');
     // A collection nobody wrote words for is worded all the same.
@@ -18,11 +24,14 @@ describe('permissions in words', () => {
 
   test('grouped by collection in the service order, read before write', () => {
     const groups = groupPermissions(['files.write', 'jobs.write', 'users.read', 'jobs.read']);
-    assert.deepEqual(groups.map((g) => [g.title, g.permissions.map((p) => p.permission)]), [
-      ['Users', ['users.read']],
-      ['Jobs', ['jobs.read', 'jobs.write']],
-      ['Files', ['files.write']],
-    ]);
+    assert.deepEqual(
+      groups.map((g) => [g.title, g.permissions.map((p) => p.permission)]),
+      [
+        ['Users', ['users.read']],
+        ['Jobs', ['jobs.read', 'jobs.write']],
+        ['Files', ['files.write']],
+      ],
+    );
     // One group per collection that has permissions of its own (deliveries go by webhooks.read).
     assert.equal(groupPermissions(ALL_PERMISSIONS).length, new Set(ALL_PERMISSIONS.map((p) => p.split('.')[0])).size);
     assert.ok(COLLECTION_NAMES.length >= groupPermissions(ALL_PERMISSIONS).length);

@@ -19,7 +19,8 @@ export function isAllowedRedirectUri(uri: string): boolean {
  * the client's only registered URI. undefined means "never redirect": show an error page.
  */
 export function resolveRedirectUri(registered: string[], sent: string | undefined): string | undefined {
-  const uri = sent === undefined ? (registered.length === 1 ? registered[0] : undefined) : registered.find((r) => r === sent);
+  const uri =
+    sent === undefined ? (registered.length === 1 ? registered[0] : undefined) : registered.find((r) => r === sent);
   return uri !== undefined && isAllowedRedirectUri(uri) ? uri : undefined;
 }
 
@@ -34,6 +35,10 @@ export function withParams(uri: string, params: Record<string, string | undefine
  * Every answer to the client, code or error, names the issuer (RFC 9207): a client talking to
  * several servers can tell which one answered (mix-up attacks, RFC 9700 §4.4).
  */
-export function authorizationResponse(redirectUri: string, issuer: string, params: Record<string, string | undefined>): string {
+export function authorizationResponse(
+  redirectUri: string,
+  issuer: string,
+  params: Record<string, string | undefined>,
+): string {
   return withParams(redirectUri, { ...params, iss: issuer });
 }

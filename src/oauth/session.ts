@@ -26,7 +26,11 @@ export function cookieOptions(config: Config, maxAgeMs?: number): CookieSerializ
 }
 
 /** The signed-in owner, if the cookie names a live session of a user who is not deleted. */
-export async function currentSession(db: Executor, cookie: string | undefined, now: number): Promise<Session | undefined> {
+export async function currentSession(
+  db: Executor,
+  cookie: string | undefined,
+  now: number,
+): Promise<Session | undefined> {
   if (!cookie) return undefined;
   const row = await db
     .selectFrom('auth_sessions as s')
@@ -40,12 +44,23 @@ export async function currentSession(db: Executor, cookie: string | undefined, n
 }
 
 /** Starts a session; the cookie value is returned once and stored only as a hash. */
-export async function startSession(db: Executor, user: { userId: number; accountId: number }, now: number): Promise<string> {
+export async function startSession(
+  db: Executor,
+  user: { userId: number; accountId: number },
+  now: number,
+): Promise<string> {
   const token = randomToken();
   await db.deleteFrom('auth_sessions').where('expires_at', '<=', now).execute();
   await db
     .insertInto('auth_sessions')
-    .values({ session_hash: hashToken(token), user_id: user.userId, account_id: user.accountId, csrf_token: randomToken(), expires_at: now + SESSION_TTL_MS, created: now })
+    .values({
+      session_hash: hashToken(token),
+      user_id: user.userId,
+      account_id: user.accountId,
+      csrf_token: randomToken(),
+      expires_at: now + SESSION_TTL_MS,
+      created: now,
+    })
     .execute();
   return token;
 }

@@ -2,8 +2,14 @@ import { layout } from './html.js';
 
 /** RATE_LIMIT_AUTH on a page: a person is reading, so a page, not JSON (PRODUCT §8). */
 export function tooManyRequestsPage(retryAfterS: number): string {
-  const wait = Number.isFinite(retryAfterS) && retryAfterS > 0 ? `${retryAfterS} second${retryAfterS === 1 ? '' : 's'}` : 'a minute';
-  return layout('Too many requests', `<h1>Too many requests</h1>
+  const wait =
+    Number.isFinite(retryAfterS) && retryAfterS > 0
+      ? `${retryAfterS} second${retryAfterS === 1 ? '' : 's'}`
+      : 'a minute';
+  return layout(
+    'Too many requests',
+    `<h1>Too many requests</h1>
 <p class="error" role="alert">Too many sign-in requests came from your network in the last minute.</p>
-<p>Wait ${wait}, then reload this page.</p>`);
+<p>Wait ${wait}, then reload this page.</p>`,
+  );
 }

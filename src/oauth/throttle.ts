@@ -26,7 +26,11 @@ export async function isLocked(db: Executor, login: string, now: number): Promis
 /** Counted per login string whether or not such a user exists, so the lock tells nothing. */
 export async function recordFailure(db: Executor, login: string, now: number): Promise<void> {
   await db.insertInto('login_attempts').values({ login, at: now }).execute();
-  await db.deleteFrom('login_attempts').where('login', '=', login).where('at', '<=', now - WINDOW_MS - LOCK_MS).execute();
+  await db
+    .deleteFrom('login_attempts')
+    .where('login', '=', login)
+    .where('at', '<=', now - WINDOW_MS - LOCK_MS)
+    .execute();
 }
 
 export async function clearFailures(db: Executor, login: string): Promise<void> {

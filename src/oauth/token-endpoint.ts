@@ -48,7 +48,11 @@ export async function tokenEndpoint(app: FastifyInstance): Promise<void> {
       const token = await server.token(req, new Response());
       countTokenGrant(body.grant_type);
       // The library derives expires_in from the clock at response time (3599); the spec says 3600.
-      const out: Record<string, unknown> = { access_token: token.accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_S };
+      const out: Record<string, unknown> = {
+        access_token: token.accessToken,
+        token_type: 'Bearer',
+        expires_in: ACCESS_TOKEN_TTL_S,
+      };
       if (token.refreshToken) out.refresh_token = token.refreshToken;
       // No-store, no-cache and the spec's headers come from the app-wide hook, as on errors.
       return sendJson(reply, 200, out);

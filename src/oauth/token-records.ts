@@ -21,12 +21,30 @@ export interface TokenRecord {
  * The token a client presents, only when that client holds it: another client's token is looked
  * up exactly like an unknown one (RFC 7009 §2.1, RFC 7662 §4), so neither endpoint reveals it.
  */
-export async function findClientToken(db: Executor, token: string, clientId: string, now: number): Promise<TokenRecord | undefined> {
+export async function findClientToken(
+  db: Executor,
+  token: string,
+  clientId: string,
+  now: number,
+): Promise<TokenRecord | undefined> {
   const row = await db
     .selectFrom('oauth_tokens as t')
     .innerJoin('users as u', 'u.id', 't.user_id')
     .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
-    .select(['t.id', 't.kind', 't.client_id', 't.user_id', 't.permissions', 't.code_id', 't.expires_at', 't.created', 't.revoked', 'u.login', 'u.deleted', 'c.revoked as client_revoked'])
+    .select([
+      't.id',
+      't.kind',
+      't.client_id',
+      't.user_id',
+      't.permissions',
+      't.code_id',
+      't.expires_at',
+      't.created',
+      't.revoked',
+      'u.login',
+      'u.deleted',
+      'c.revoked as client_revoked',
+    ])
     .where('t.token_hash', '=', hashToken(token))
     .where('t.client_id', '=', clientId)
     .executeTakeFirst();
@@ -52,14 +70,20 @@ export async function findClientToken(db: Executor, token: string, clientId: str
  * it, and those issued with it from the same code. Limited to its client and owner.
  */
 export async function revokeTokenRecord(db: Executor, token: TokenRecord): Promise<void> {
-  let q = db.updateTable('oauth_tokens').set({ revoked: 1 }).where('client_id', '=', token.clientId).where('user_id', '=', token.userId);
+  let q = db
+    .updateTable('oauth_tokens')
+    .set({ revoked: 1 })
+    .where('client_id', '=', token.clientId)
+    .where('user_id', '=', token.userId);
   if (token.kind === 'access') q = q.where('id', '=', token.id);
   else {
-    q = q.where((eb) => eb.or([
-      eb('id', '=', token.id),
-      eb('refresh_id', '=', token.id),
-      ...(token.codeId !== null ? [eb('code_id', '=', token.codeId)] : []),
-    ]));
+    q = q.where((eb) =>
+      eb.or([
+        eb('id', '=', token.id),
+        eb('refresh_id', '=', token.id),
+        ...(token.codeId !== null ? [eb('code_id', '=', token.codeId)] : []),
+      ]),
+    );
   }
   await q.execute();
 }

@@ -14,7 +14,12 @@ export interface Grant {
 }
 
 /** Stores a new token (only its hash) and returns the token itself, which is shown once. */
-export async function issueToken(db: Executor, kind: 'access' | 'refresh', grant: Grant, now: number): Promise<{ token: string; id: number; expiresAt: number }> {
+export async function issueToken(
+  db: Executor,
+  kind: 'access' | 'refresh',
+  grant: Grant,
+  now: number,
+): Promise<{ token: string; id: number; expiresAt: number }> {
   const token = randomToken();
   const expiresAt = now + (kind === 'access' ? ACCESS_TOKEN_TTL_S : REFRESH_TOKEN_IDLE_S) * 1000;
   const row = await db
@@ -38,7 +43,10 @@ export async function issueToken(db: Executor, kind: 'access' | 'refresh', grant
 }
 
 /** Revokes every token of a user (deletion) or issued from one code (replay). */
-export async function revokeTokens(db: Executor, where: { userId?: number; codeId?: number; clientId?: string }): Promise<void> {
+export async function revokeTokens(
+  db: Executor,
+  where: { userId?: number; codeId?: number; clientId?: string },
+): Promise<void> {
   let q = db.updateTable('oauth_tokens').set({ revoked: 1 });
   if (where.userId !== undefined) q = q.where('user_id', '=', where.userId);
   if (where.codeId !== undefined) q = q.where('code_id', '=', where.codeId);

@@ -12,10 +12,29 @@ linkLocal.addSubnet('169.254.0.0', 16, 'ipv4');
 linkLocal.addSubnet('fe80::', 10, 'ipv6');
 
 const nonPublic = new net.BlockList();
-for (const [a, p] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
+for (const [a, p] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
   nonPublic.addSubnet(a, p, 'ipv4');
 }
-for (const [a, p] of [['::', 128], ['::1', 128], ['fc00::', 7], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) nonPublic.addSubnet(a, p, 'ipv6');
+for (const [a, p] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['2001:db8::', 32],
+] as const)
+  nonPublic.addSubnet(a, p, 'ipv6');
 
 /** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is checked as the IPv4 address it carries. */
 function normalise(address: string): { address: string; family: 'ipv4' | 'ipv6' } {

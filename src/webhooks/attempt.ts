@@ -11,21 +11,50 @@ export const FAILING_AFTER_MS = 5 * 86_400_000;
 
 /** The server acting on an account by itself: no user (actor null), no client. */
 export const serverCaller = (services: Services, accountId: number, now: number): Caller => ({
-  accountId, userId: 0, role: 'administrator', permissions: new Set(), clientId: '', now, publicUrl: services.config.publicUrl,
+  accountId,
+  userId: 0,
+  role: 'administrator',
+  permissions: new Set(),
+  clientId: '',
+  now,
+  publicUrl: services.config.publicUrl,
 });
 
 /**
  * The bodies of a webhook's leased deliveries, `{type, timestamp, data}` with data the event item
  * as /events shows it: the events are read and presented in one go. Undefined for a purged event.
  */
-async function payloadsOf(services: Services, accountId: number, ds: Leased[], now: number): Promise<(string | undefined)[]> {
+async function payloadsOf(
+  services: Services,
+  accountId: number,
+  ds: Leased[],
+  now: number,
+): Promise<(string | undefined)[]> {
   const events = services.registry.get('events')!;
   const ids = ds.flatMap((d) => (d.event_id === null ? [] : [d.event_id]));
-  const rows = ids.length ? await services.database.db.selectFrom('events').selectAll().where('id', 'in', ids).where('account_id', '=', accountId).execute() : [];
-  const items = await present(services.database.db, events, serverCaller(services, accountId, now), { fields: events.defaultFields, expand: new Map() }, rows);
+  const rows = ids.length
+    ? await services.database.db
+        .selectFrom('events')
+        .selectAll()
+        .where('id', 'in', ids)
+        .where('account_id', '=', accountId)
+        .execute()
+    : [];
+  const items = await present(
+    services.database.db,
+    events,
+    serverCaller(services, accountId, now),
+    { fields: events.defaultFields, expand: new Map() },
+    rows,
+  );
   const byId = new Map(items.map((it) => [it.id as number, it]));
   return ds.map((d) => {
-    if (d.event_id === null) return JSON.stringify({ type: d.type, timestamp: new Date(now).toISOString(), data: { webhook: { id: d.webhook_id } } });
+    if (d.event_id === null)
+      return JSON.stringify({
+        type: d.type,
+        timestamp: new Date(now).toISOString(),
+        data: { webhook: { id: d.webhook_id } },
+      });
     const item = byId.get(d.event_id);
     return item && JSON.stringify({ type: d.type, timestamp: item.occurred, data: item as Item });
   });
@@ -38,23 +67,50 @@ async function payloadsOf(services: Services, accountId: number, ds: Leased[], n
 export async function attemptAll(services: Services, ds: Leased[], owner: string, clock: () => number): Promise<void> {
   if (!ds.length) return;
   const { database, config } = services;
-  const hook = await database.db.selectFrom('webhooks').selectAll().where('id', '=', ds[0].webhook_id).executeTakeFirst();
+  const hook = await database.db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('id', '=', ds[0].webhook_id)
+    .executeTakeFirst();
   if (!hook) return; // deleted meanwhile: its deliveries went with it
   const payloads = await payloadsOf(services, ds[0].account_id, ds, clock());
   const secrets = [hook.secret];
   if (hook.previous_secret && (hook.previous_secret_until ?? 0) > clock()) secrets.push(hook.previous_secret);
-  const sent = await Promise.all(ds.map(async (d, i): Promise<Sent> => {
-    const payload = payloads[i];
-    if (payload === undefined) return { status: null, error: 'the event was purged' };
-    // The signed timestamp is the real time of sending: receivers compare it with their clock.
-    return sendDelivery(hook.url, payload, signedHeaders(d.msg_id, new Date(), payload, secrets), config.webhooksAllowPrivateUrls);
-  }));
-  await record(services, ds, hook, sent, owner, clock(), payloads.map((p) => p === undefined));
+  const sent = await Promise.all(
+    ds.map(async (d, i): Promise<Sent> => {
+      const payload = payloads[i];
+      if (payload === undefined) return { status: null, error: 'the event was purged' };
+      // The signed timestamp is the real time of sending: receivers compare it with their clock.
+      return sendDelivery(
+        hook.url,
+        payload,
+        signedHeaders(d.msg_id, new Date(), payload, secrets),
+        config.webhooksAllowPrivateUrls,
+      );
+    }),
+  );
+  await record(
+    services,
+    ds,
+    hook,
+    sent,
+    owner,
+    clock(),
+    payloads.map((p) => p === undefined),
+  );
 }
 
 type Hook = { id: number; failing_since: number | null };
 
-async function record(services: Services, ds: Leased[], hook: Hook, sent: Sent[], owner: string, now: number, final: boolean[]): Promise<void> {
+async function record(
+  services: Services,
+  ds: Leased[],
+  hook: Hook,
+  sent: Sent[],
+  owner: string,
+  now: number,
+  final: boolean[],
+): Promise<void> {
   const db = services.database.db;
   const ok = (s: Sent) => s.status !== null && s.status >= 200 && s.status < 300;
   // Successes: one statement per status answered (usually one), no transaction.
@@ -64,16 +120,38 @@ async function record(services: Services, ds: Leased[], hook: Hook, sent: Sent[]
     if (status !== null && ok(sent[i])) succeeded.set(status, [...(succeeded.get(status) ?? []), d.id]);
   });
   for (const [status, ids] of succeeded) {
-    await db.updateTable('deliveries')
-      .set({ state: 'succeeded', last_status: status, last_error: null, next_attempt_at: now, lease_until: null, lease_owner: null, modified: now })
+    await db
+      .updateTable('deliveries')
+      .set({
+        state: 'succeeded',
+        last_status: status,
+        last_error: null,
+        next_attempt_at: now,
+        lease_until: null,
+        lease_owner: null,
+        modified: now,
+      })
       // A lease lost meanwhile (a retry asked, or it ran out): that outcome is not ours to record.
-      .where('id', 'in', ids).where('lease_owner', '=', owner).execute();
+      .where('id', 'in', ids)
+      .where('lease_owner', '=', owner)
+      .execute();
   }
-  if (succeeded.size && hook.failing_since !== null) await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', hook.id).execute();
-  for (let i = 0; i < ds.length; i++) if (!ok(sent[i])) await recordFailure(services, ds[i], hook, sent[i], owner, now, final[i], succeeded.size > 0);
+  if (succeeded.size && hook.failing_since !== null)
+    await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', hook.id).execute();
+  for (let i = 0; i < ds.length; i++)
+    if (!ok(sent[i])) await recordFailure(services, ds[i], hook, sent[i], owner, now, final[i], succeeded.size > 0);
 }
 
-async function recordFailure(services: Services, d: Leased, hook: Hook, sent: Sent, owner: string, now: number, final: boolean, someSucceeded: boolean): Promise<void> {
+async function recordFailure(
+  services: Services,
+  d: Leased,
+  hook: Hook,
+  sent: Sent,
+  owner: string,
+  now: number,
+  final: boolean,
+  someSucceeded: boolean,
+): Promise<void> {
   const webhooks = services.registry.get('webhooks') as Collection;
   const gone = sent.status === 410;
   const delay = services.config.webhookRetrySchedule[d.attempts - 1];
@@ -81,15 +159,20 @@ async function recordFailure(services: Services, d: Leased, hook: Hook, sent: Se
   const failing = !someSucceeded && hook.failing_since !== null && now - hook.failing_since >= FAILING_AFTER_MS;
   const disable = gone ? 'gone' : failing ? 'failing' : null;
   const outcome = async (tx: Executor) => {
-    const updated = await tx.updateTable('deliveries').set({
-      state: retry ? 'pending' : 'failed',
-      last_status: sent.status,
-      last_error: sent.error?.slice(0, 1000) ?? null,
-      next_attempt_at: retry ? now + Math.max(delay, sent.retryAfterMs ?? 0) : now,
-      lease_until: null,
-      lease_owner: null,
-      modified: now,
-    }).where('id', '=', d.id).where('lease_owner', '=', owner).executeTakeFirst();
+    const updated = await tx
+      .updateTable('deliveries')
+      .set({
+        state: retry ? 'pending' : 'failed',
+        last_status: sent.status,
+        last_error: sent.error?.slice(0, 1000) ?? null,
+        next_attempt_at: retry ? now + Math.max(delay, sent.retryAfterMs ?? 0) : now,
+        lease_until: null,
+        lease_owner: null,
+        modified: now,
+      })
+      .where('id', '=', d.id)
+      .where('lease_owner', '=', owner)
+      .executeTakeFirst();
     return Number(updated.numUpdatedRows) > 0;
   };
   if (disable) {
@@ -97,13 +180,23 @@ async function recordFailure(services: Services, d: Leased, hook: Hook, sent: Se
     await services.writer.transact(serverCaller(services, d.account_id, now), async (tx, changes) => {
       if (!(await outcome(tx))) return;
       await changes.touch(webhooks, [hook.id]);
-      await tx.updateTable('webhooks').set({ active: 0, disabled_reason: disable, modified: now }).where('id', '=', hook.id).where('active', '=', 1).execute();
+      await tx
+        .updateTable('webhooks')
+        .set({ active: 0, disabled_reason: disable, modified: now })
+        .where('id', '=', hook.id)
+        .where('active', '=', 1)
+        .execute();
     });
     return;
   }
   const db = services.database.db;
   if (!(await outcome(db))) return;
   if (!someSucceeded && hook.failing_since === null) {
-    await db.updateTable('webhooks').set({ failing_since: now }).where('id', '=', hook.id).where('failing_since', 'is', null).execute();
+    await db
+      .updateTable('webhooks')
+      .set({ failing_since: now })
+      .where('id', '=', hook.id)
+      .where('failing_since', 'is', null)
+      .execute();
   }
 }

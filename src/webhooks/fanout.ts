@@ -41,18 +41,28 @@ export interface FanOutOptions {
 export async function fanOut(database: Database, now: number, opts: FanOutOptions = {}): Promise<number> {
   const db = database.db;
   // The webhooks whose account has events past their cursor (or that have no cursor yet).
-  const behind: Behind[] = await db.selectFrom('webhooks as w')
-    .leftJoin('webhook_cursors as c', (j) => j.onRef('c.account_id', '=', 'w.account_id').onRef('c.webhook_id', '=', 'w.id'))
+  const behind: Behind[] = await db
+    .selectFrom('webhooks as w')
+    .leftJoin('webhook_cursors as c', (j) =>
+      j.onRef('c.account_id', '=', 'w.account_id').onRef('c.webhook_id', '=', 'w.id'),
+    )
     .select(['w.id', 'w.account_id', 'c.event_id as cursor'])
-    .where(({ exists, selectFrom, fn, ref, lit }) => exists(selectFrom('events as e').select('e.id')
-      .whereRef('e.account_id', '=', 'w.account_id')
-      .where('e.id', '>', fn.coalesce(ref('c.event_id'), ref('w.events_after'), lit(0)))))
+    .where(({ exists, selectFrom, fn, ref, lit }) =>
+      exists(
+        selectFrom('events as e')
+          .select('e.id')
+          .whereRef('e.account_id', '=', 'w.account_id')
+          .where('e.id', '>', fn.coalesce(ref('c.event_id'), ref('w.events_after'), lit(0))),
+      ),
+    )
     .orderBy('w.id')
     .execute();
   let queued = 0;
   for (const w of behind) {
     try {
-      queued += await withTransaction(database, (tx) => step(tx, database.dialect, w, now, opts.waitingPerWebhook ?? WAITING_PER_WEBHOOK, opts.step ?? STEP));
+      queued += await withTransaction(database, (tx) =>
+        step(tx, database.dialect, w, now, opts.waitingPerWebhook ?? WAITING_PER_WEBHOOK, opts.step ?? STEP),
+      );
       opts.onStep?.(w.id);
     } catch (err) {
       opts.onStep?.(w.id, err as Error);
@@ -79,7 +89,14 @@ function receiving(type: string, data: string): boolean {
  * it after a pause, and one committed while it was paused never is (its own pausing event
  * included: the change applies first, as it did when deliveries were queued at the commit).
  */
-async function step(tx: Executor, dialect: Database['dialect'], w: Behind, now: number, waitingPerWebhook: number, size: number): Promise<number> {
+async function step(
+  tx: Executor,
+  dialect: Database['dialect'],
+  w: Behind,
+  now: number,
+  waitingPerWebhook: number,
+  size: number,
+): Promise<number> {
   const postgres = dialect === 'postgres';
   if (w.cursor === null) {
     // Made once, where the create left the account's events; its own creation event, next, says
@@ -94,18 +111,24 @@ async function step(tx: Executor, dialect: Database['dialect'], w: Behind, now: 
   }
   // The cursor's row, held to the commit: another process skips this webhook meanwhile, and a
   // deletion of the webhook waits (it deletes the cursor first), then deletes what this queued.
-  const [hook] = (await sql<{ cursor: number; live: number; events: string; receiving: number | boolean }>`
+  const [hook] = (
+    await sql<{ cursor: number; live: number; events: string; receiving: number | boolean }>`
     select c.event_id as cursor, c.live, w.events, ${RECEIVING} as receiving
     from webhook_cursors c join webhooks w on w.account_id = c.account_id and w.id = c.webhook_id
-    where c.account_id = ${w.account_id} and c.webhook_id = ${w.id}${postgres ? sql` for update of c skip locked` : sql``}`.execute(tx)).rows;
+    where c.account_id = ${w.account_id} and c.webhook_id = ${w.id}${postgres ? sql` for update of c skip locked` : sql``}`.execute(
+      tx,
+    )
+  ).rows;
   if (!hook) return 0;
   // Read once the cursor is held (PostgreSQL: a new snapshot, with what another process queued).
   // `own`: the webhook's next change of its own, by a partial index (migration 017).
-  const [ahead] = (await sql<{ waiting: number | string; own: number | null; last: number | null }>`select
+  const [ahead] = (
+    await sql<{ waiting: number | string; own: number | null; last: number | null }>`select
     (select count(*) from (select 1 from deliveries d where d.account_id = ${w.account_id} and d.webhook_id = ${w.id}
       and d.state = 'pending' and d.attempts = 0 limit ${waitingPerWebhook}) q) as waiting,
     (select min(id) from events where account_id = ${w.account_id} and collection = 'webhooks' and item_id = ${w.id} and id > ${hook.cursor}) as own,
-    (select max(id) from events where account_id = ${w.account_id}) as last`.execute(tx)).rows;
+    (select max(id) from events where account_id = ${w.account_id}) as last`.execute(tx)
+  ).rows;
   const receivingNow = Number(hook.receiving) === 1 || hook.receiving === true;
   // With no change of its own ahead, its row says how it stands: the same as the events say,
   // unless the row was changed by SQL outside the server, which records no event.
@@ -119,9 +142,11 @@ async function step(tx: Executor, dialect: Database['dialect'], w: Behind, now: 
   // Room for deliveries while it receives now (its waiting ones are being sent); paused or
   // disabled since, the cursor walks on to that change, queueing what came before it.
   const room = receivingNow ? waitingPerWebhook - Number(ahead.waiting) : Infinity;
-  const events = (await sql<{ id: number; type: string; data: string | null }>`
+  const events = (
+    await sql<{ id: number; type: string; data: string | null }>`
     select id, type, case when collection = 'webhooks' and item_id = ${w.id} then data end as data
-    from events where account_id = ${w.account_id} and id > ${from} order by id limit ${size}`.execute(tx)).rows;
+    from events where account_id = ${w.account_id} and id > ${from} order by id limit ${size}`.execute(tx)
+  ).rows;
   const patterns = JSON.parse(hook.events) as string[];
   let last = from;
   const rows = [];
@@ -130,8 +155,16 @@ async function step(tx: Executor, dialect: Database['dialect'], w: Behind, now: 
     if (after && matches(patterns, e.type)) {
       if (rows.length >= room) break;
       rows.push({
-        account_id: w.account_id, webhook_id: w.id, event_id: e.id, type: e.type, msg_id: newMessageId(),
-        state: 'pending', attempts: 0, next_attempt_at: now, created: now, modified: now,
+        account_id: w.account_id,
+        webhook_id: w.id,
+        event_id: e.id,
+        type: e.type,
+        msg_id: newMessageId(),
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        created: now,
+        modified: now,
       });
     }
     live = after;
@@ -139,7 +172,11 @@ async function step(tx: Executor, dialect: Database['dialect'], w: Behind, now: 
   }
   if (last === hook.cursor) return 0;
   if (rows.length) await insertRows(untyped(tx), 'deliveries', rows);
-  await tx.updateTable('webhook_cursors').set({ event_id: last, live: live ? 1 : 0 })
-    .where('account_id', '=', w.account_id).where('webhook_id', '=', w.id).execute();
+  await tx
+    .updateTable('webhook_cursors')
+    .set({ event_id: last, live: live ? 1 : 0 })
+    .where('account_id', '=', w.account_id)
+    .where('webhook_id', '=', w.id)
+    .execute();
   return rows.length;
 }

@@ -20,21 +20,45 @@ export interface Leased {
  * The lease is one conditional UPDATE: on PostgreSQL over rows locked FOR UPDATE SKIP LOCKED, on
  * SQLite under its single write lock; either way two processes never lease the same attempt.
  */
-export async function leaseDue(database: Database, owner: string, now: number, limit: number, perWebhook: number, busy: Map<number, number>): Promise<Leased[]> {
+export async function leaseDue(
+  database: Database,
+  owner: string,
+  now: number,
+  limit: number,
+  perWebhook: number,
+  busy: Map<number, number>,
+): Promise<Leased[]> {
   const db = database.db;
   const saturated = [...busy].filter(([, n]) => n >= perWebhook).map(([id]) => id);
-  const due = (eb: any) => eb.and([ // eslint-disable-line @typescript-eslint/no-explicit-any
-    eb('deliveries.state', '=', 'pending'),
-    eb('deliveries.next_attempt_at', '<=', now),
-    eb.or([eb('deliveries.lease_until', 'is', null), eb('deliveries.lease_until', '<', now)]),
-  ]);
-  let candidates = db.selectFrom('deliveries').innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const due = (eb: any) =>
+    eb.and([
+      eb('deliveries.state', '=', 'pending'),
+      eb('deliveries.next_attempt_at', '<=', now),
+      eb.or([eb('deliveries.lease_until', 'is', null), eb('deliveries.lease_until', '<', now)]),
+    ]);
+  let candidates = db
+    .selectFrom('deliveries')
+    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
     .select(['deliveries.id', 'deliveries.webhook_id'])
     .where(due)
     // A paused or disabled webhook's deliveries wait (a ping is sent regardless).
-    .where((eb) => eb.or([eb.and([eb('webhooks.active', '=', 1), eb('webhooks.deleted', '=', 0), eb('webhooks.disabled_reason', 'is', null)]), eb('deliveries.type', '=', 'webhook.ping')]));
+    .where((eb) =>
+      eb.or([
+        eb.and([
+          eb('webhooks.active', '=', 1),
+          eb('webhooks.deleted', '=', 0),
+          eb('webhooks.disabled_reason', 'is', null),
+        ]),
+        eb('deliveries.type', '=', 'webhook.ping'),
+      ]),
+    );
   if (saturated.length) candidates = candidates.where('deliveries.webhook_id', 'not in', saturated);
-  const rows = await candidates.orderBy('deliveries.next_attempt_at').orderBy('deliveries.id').limit(limit * 4).execute();
+  const rows = await candidates
+    .orderBy('deliveries.next_attempt_at')
+    .orderBy('deliveries.id')
+    .limit(limit * 4)
+    .execute();
   const taken = new Map(busy);
   const ids: number[] = [];
   for (const r of rows) {
@@ -46,11 +70,16 @@ export async function leaseDue(database: Database, owner: string, now: number, l
   }
   if (!ids.length) return [];
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  return db.updateTable('deliveries')
+  return db
+    .updateTable('deliveries')
     .set({ lease_until: now + LEASE_MS, lease_owner: owner, attempts: sql`attempts + 1`, modified: now })
-    .where('id', 'in', postgres
-      ? db.selectFrom('deliveries').select('id').where('id', 'in', ids).where(due).forUpdate().skipLocked()
-      : ids)
+    .where(
+      'id',
+      'in',
+      postgres
+        ? db.selectFrom('deliveries').select('id').where('id', 'in', ids).where(due).forUpdate().skipLocked()
+        : ids,
+    )
     .where(due)
     .returning(['id', 'account_id', 'webhook_id', 'event_id', 'type', 'msg_id', 'attempts'])
     .execute();

@@ -39,7 +39,8 @@ function agentFor(u: URL, target: { address: string; family: number }): http.Age
     agents.delete(key);
   } else {
     const lookup: LookupFunction = (_host, opts, cb) => {
-      if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
+      if ((opts as { all?: boolean }).all)
+        (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
       else cb(null, target.address, target.family);
     };
     const options = { keepAlive: true, maxSockets: 8, maxFreeSockets: 8, timeout: 4000, lookup };
@@ -60,7 +61,12 @@ function agentFor(u: URL, target: { address: string; family: number }): http.Age
  * in another one. TLS still verifies the certificate against the host name. Redirects are not
  * followed: a 3xx is an answer like any other non-2xx.
  */
-export async function sendDelivery(url: string, body: string, headers: Record<string, string>, allowPrivate: boolean): Promise<Sent> {
+export async function sendDelivery(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  allowPrivate: boolean,
+): Promise<Sent> {
   let target;
   try {
     target = await resolveChecked(url, allowPrivate);
@@ -78,33 +84,48 @@ export async function sendDelivery(url: string, body: string, headers: Record<st
       clearTimeout(timer);
       resolve(s);
     };
-    const req = lib.request(u, {
-      method: 'POST',
-      agent: agentFor(u, target),
-      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'fsm-webhooks/1', ...headers },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        if (size < MAX_READ) chunks.push(c.subarray(0, MAX_READ - size));
-        size += c.length;
-        // Enough read: the rest of a large answer is not waited for.
-        if (size >= MAX_READ) res.destroy();
-      });
-      const answer = () => {
-        const status = res.statusCode ?? 0;
-        const text = Buffer.concat(chunks).toString('utf8').slice(0, 200);
-        finish({ status, retryAfterMs: retryAfter(res.headers['retry-after'], Date.now()), error: status >= 200 && status < 300 ? undefined : `HTTP ${status}${text ? `: ${text}` : ''}` });
-      };
-      res.on('end', answer);
-      res.on('close', answer);
-      res.on('error', answer);
-    });
+    const req = lib.request(
+      u,
+      {
+        method: 'POST',
+        agent: agentFor(u, target),
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+          'user-agent': 'fsm-webhooks/1',
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size < MAX_READ) chunks.push(c.subarray(0, MAX_READ - size));
+          size += c.length;
+          // Enough read: the rest of a large answer is not waited for.
+          if (size >= MAX_READ) res.destroy();
+        });
+        const answer = () => {
+          const status = res.statusCode ?? 0;
+          const text = Buffer.concat(chunks).toString('utf8').slice(0, 200);
+          finish({
+            status,
+            retryAfterMs: retryAfter(res.headers['retry-after'], Date.now()),
+            error: status >= 200 && status < 300 ? undefined : `HTTP ${status}${text ? `: ${text}` : ''}`,
+          });
+        };
+        res.on('end', answer);
+        res.on('close', answer);
+        res.on('error', answer);
+      },
+    );
     const timer = setTimeout(() => {
       req.destroy();
       finish({ status: null, error: `no answer within ${SEND_TIMEOUT_MS / 1000} s` });
     }, SEND_TIMEOUT_MS);
-    req.on('error', (err) => finish({ status: null, error: `network: ${(err as NodeJS.ErrnoException).code ?? err.message}`.slice(0, 200) }));
+    req.on('error', (err) =>
+      finish({ status: null, error: `network: ${(err as NodeJS.ErrnoException).code ?? err.message}`.slice(0, 200) }),
+    );
     req.end(body);
   });
 }

@@ -59,7 +59,12 @@ export interface WorkerLog {
  * a restart.
  * It also purges old events and finished deliveries now and then.
  */
-export function startDeliveryWorker(services: Services, clock: () => number, log?: WorkerLog, activity?: RequestActivity): DeliveryWorker {
+export function startDeliveryWorker(
+  services: Services,
+  clock: () => number,
+  log?: WorkerLog,
+  activity?: RequestActivity,
+): DeliveryWorker {
   const owner = `${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
   const running = new Set<Promise<void>>();
   const perWebhook = new Map<number, number>();
@@ -72,14 +77,17 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
   const stuck = new Set<number>();
   let inFlight = 0;
   const loopBusy = loopMeter();
-  const yieldToRequests = () => activity !== undefined && performance.now() - activity.lastRequestAt < RECENT_MS && loopBusy();
+  const yieldToRequests = () =>
+    activity !== undefined && performance.now() - activity.lastRequestAt < RECENT_MS && loopBusy();
   /** A webhook's leased deliveries go out together; when they are done, their slots are free. */
   const run = (ds: Leased[]) => {
     const webhookId = ds[0].webhook_id;
     perWebhook.set(webhookId, (perWebhook.get(webhookId) ?? 0) + ds.length);
     inFlight += ds.length;
     const p = attemptAll(services, ds, owner, clock)
-      .catch((err) => log?.warn({ err: (err as Error).message, deliveries: ds.map((d) => d.id) }, 'webhook delivery failed to run'))
+      .catch((err) =>
+        log?.warn({ err: (err as Error).message, deliveries: ds.map((d) => d.id) }, 'webhook delivery failed to run'),
+      )
       .finally(() => {
         running.delete(p);
         inFlight -= ds.length;
@@ -106,7 +114,7 @@ export function startDeliveryWorker(services: Services, clock: () => number, log
           if (!err) stuck.delete(webhookId);
           else if (!stuck.has(webhookId)) {
             stuck.add(webhookId);
-            log?.warn({ err: err.message, webhook: webhookId }, 'queueing a webhook\'s deliveries failed (retrying)');
+            log?.warn({ err: err.message, webhook: webhookId }, "queueing a webhook's deliveries failed (retrying)");
           }
         },
       }).catch((err) => log?.warn({ err: (err as Error).message }, 'queueing deliveries failed (retrying)'));

@@ -12,7 +12,9 @@ import { sleep, startServer, type ServerProcess } from './process.js';
  */
 
 /** Debian's haproxy (`apt-get install -y haproxy`; .ci/run installs it), if present. */
-export const HAPROXY = ['/usr/sbin/haproxy', '/usr/local/sbin/haproxy', '/usr/bin/haproxy'].find((p) => fs.existsSync(p));
+export const HAPROXY = ['/usr/sbin/haproxy', '/usr/local/sbin/haproxy', '/usr/bin/haproxy'].find((p) =>
+  fs.existsSync(p),
+);
 
 export interface BalancerOptions {
   /** The frontend's address, `host:port`. */
@@ -98,7 +100,9 @@ export async function deploy(env: Record<string, string>): Promise<Deployment> {
   try {
     // Both processes migrate at start; the second waits for the first, so they never race on the schema.
     for (const name of ['a', 'b']) backends[name] = await startServer({ ...env, PUBLIC_URL: origin });
-    const healthz = await fetch(`${backends.a.origin}/healthz`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+    const healthz = await fetch(`${backends.a.origin}/healthz`, { signal: AbortSignal.timeout(5000) }).catch(
+      () => undefined,
+    );
     const healthPath = healthz?.status === 200 ? '/healthz' : '/openapi.json';
     const config = haproxyConfig({
       bind: `127.0.0.1:${port}`,
@@ -114,8 +118,9 @@ export async function deploy(env: Record<string, string>): Promise<Deployment> {
     child.stderr!.on('data', (d) => (out += d));
     // Ready when both backends have answered through the frontend (bounded: 15 s).
     const seen = new Set<string>();
-    for (const deadline = Date.now() + 15_000; seen.size < 2; ) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`HAProxy did not reach both backends: ${out}`);
+    for (const deadline = Date.now() + 15_000; seen.size < 2;) {
+      if (Date.now() > deadline || child.exitCode !== null)
+        throw new Error(`HAProxy did not reach both backends: ${out}`);
       const res = await fetch(`${origin}/openapi.json`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
       await res?.arrayBuffer();
       const by = res?.status === 200 ? res.headers.get('x-served-by') : null;

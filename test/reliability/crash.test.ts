@@ -29,7 +29,13 @@ const MARK = {
 const hasJobs = !!registry.get('jobs');
 const CONCURRENCY = 8;
 
-async function writeLoad(site: Site, origin: string, batches: Batch[], run: number, stop: () => boolean): Promise<void> {
+async function writeLoad(
+  site: Site,
+  origin: string,
+  batches: Batch[],
+  run: number,
+  stop: () => boolean,
+): Promise<void> {
   let n = 0;
   // Acknowledged creates not updated yet: each is updated at most once, so its marker stays checkable.
   const pending: Batch[] = [];
@@ -47,18 +53,30 @@ async function writeLoad(site: Site, origin: string, batches: Batch[], run: numb
         const collection = hasJobs && n % 2 === 0 ? 'jobs' : 'users';
         const size = collection === 'users' ? 5 : 3;
         const [field] = MARK[collection].create;
-        const item = collection === 'users' ? { account: { id: site.accountId }, firstName: 'Load', mobile: '+447700900123' } : { description: 'load' };
+        const item =
+          collection === 'users'
+            ? { account: { id: site.accountId }, firstName: 'Load', mobile: '+447700900123' }
+            : { description: 'load' };
         batch = { kind: 'create', collection, marker, size };
         body = { [collection]: Array.from({ length: size }, () => ({ ...item, [field]: marker })) };
       }
       batches.push(batch);
-      const res = await request(origin, site.token, batch.kind === 'create' ? 'POST' : 'PATCH', `/${batch.collection}`, body);
+      const res = await request(
+        origin,
+        site.token,
+        batch.kind === 'create' ? 'POST' : 'PATCH',
+        `/${batch.collection}`,
+        body,
+      );
       batch.status = res.status;
       if (batch.kind === 'create' && res.status === 200) {
         batch.ids = res.body[batch.collection].map((x: { id: number }) => x.id);
         pending.push(batch);
       }
-      assert.ok(res.status === 200 || res.status === 0, `a write was refused: ${res.status} ${String(JSON.stringify(res.body)).slice(0, 300)}`);
+      assert.ok(
+        res.status === 200 || res.status === 0,
+        `a write was refused: ${res.status} ${String(JSON.stringify(res.body)).slice(0, 300)}`,
+      );
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)));
@@ -67,8 +85,12 @@ async function writeLoad(site: Site, origin: string, batches: Batch[], run: numb
 /** How many items carry each batch's marker, read straight from the database. */
 async function found(site: Site, b: Batch): Promise<number> {
   const [, column] = MARK[b.collection][b.kind];
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  let q = (site.db.database.db as any).selectFrom(b.collection).select((eb: any) => eb.fn.countAll().as('n')).where('account_id', '=', site.accountId).where(column, '=', b.marker);
+
+  let q = (site.db.database.db as any)
+    .selectFrom(b.collection)
+    .select((eb: any) => eb.fn.countAll().as('n'))
+    .where('account_id', '=', site.accountId)
+    .where(column, '=', b.marker);
   if (b.kind === 'update') q = q.where('id', 'in', b.ids);
   return Number((await q.executeTakeFirstOrThrow()).n);
 }
@@ -92,7 +114,11 @@ for (const dialect of DIALECTS) {
         // Restarted after the last kill: recovery at start, and it serves writes again.
         const server = await startServer(site.env);
         try {
-          const after = await request(server.origin, site.token, 'POST', '/users', { users: [{ account: { id: site.accountId }, firstName: 'After', lastName: 'Crash', mobile: '+447700900123' }] });
+          const after = await request(server.origin, site.token, 'POST', '/users', {
+            users: [
+              { account: { id: site.accountId }, firstName: 'After', lastName: 'Crash', mobile: '+447700900123' },
+            ],
+          });
           assert.equal(after.status, 200, JSON.stringify(after.body));
         } finally {
           server.child.kill('SIGTERM');
@@ -108,11 +134,18 @@ for (const dialect of DIALECTS) {
           if (b.status === 200) {
             ackedItems += b.size;
             foundAcked += n;
-            assert.equal(n, b.size, `acknowledged ${b.kind} ${b.collection} ${b.marker}: ${n} of ${b.size} items found`);
+            assert.equal(
+              n,
+              b.size,
+              `acknowledged ${b.kind} ${b.collection} ${b.marker}: ${n} of ${b.size} items found`,
+            );
           } else {
             unknown++;
             if (n > 0) unknownApplied++;
-            assert.ok(n === 0 || n === b.size, `unacknowledged ${b.kind} ${b.marker} partly applied: ${n} of ${b.size}`);
+            assert.ok(
+              n === 0 || n === b.size,
+              `unacknowledged ${b.kind} ${b.marker} partly applied: ${n} of ${b.size}`,
+            );
           }
         }
         const acked = batches.filter((b) => b.status === 200).length;

@@ -32,11 +32,16 @@ const redisUp = await new Promise<boolean>((resolve) => {
   s.on('timeout', () => (s.destroy(), resolve(false)));
 });
 /** With FSM_REQUIRE_ALL=1 (.ci/run) nothing may skip: a missing piece fails the suite instead. */
-const skip = process.env.FSM_REQUIRE_ALL === '1' ? false
-  : !PG_URL ? 'TEST_DATABASE_URL is not set'
-  : !HAPROXY ? 'haproxy is not installed (apt-get install -y haproxy)'
-  : !redisUp ? `no Redis at ${REDIS_URL}`
-  : false;
+const skip =
+  process.env.FSM_REQUIRE_ALL === '1'
+    ? false
+    : !PG_URL
+      ? 'TEST_DATABASE_URL is not set'
+      : !HAPROXY
+        ? 'haproxy is not installed (apt-get install -y haproxy)'
+        : !redisUp
+          ? `no Redis at ${REDIS_URL}`
+          : false;
 
 /** The block of docs/deployment.md between `<!-- name:start -->` and `<!-- name:end -->`, without the fence. */
 function docBlock(name: string): string {
@@ -47,20 +52,50 @@ function docBlock(name: string): string {
 }
 
 test('docs/deployment.md shows the HAProxy configuration this test runs', () => {
-  const shown = haproxyConfig({ bind: '127.0.0.1:8080', servers: [['a', '127.0.0.1:8081'], ['b', '127.0.0.1:8082']], healthPath: '/healthz' });
+  const shown = haproxyConfig({
+    bind: '127.0.0.1:8080',
+    servers: [
+      ['a', '127.0.0.1:8081'],
+      ['b', '127.0.0.1:8082'],
+    ],
+    healthPath: '/healthz',
+  });
   assert.equal(docBlock('haproxy.cfg'), shown);
 });
 
-interface Setup { db: TestDb; env: Record<string, string>; accountId: number; adminId: number; login: string; clientId: string; clientSecret: string }
+interface Setup {
+  db: TestDb;
+  env: Record<string, string>;
+  accountId: number;
+  adminId: number;
+  login: string;
+  clientId: string;
+  clientSecret: string;
+}
 
 async function setup(apiLimit: number): Promise<Setup> {
   const db = await createTestDb('postgres');
   const login = `lb-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
-  const { account, user } = await createAccount(db.services.writer, { companyName: 'Two Hosts Ltd', firstName: 'Ada', lastName: 'Admin', mobile: '+441234567890', login, password: PASSWORD });
+  const { account, user } = await createAccount(db.services.writer, {
+    companyName: 'Two Hosts Ltd',
+    firstName: 'Ada',
+    lastName: 'Admin',
+    mobile: '+441234567890',
+    login,
+    password: PASSWORD,
+  });
   const { clientId, clientSecret } = await createClient(db.database, { redirectUris: [REDIRECT] });
   const env = {
-    DATA_DIR: db.dataDir, DATABASE_URL: db.config.databaseUrl!, REDIS_URL, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn',
-    RATE_LIMIT_API: String(apiLimit), RATE_LIMIT_AUTH: '0', WORKERS: '1', TRUST_PROXY: '127.0.0.1',
+    DATA_DIR: db.dataDir,
+    DATABASE_URL: db.config.databaseUrl!,
+    REDIS_URL,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_API: String(apiLimit),
+    RATE_LIMIT_AUTH: '0',
+    WORKERS: '1',
+    TRUST_PROXY: '127.0.0.1',
   };
   return { db, env, accountId: account.id, adminId: user.id, login, clientId, clientSecret };
 }
@@ -72,7 +107,10 @@ function browser() {
     const res = await fetch(url, {
       method: form ? 'POST' : 'GET',
       redirect: 'manual',
-      headers: { ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: {
+        ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
       body: form ? formEncode(form) : undefined,
       signal: AbortSignal.timeout(10_000),
     });
@@ -88,7 +126,11 @@ const field = (html: string, name: string) => new RegExp(`name="${name}" value="
 const actionOf = (html: string) => (/<form[^>]* action="([^"]*)"/.exec(html)?.[1] ?? '').replace(/&amp;/g, '&');
 
 const cli = (s: Setup, ...args: string[]) => {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'dist/src/cli/index.js'), ...args], { env: { ...process.env, ...s.env }, encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'dist/src/cli/index.js'), ...args], {
+    env: { ...process.env, ...s.env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout);
 };
@@ -98,77 +140,150 @@ describe('two processes behind HAProxy on one PostgreSQL and Redis', { skip }, (
   let d: Deployment;
   let a: string;
   let b: string;
-  before(async () => {
-    s = await setup(API_LIMIT);
-    d = await deploy(s.env);
-    a = d.backends.a.origin;
-    b = d.backends.b.origin;
-  }, { timeout: 90_000 });
+  before(
+    async () => {
+      s = await setup(API_LIMIT);
+      d = await deploy(s.env);
+      a = d.backends.a.origin;
+      b = d.backends.b.origin;
+    },
+    { timeout: 90_000 },
+  );
   after(async () => {
     await d?.close();
     await s?.db.close();
   });
 
   test('the balancer sends requests to both processes', { timeout: 60_000 }, async (t) => {
-    const { token } = await issueToken(s.db.database.db, 'access', { clientId: s.clientId, userId: s.adminId, accountId: s.accountId, permissions: ['users.read'] }, Date.now());
+    const { token } = await issueToken(
+      s.db.database.db,
+      'access',
+      { clientId: s.clientId, userId: s.adminId, accountId: s.accountId, permissions: ['users.read'] },
+      Date.now(),
+    );
     const by = new Set<string>();
-    for (let i = 0; i < 4; i++) by.add((await request(d.origin, token, 'GET', '/users')).headers?.get('x-served-by') ?? '');
+    for (let i = 0; i < 4; i++)
+      by.add((await request(d.origin, token, 'GET', '/users')).headers?.get('x-served-by') ?? '');
     assert.deepEqual([...by].sort(), ['a', 'b']);
     t.diagnostic(`health check: GET ${d.healthPath}`);
   });
 
-  test('a session made on one process signs in on the other; the token issued once works on both', { timeout: 60_000 }, async () => {
-    const go = browser();
-    const query = new URLSearchParams({ response_type: 'code', client_id: s.clientId, redirect_uri: REDIRECT, scope: 'default', state: 'st', access_type: 'offline' });
-    const loginPage = await go(`${a}/oauth2/code?${query}`);
-    assert.equal(loginPage.status, 200);
-    assert.match(loginPage.html, /name="password"/);
-    const signedIn = await go(`${a}${actionOf(loginPage.html)}`, { csrf: field(loginPage.html, 'csrf'), login: s.login, password: PASSWORD });
-    assert.equal(signedIn.status, 303, signedIn.html.slice(0, 300));
-    // Process b knows the session a started: straight to consent.
-    const consent = await go(`${b}/oauth2/code?${query}`);
-    assert.equal(consent.status, 200);
-    assert.doesNotMatch(consent.html, /name="password"/);
-    const allowed = await go(`${b}${actionOf(consent.html)}`, { csrf: field(consent.html, 'csrf'), decision: 'allow' });
-    assert.equal(allowed.status, 302);
-    const code = new URL(allowed.location).searchParams.get('code')!;
-    const tokenRes = await fetch(`${d.origin}/oauth2/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: formEncode({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: s.clientId, client_secret: s.clientSecret }),
-    });
-    assert.equal(tokenRes.status, 200);
-    const tokens = (await tokenRes.json()) as { access_token: string; refresh_token: string };
-    for (const origin of [a, b, d.origin]) assert.equal((await request(origin, tokens.access_token, 'GET', '/users')).status, 200, origin);
-    // The refresh token works on the other process, and what it gives works on the first.
-    const refreshed = await fetch(`${b}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: formEncode({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: s.clientId, client_secret: s.clientSecret }) });
-    assert.equal(refreshed.status, 200);
-    const second = ((await refreshed.json()) as { access_token: string }).access_token;
-    assert.equal((await request(a, second, 'GET', '/users')).status, 200);
-    // The code replayed on one process revokes what it issued (RFC 6749 §4.1.2), on both at once.
-    const replay = await fetch(`${a}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: formEncode({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: s.clientId, client_secret: s.clientSecret }) });
-    assert.equal(replay.status, 400);
-    for (const origin of [b, a, d.origin]) {
-      assert.equal((await request(origin, tokens.access_token, 'GET', '/users')).status, 401, origin);
-      assert.equal((await request(origin, second, 'GET', '/users')).status, 401, origin);
-    }
-  });
+  test(
+    'a session made on one process signs in on the other; the token issued once works on both',
+    { timeout: 60_000 },
+    async () => {
+      const go = browser();
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: s.clientId,
+        redirect_uri: REDIRECT,
+        scope: 'default',
+        state: 'st',
+        access_type: 'offline',
+      });
+      const loginPage = await go(`${a}/oauth2/code?${query}`);
+      assert.equal(loginPage.status, 200);
+      assert.match(loginPage.html, /name="password"/);
+      const signedIn = await go(`${a}${actionOf(loginPage.html)}`, {
+        csrf: field(loginPage.html, 'csrf'),
+        login: s.login,
+        password: PASSWORD,
+      });
+      assert.equal(signedIn.status, 303, signedIn.html.slice(0, 300));
+      // Process b knows the session a started: straight to consent.
+      const consent = await go(`${b}/oauth2/code?${query}`);
+      assert.equal(consent.status, 200);
+      assert.doesNotMatch(consent.html, /name="password"/);
+      const allowed = await go(`${b}${actionOf(consent.html)}`, {
+        csrf: field(consent.html, 'csrf'),
+        decision: 'allow',
+      });
+      assert.equal(allowed.status, 302);
+      const code = new URL(allowed.location).searchParams.get('code')!;
+      const tokenRes = await fetch(`${d.origin}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: formEncode({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT,
+          client_id: s.clientId,
+          client_secret: s.clientSecret,
+        }),
+      });
+      assert.equal(tokenRes.status, 200);
+      const tokens = (await tokenRes.json()) as { access_token: string; refresh_token: string };
+      for (const origin of [a, b, d.origin])
+        assert.equal((await request(origin, tokens.access_token, 'GET', '/users')).status, 200, origin);
+      // The refresh token works on the other process, and what it gives works on the first.
+      const refreshed = await fetch(`${b}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: formEncode({
+          grant_type: 'refresh_token',
+          refresh_token: tokens.refresh_token,
+          client_id: s.clientId,
+          client_secret: s.clientSecret,
+        }),
+      });
+      assert.equal(refreshed.status, 200);
+      const second = ((await refreshed.json()) as { access_token: string }).access_token;
+      assert.equal((await request(a, second, 'GET', '/users')).status, 200);
+      // The code replayed on one process revokes what it issued (RFC 6749 §4.1.2), on both at once.
+      const replay = await fetch(`${a}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: formEncode({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT,
+          client_id: s.clientId,
+          client_secret: s.clientSecret,
+        }),
+      });
+      assert.equal(replay.status, 400);
+      for (const origin of [b, a, d.origin]) {
+        assert.equal((await request(origin, tokens.access_token, 'GET', '/users')).status, 401, origin);
+        assert.equal((await request(origin, second, 'GET', '/users')).status, 401, origin);
+      }
+    },
+  );
 
   test('a client revoked with the CLI loses its tokens on both processes at once', { timeout: 60_000 }, async () => {
     const { clientId } = await createClient(s.db.database);
-    const { token } = await issueToken(s.db.database.db, 'access', { clientId, userId: s.adminId, accountId: s.accountId, permissions: ['users.read'] }, Date.now());
+    const { token } = await issueToken(
+      s.db.database.db,
+      'access',
+      { clientId, userId: s.adminId, accountId: s.accountId, permissions: ['users.read'] },
+      Date.now(),
+    );
     for (const origin of [a, b]) assert.equal((await request(origin, token, 'GET', '/users')).status, 200, origin);
     assert.deepEqual(cli(s, 'clients', 'revoke', clientId), { clientId, revoked: true });
-    for (const origin of [b, a, d.origin]) assert.equal((await request(origin, token, 'GET', '/users')).status, 401, origin);
+    for (const origin of [b, a, d.origin])
+      assert.equal((await request(origin, token, 'GET', '/users')).status, 401, origin);
   });
 
   test('a user deleted through one process loses its token on both at once', { timeout: 60_000 }, async () => {
     const { clientId } = await createClient(s.db.database);
-    const admin = (await issueToken(s.db.database.db, 'access', { clientId, userId: s.adminId, accountId: s.accountId, permissions: [...ALL_PERMISSIONS] }, Date.now())).token;
-    const created = await request(a, admin, 'POST', '/users', { users: [{ account: { id: s.accountId }, firstName: 'Gone', lastName: 'Soon', mobile: '+447700900123' }] });
+    const admin = (
+      await issueToken(
+        s.db.database.db,
+        'access',
+        { clientId, userId: s.adminId, accountId: s.accountId, permissions: [...ALL_PERMISSIONS] },
+        Date.now(),
+      )
+    ).token;
+    const created = await request(a, admin, 'POST', '/users', {
+      users: [{ account: { id: s.accountId }, firstName: 'Gone', lastName: 'Soon', mobile: '+447700900123' }],
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const userId = created.body.users[0].id as number;
-    const { token } = await issueToken(s.db.database.db, 'access', { clientId, userId, accountId: s.accountId, permissions: ['users.read'] }, Date.now());
+    const { token } = await issueToken(
+      s.db.database.db,
+      'access',
+      { clientId, userId, accountId: s.accountId, permissions: ['users.read'] },
+      Date.now(),
+    );
     for (const origin of [a, b]) assert.equal((await request(origin, token, 'GET', '/users')).status, 200);
     assert.equal((await request(a, admin, 'DELETE', `/users/${userId}`)).status, 200);
     for (const origin of [b, a]) assert.equal((await request(origin, token, 'GET', '/users')).status, 401, origin);
@@ -176,7 +291,12 @@ describe('two processes behind HAProxy on one PostgreSQL and Redis', { skip }, (
 
   test('the rate limit is one counter across both processes (Redis)', { timeout: 60_000 }, async () => {
     // A fresh token: its window starts with its first request, so all of them count in one window.
-    const { token } = await issueToken(s.db.database.db, 'access', { clientId: s.clientId, userId: s.adminId, accountId: s.accountId, permissions: ['users.read'] }, Date.now());
+    const { token } = await issueToken(
+      s.db.database.db,
+      'access',
+      { clientId: s.clientId, userId: s.adminId, accountId: s.accountId, permissions: ['users.read'] },
+      Date.now(),
+    );
     const statuses: Record<string, number[]> = { a: [], b: [] };
     for (let i = 0; i < API_LIMIT + 6; i++) {
       const name = i % 2 ? 'b' : 'a';
@@ -192,12 +312,28 @@ describe('two processes behind HAProxy on one PostgreSQL and Redis', { skip }, (
   });
 });
 
-interface Write { marker: string; sentAt: number; status?: number; by?: string; error?: string }
+interface Write {
+  marker: string;
+  sentAt: number;
+  status?: number;
+  by?: string;
+  error?: string;
+}
 
 /** POST through the balancer; a connection that ended without an answer is status 0, with the reason. */
-async function post(origin: string, token: string, path: string, body: unknown): Promise<{ status: number; by?: string; error?: string }> {
+async function post(
+  origin: string,
+  token: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; by?: string; error?: string }> {
   try {
-    const res = await fetch(`${origin}${path}`, { method: 'POST', headers: headers(token), body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
+    const res = await fetch(`${origin}${path}`, {
+      method: 'POST',
+      headers: headers(token),
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(15_000),
+    });
     await res.arrayBuffer();
     return { status: res.status, by: res.headers.get('x-served-by') ?? undefined };
   } catch (err) {
@@ -207,64 +343,108 @@ async function post(origin: string, token: string, path: string, body: unknown):
 }
 
 describe('one of two processes SIGKILLed under write load behind HAProxy', { skip }, () => {
-  test('no acknowledged write is lost; the balancer carries on with the other process', { timeout: 120_000 }, async (t) => {
-    const s = await setup(0);
-    let d: Deployment | undefined;
-    try {
-      d = await deploy(s.env);
-      const origin = d.origin;
-      const { token } = await issueToken(s.db.database.db, 'access', { clientId: s.clientId, userId: s.adminId, accountId: s.accountId, permissions: [...ALL_PERMISSIONS] }, Date.now());
-      const writes: Write[] = [];
-      const started = Date.now();
-      let killedAt = Infinity;
-      const size = 3;
-      // Bounded in time (6 s) and in count (2,000 requests).
-      const stop = () => Date.now() - started > 6000 || writes.length >= 2000;
-      const worker = async (w: number) => {
-        for (let n = 0; !stop(); n++) {
-          const write: Write = { marker: `w${w}-${n}`, sentAt: Date.now() };
-          writes.push(write);
-          Object.assign(write, await post(origin, token, '/users', { users: Array.from({ length: size }, () => ({ account: { id: s.accountId }, firstName: 'Load', lastName: write.marker, mobile: '+447700900123' })) }));
-        }
-      };
-      const load = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)));
-      await sleep(2000);
-      d.backends.a.child.kill('SIGKILL');
-      killedAt = Date.now();
-      await d.backends.a.exited;
-      await load;
+  test(
+    'no acknowledged write is lost; the balancer carries on with the other process',
+    { timeout: 120_000 },
+    async (t) => {
+      const s = await setup(0);
+      let d: Deployment | undefined;
+      try {
+        d = await deploy(s.env);
+        const origin = d.origin;
+        const { token } = await issueToken(
+          s.db.database.db,
+          'access',
+          { clientId: s.clientId, userId: s.adminId, accountId: s.accountId, permissions: [...ALL_PERMISSIONS] },
+          Date.now(),
+        );
+        const writes: Write[] = [];
+        const started = Date.now();
+        let killedAt = Infinity;
+        const size = 3;
+        // Bounded in time (6 s) and in count (2,000 requests).
+        const stop = () => Date.now() - started > 6000 || writes.length >= 2000;
+        const worker = async (w: number) => {
+          for (let n = 0; !stop(); n++) {
+            const write: Write = { marker: `w${w}-${n}`, sentAt: Date.now() };
+            writes.push(write);
+            Object.assign(
+              write,
+              await post(origin, token, '/users', {
+                users: Array.from({ length: size }, () => ({
+                  account: { id: s.accountId },
+                  firstName: 'Load',
+                  lastName: write.marker,
+                  mobile: '+447700900123',
+                })),
+              }),
+            );
+          }
+        };
+        const load = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)));
+        await sleep(2000);
+        d.backends.a.child.kill('SIGKILL');
+        killedAt = Date.now();
+        await d.backends.a.exited;
+        await load;
 
-      const count = async (marker: string) => Number((await s.db.database.db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).where('account_id', '=', s.accountId).where('last_name', '=', marker).executeTakeFirstOrThrow()).n);
-      let acked = 0;
-      for (const w of writes) {
-        const n = await count(w.marker);
-        if (w.status === 200) {
-          acked++;
-          assert.equal(n, size, `acknowledged write ${w.marker} (served by ${w.by}): ${n} of ${size} users found`);
-        } else {
-          assert.ok(n === 0 || n === size, `unacknowledged write ${w.marker} partly applied: ${n} of ${size}`);
+        const count = async (marker: string) =>
+          Number(
+            (
+              await s.db.database.db
+                .selectFrom('users')
+                .select((eb) => eb.fn.countAll().as('n'))
+                .where('account_id', '=', s.accountId)
+                .where('last_name', '=', marker)
+                .executeTakeFirstOrThrow()
+            ).n,
+          );
+        let acked = 0;
+        for (const w of writes) {
+          const n = await count(w.marker);
+          if (w.status === 200) {
+            acked++;
+            assert.equal(n, size, `acknowledged write ${w.marker} (served by ${w.by}): ${n} of ${size} users found`);
+          } else {
+            assert.ok(n === 0 || n === size, `unacknowledged write ${w.marker} partly applied: ${n} of ${size}`);
+          }
         }
+        const before = writes.filter((w) => w.sentAt < killedAt);
+        const afterKill = writes.filter((w) => w.sentAt >= killedAt);
+        const settled = writes.filter((w) => w.sentAt >= killedAt + 1500);
+        assert.ok(
+          new Set(before.filter((w) => w.status === 200).map((w) => w.by)).size === 2,
+          'both processes took writes before the kill',
+        );
+        // Only requests in flight at the kill may fail: the balancer's 502/503, or a connection it
+        // closed without an answer (status 0: it does that when a reused server connection dies).
+        for (const w of writes.filter((x) => x.status !== 200))
+          assert.ok(
+            [0, 502, 503].includes(w.status!) && w.sentAt < killedAt + 1500,
+            `${w.marker}: ${w.status} ${w.error ?? ''} at +${w.sentAt - killedAt} ms`,
+          );
+        assert.ok(settled.length >= 20, `too few writes after the kill to prove anything (${settled.length})`);
+        assert.ok(
+          settled.every((w) => w.status === 200 && w.by === 'b'),
+          'after the kill every write succeeds on the surviving process',
+        );
+        const after = await request(origin, token, 'GET', '/users?recordsPerPage=1');
+        assert.equal(after.status, 200);
+        assert.equal(after.headers?.get('x-served-by'), 'b');
+        const failedAt = writes.filter((w) => w.status !== 200).map((w) => w.sentAt - killedAt);
+        t.diagnostic(
+          `${writes.length} writes of ${size} users (${before.length} before the SIGKILL, ${afterKill.length} after); ${acked} acknowledged, all found; ` +
+            `${writes.length - acked} failed (${
+              writes
+                .filter((w) => w.status !== 200)
+                .map((w) => w.status || w.error)
+                .join(', ') || 'none'
+            }), sent ${failedAt.join(', ') || '-'} ms from the kill`,
+        );
+      } finally {
+        await d?.close();
+        await s.db.close();
       }
-      const before = writes.filter((w) => w.sentAt < killedAt);
-      const afterKill = writes.filter((w) => w.sentAt >= killedAt);
-      const settled = writes.filter((w) => w.sentAt >= killedAt + 1500);
-      assert.ok(new Set(before.filter((w) => w.status === 200).map((w) => w.by)).size === 2, 'both processes took writes before the kill');
-      // Only requests in flight at the kill may fail: the balancer's 502/503, or a connection it
-      // closed without an answer (status 0: it does that when a reused server connection dies).
-      for (const w of writes.filter((x) => x.status !== 200)) assert.ok([0, 502, 503].includes(w.status!) && w.sentAt < killedAt + 1500, `${w.marker}: ${w.status} ${w.error ?? ''} at +${w.sentAt - killedAt} ms`);
-      assert.ok(settled.length >= 20, `too few writes after the kill to prove anything (${settled.length})`);
-      assert.ok(settled.every((w) => w.status === 200 && w.by === 'b'), 'after the kill every write succeeds on the surviving process');
-      const after = await request(origin, token, 'GET', '/users?recordsPerPage=1');
-      assert.equal(after.status, 200);
-      assert.equal(after.headers?.get('x-served-by'), 'b');
-      const failedAt = writes.filter((w) => w.status !== 200).map((w) => w.sentAt - killedAt);
-      t.diagnostic(
-        `${writes.length} writes of ${size} users (${before.length} before the SIGKILL, ${afterKill.length} after); ${acked} acknowledged, all found; ` +
-          `${writes.length - acked} failed (${writes.filter((w) => w.status !== 200).map((w) => w.status || w.error).join(', ') || 'none'}), sent ${failedAt.join(', ') || '-'} ms from the kill`,
-      );
-    } finally {
-      await d?.close();
-      await s.db.close();
-    }
-  });
+    },
+  );
 });

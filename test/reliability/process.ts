@@ -18,7 +18,10 @@ export interface ServerProcess {
 }
 
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [SERVER], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SERVER], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const origin = await new Promise<string>((resolve, reject) => {
@@ -55,14 +58,34 @@ export async function createSite(dialect: Dialect, env: Record<string, string> =
   const db = await createTestDb(dialect);
   const now = Date.now();
   const { account, user } = await createAccount(db.services.writer, {
-    companyName: 'Crash Test Ltd', firstName: 'Ada', lastName: 'Admin', mobile: '+441234567890', login: `crash-${now}-${Math.random().toString(36).slice(2, 8)}`, password: 'correct horse battery',
+    companyName: 'Crash Test Ltd',
+    firstName: 'Ada',
+    lastName: 'Admin',
+    mobile: '+441234567890',
+    login: `crash-${now}-${Math.random().toString(36).slice(2, 8)}`,
+    password: 'correct horse battery',
   });
   const { clientId } = await createClient(db.database);
-  const { token } = await issueToken(db.database.db, 'access', { clientId, userId: user.id, accountId: account.id, permissions: [...ALL_PERMISSIONS] }, now);
+  const { token } = await issueToken(
+    db.database.db,
+    'access',
+    { clientId, userId: user.id, accountId: account.id, permissions: [...ALL_PERMISSIONS] },
+    now,
+  );
   const pgName = db.config.databaseUrl ? new URL(db.config.databaseUrl).pathname.slice(1) : undefined;
   return {
     db,
-    env: { DATA_DIR: db.dataDir, DATABASE_URL: db.config.databaseUrl ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_API: '0', RATE_LIMIT_AUTH: '0', WORKERS: '1', ...env },
+    env: {
+      DATA_DIR: db.dataDir,
+      DATABASE_URL: db.config.databaseUrl ?? '',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_API: '0',
+      RATE_LIMIT_AUTH: '0',
+      WORKERS: '1',
+      ...env,
+    },
     accountId: account.id,
     token,
     pgName,
@@ -81,12 +104,27 @@ export async function pgAdmin(sqlText: string): Promise<void> {
   }
 }
 
-export const headers = (token: string) => ({ authorization: `Bearer ${token}`, 'x-version': '1.0', 'content-type': 'application/json' });
+export const headers = (token: string) => ({
+  authorization: `Bearer ${token}`,
+  'x-version': '1.0',
+  'content-type': 'application/json',
+});
 
 /** fetch that reports a refused or reset connection as status 0 instead of throwing. */
-export async function request(origin: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers | undefined }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+export async function request(
+  origin: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any; headers: Headers | undefined }> {
   try {
-    const res = await fetch(`${origin}${path}`, { method, headers: headers(token), body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
+    const res = await fetch(`${origin}${path}`, {
+      method,
+      headers: headers(token),
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(15_000),
+    });
     const text = await res.text();
     let json: unknown;
     try {

@@ -10,15 +10,19 @@ import { createSite, headers, request, rssMiB, sleep, startServer, type Site } f
  * SQLite, half that on PostgreSQL): no 5xx, no lost write, memory flat. Shutdown: SIGTERM in the
  * middle of a write load loses no acknowledged request and answers late arrivals in the envelope.
  */
-type Autocannon = (opts: Record<string, unknown>) => Promise<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Autocannon = (opts: Record<string, unknown>) => Promise<Record<string, any>>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 const SOAK_S = Number(process.env.SOAK_SECONDS ?? 30);
 
 async function countUsers(site: Site, ids: number[]): Promise<number> {
   let n = 0;
   for (let i = 0; i < ids.length; i += 500) {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const r = await (site.db.database.db as any).selectFrom('users').select((eb: any) => eb.fn.countAll().as('n')).where('account_id', '=', site.accountId).where('id', 'in', ids.slice(i, i + 500)).executeTakeFirstOrThrow();
+    const r = await (site.db.database.db as any)
+      .selectFrom('users')
+      .select((eb: any) => eb.fn.countAll().as('n'))
+      .where('account_id', '=', site.accountId)
+      .where('id', 'in', ids.slice(i, i + 500))
+      .executeTakeFirstOrThrow();
     n += Number(r.n);
   }
   return n;
@@ -32,8 +36,16 @@ for (const dialect of DIALECTS) {
       const server = await startServer(site.env);
       try {
         // Something to read, and a warm-up so the start figure is the working set, not the cold process.
-        await request(server.origin, site.token, 'POST', '/jobs', { jobs: [{ title: 'Soak job' }, { title: 'Another' }] });
-        await autocannon({ url: server.origin, connections: 8, duration: 2, headers: headers(site.token), path: '/users?recordsPerPage=20' });
+        await request(server.origin, site.token, 'POST', '/jobs', {
+          jobs: [{ title: 'Soak job' }, { title: 'Another' }],
+        });
+        await autocannon({
+          url: server.origin,
+          connections: 8,
+          duration: 2,
+          headers: headers(site.token),
+          path: '/users?recordsPerPage=20',
+        });
         const rssStart = rssMiB(server.child.pid!);
         const acked: number[] = [];
         let writes = 0;
@@ -45,14 +57,27 @@ for (const dialect of DIALECTS) {
           duration: seconds,
           timeout: 30,
           requests: [
-            { method: 'GET', path: `/users?where=${encodeURIComponent('lastName ~ "soak" and hourlyRate >= 0')}&sort=-id&recordsPerPage=20`, headers: h },
+            {
+              method: 'GET',
+              path: `/users?where=${encodeURIComponent('lastName ~ "soak" and hourlyRate >= 0')}&sort=-id&recordsPerPage=20`,
+              headers: h,
+            },
             {
               method: 'POST',
               path: '/users',
               headers: h,
               setupRequest: (req: Record<string, unknown>) => ({
                 ...req,
-                body: JSON.stringify({ users: [{ account: { id: site.accountId }, firstName: 'Soak', lastName: `soak-${n++}`, mobile: '+447700900123' }] }),
+                body: JSON.stringify({
+                  users: [
+                    {
+                      account: { id: site.accountId },
+                      firstName: 'Soak',
+                      lastName: `soak-${n++}`,
+                      mobile: '+447700900123',
+                    },
+                  ],
+                }),
               }),
               onResponse: (status: number, body: string) => {
                 writes++;
@@ -65,7 +90,9 @@ for (const dialect of DIALECTS) {
         });
         const rssEnd = rssMiB(server.child.pid!);
         const stats = result.statusCodeStats as Record<string, { count: number }>;
-        const fiveXx = Object.entries(stats).filter(([s]) => Number(s) >= 500).reduce((a, [, v]) => a + v.count, 0);
+        const fiveXx = Object.entries(stats)
+          .filter(([s]) => Number(s) >= 500)
+          .reduce((a, [, v]) => a + v.count, 0);
         const found = await countUsers(site, acked);
         t.diagnostic(
           `${dialect}: ${seconds} s, 64 connections: ${result.requests.total} requests (${Math.round(result.requests.average)} req/s), ` +
@@ -102,7 +129,12 @@ for (const dialect of DIALECTS) {
           for (;;) {
             const sentAfterSigterm = stopping;
             const r = await request(server.origin, site.token, 'POST', '/users', {
-              users: [1, 2].map(() => ({ account: { id: site.accountId }, firstName: 'Term', lastName: `term-${i++}`, mobile: '+447700900123' })),
+              users: [1, 2].map(() => ({
+                account: { id: site.accountId },
+                firstName: 'Term',
+                lastName: `term-${i++}`,
+                mobile: '+447700900123',
+              })),
             });
             statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
             if (r.status === 200) {
@@ -123,7 +155,9 @@ for (const dialect of DIALECTS) {
         const code = await server.exited;
         await load;
         const found = await countUsers(site, acked);
-        t.diagnostic(`${dialect}: statuses ${JSON.stringify(Object.fromEntries(statuses))}; ${acked.length} user writes acknowledged (${afterSigterm} batches finished after SIGTERM), ${found} found; exit code ${code}`);
+        t.diagnostic(
+          `${dialect}: statuses ${JSON.stringify(Object.fromEntries(statuses))}; ${acked.length} user writes acknowledged (${afterSigterm} batches finished after SIGTERM), ${found} found; exit code ${code}`,
+        );
         assert.equal(code, 0, 'a clean exit');
         assert.equal(found, acked.length);
         assert.ok(acked.length > 50);

@@ -3,7 +3,23 @@ import type { paths } from './generated/api.js';
 import { FieldServiceError } from './errors.js';
 import { Session, type SessionOptions } from './session.js';
 import { retryAfterSeconds, transport, type RetryOptions } from './transport.js';
-import type { Changes, Collection, Creatable, Deletable, Item, ItemChange, ListMetadata, ListOptions, NewItem, Selected, Selector, Updatable, Value, Where, WriteMetadata } from './types.js';
+import type {
+  Changes,
+  Collection,
+  Creatable,
+  Deletable,
+  Item,
+  ItemChange,
+  ListMetadata,
+  ListOptions,
+  NewItem,
+  Selected,
+  Selector,
+  Updatable,
+  Value,
+  Where,
+  WriteMetadata,
+} from './types.js';
 
 export interface FieldServiceOptions extends SessionOptions {
   /** Where the API is, when not at the issuer (a proxy, another host). */
@@ -26,7 +42,10 @@ export class FieldService {
   readonly api: Client<paths>;
   private readonly etags = new WeakMap<object, string>();
 
-  private constructor(readonly session: Session, opts: FieldServiceOptions) {
+  private constructor(
+    readonly session: Session,
+    opts: FieldServiceOptions,
+  ) {
     this.api = createClient<paths>({
       baseUrl: String(opts.apiUrl ?? session.as.issuer).replace(/\/$/, ''),
       fetch: transport({ session, retry: opts.retry, fetch: opts.fetch, sleep: opts.sleep }),
@@ -51,7 +70,10 @@ export class FieldService {
   }
 
   /** Every item that matches, page after page (`metadata.pagesCount` says when to stop). */
-  async *list<N extends Collection, F extends Selector<N> = '*'>(collection: N, opts: ListOptions<N, F> = {}): AsyncGenerator<Selected<N, F>> {
+  async *list<N extends Collection, F extends Selector<N> = '*'>(
+    collection: N,
+    opts: ListOptions<N, F> = {},
+  ): AsyncGenerator<Selected<N, F>> {
     const query = {
       ...(opts.where ? { where: whereString(opts.where) } : {}),
       ...(opts.fields ? { fields: opts.fields.join(',') } : {}),
@@ -59,16 +81,26 @@ export class FieldService {
       recordsPerPage: opts.recordsPerPage ?? 100,
     };
     for (let page = 1; ; page++) {
-      const { body } = await this.call<{ metadata: ListMetadata } & Record<N, Selected<N, F>[]>>('GET', `/${collection}`, { params: { query: { ...query, page } } });
+      const { body } = await this.call<{ metadata: ListMetadata } & Record<N, Selected<N, F>[]>>(
+        'GET',
+        `/${collection}`,
+        { params: { query: { ...query, page } } },
+      );
       yield* body[collection];
       if (page >= body.metadata.pagesCount || body[collection].length === 0) return;
     }
   }
 
   /** One item; its `ETag` is remembered, so `updateItem`/`deleteItem` of it send `If-Match`. */
-  async get<N extends Collection, F extends Selector<N> = '*'>(collection: N, id: number, opts: { fields?: readonly F[] } = {}): Promise<Selected<N, F>> {
+  async get<N extends Collection, F extends Selector<N> = '*'>(
+    collection: N,
+    id: number,
+    opts: { fields?: readonly F[] } = {},
+  ): Promise<Selected<N, F>> {
     const query = opts.fields ? { fields: opts.fields.join(',') } : {};
-    const { body, response } = await this.call<Record<N, Selected<N, F>[]>>('GET', `/${collection}/{id}`, { params: { path: { id }, query } });
+    const { body, response } = await this.call<Record<N, Selected<N, F>[]>>('GET', `/${collection}/{id}`, {
+      params: { path: { id }, query },
+    });
     return this.remember(body[collection][0], response);
   }
 
@@ -89,7 +121,11 @@ export class FieldService {
 
   /** Deletes the items in one atomic write. */
   async delete<N extends Deletable>(collection: N, targets: readonly Target[]): Promise<Item<N>[]> {
-    return (await this.write<N>('DELETE', `/${collection}`, collection, { body: { [collection]: targets.map((t) => ({ id: idOf(t) })) } })).items;
+    return (
+      await this.write<N>('DELETE', `/${collection}`, collection, {
+        body: { [collection]: targets.map((t) => ({ id: idOf(t) })) },
+      })
+    ).items;
   }
 
   /**
@@ -98,13 +134,22 @@ export class FieldService {
    * `FieldServiceError` with status 412 (code 1080) is thrown and nothing changes.
    */
   async updateItem<N extends Updatable>(collection: N, target: Target, changes: Changes<N>): Promise<Item<N>> {
-    const { items, response } = await this.write<N>('PATCH', `/${collection}/{id}`, collection, { params: { path: { id: idOf(target) } }, body: { [collection]: [changes] }, headers: this.ifMatch(target) });
+    const { items, response } = await this.write<N>('PATCH', `/${collection}/{id}`, collection, {
+      params: { path: { id: idOf(target) } },
+      body: { [collection]: [changes] },
+      headers: this.ifMatch(target),
+    });
     return this.remember(items[0], response);
   }
 
   /** Deletes one item, with `If-Match` as `updateItem`. */
   async deleteItem<N extends Deletable>(collection: N, target: Target): Promise<Item<N>> {
-    return (await this.write<N>('DELETE', `/${collection}/{id}`, collection, { params: { path: { id: idOf(target) } }, headers: this.ifMatch(target) })).items[0];
+    return (
+      await this.write<N>('DELETE', `/${collection}/{id}`, collection, {
+        params: { path: { id: idOf(target) } },
+        headers: this.ifMatch(target),
+      })
+    ).items[0];
   }
 
   private async write<N extends Collection>(method: string, path: string, collection: N, init: object) {

@@ -23,12 +23,25 @@ export class FieldServiceError extends Error {
   readonly retryAfter: number | undefined;
 
   constructor(status: number, body: unknown, retryAfter?: number) {
-    const b = (body ?? {}) as { result?: string; error?: ApiError; failures?: { rawData: unknown; errors: ApiError[] }[]; metadata?: WriteMetadata };
-    const failures = (b.failures ?? []).map((f, i) => ({ index: b.metadata?.invalidItems[i] ?? i, rawData: f.rawData, errors: f.errors }));
+    const b = (body ?? {}) as {
+      result?: string;
+      error?: ApiError;
+      failures?: { rawData: unknown; errors: ApiError[] }[];
+      metadata?: WriteMetadata;
+    };
+    const failures = (b.failures ?? []).map((f, i) => ({
+      index: b.metadata?.invalidItems[i] ?? i,
+      rawData: f.rawData,
+      errors: f.errors,
+    }));
     const first = b.error ?? failures[0]?.errors[0];
-    super(b.error ? `${status} ${b.error.code}: ${b.error.message}` : failures.length
-      ? `${status} validation failed: ${failures.map((f) => `item ${f.index}: ${f.errors.map((e) => `${e.code} ${e.field ?? ''}`.trim()).join(', ')}`).join('; ')}`
-      : `HTTP ${status}`);
+    super(
+      b.error
+        ? `${status} ${b.error.code}: ${b.error.message}`
+        : failures.length
+          ? `${status} validation failed: ${failures.map((f) => `item ${f.index}: ${f.errors.map((e) => `${e.code} ${e.field ?? ''}`.trim()).join(', ')}`).join('; ')}`
+          : `HTTP ${status}`,
+    );
     this.name = 'FieldServiceError';
     this.status = status;
     this.code = first?.code;

@@ -35,7 +35,10 @@ export class Session {
   private readonly http: { [oauth.allowInsecureRequests]?: boolean };
   private readonly now: () => number;
 
-  private constructor(readonly as: oauth.AuthorizationServer, private readonly opts: SessionOptions) {
+  private constructor(
+    readonly as: oauth.AuthorizationServer,
+    private readonly opts: SessionOptions,
+  ) {
     this.client = { client_id: opts.clientId };
     this.auth = oauth.ClientSecretBasic(opts.clientSecret);
     this.tokens = opts.tokens;
@@ -56,9 +59,15 @@ export class Session {
     const codeVerifier = oauth.generateRandomCodeVerifier();
     const url = new URL(this.as.authorization_endpoint!);
     url.search = new URLSearchParams({
-      response_type: 'code', client_id: this.opts.clientId, redirect_uri: this.opts.redirectUri, scope: 'default', state,
-      code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier), code_challenge_method: 'S256',
-      access_type: opts.accessType ?? 'offline', ...(opts.prompt ? { prompt: opts.prompt } : {}),
+      response_type: 'code',
+      client_id: this.opts.clientId,
+      redirect_uri: this.opts.redirectUri,
+      scope: 'default',
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+      access_type: opts.accessType ?? 'offline',
+      ...(opts.prompt ? { prompt: opts.prompt } : {}),
     }).toString();
     return { url, state, codeVerifier };
   }
@@ -70,7 +79,15 @@ export class Session {
    */
   async signIn(callback: URL | string, expected: { state: string; codeVerifier: string }): Promise<Tokens> {
     const params = oauth.validateAuthResponse(this.as, this.client, new URL(callback), expected.state);
-    const res = await oauth.authorizationCodeGrantRequest(this.as, this.client, this.auth, params, this.opts.redirectUri, expected.codeVerifier, this.http);
+    const res = await oauth.authorizationCodeGrantRequest(
+      this.as,
+      this.client,
+      this.auth,
+      params,
+      this.opts.redirectUri,
+      expected.codeVerifier,
+      this.http,
+    );
     return this.keep(await oauth.processAuthorizationCodeResponse(this.as, this.client, res));
   }
 
@@ -93,7 +110,8 @@ export class Session {
     this.refreshing ??= (async () => {
       try {
         const res = await oauth.refreshTokenGrantRequest(this.as, this.client, this.auth, t.refreshToken!, this.http);
-        return (await this.keep(await oauth.processRefreshTokenResponse(this.as, this.client, res), t.refreshToken)).accessToken;
+        return (await this.keep(await oauth.processRefreshTokenResponse(this.as, this.client, res), t.refreshToken))
+          .accessToken;
       } finally {
         this.refreshing = undefined;
       }
@@ -111,7 +129,10 @@ export class Session {
     const t = this.tokens;
     if (!t) return;
     const [token, hint] = t.refreshToken ? [t.refreshToken, 'refresh_token'] : [t.accessToken, 'access_token'];
-    const res = await oauth.revocationRequest(this.as, this.client, this.auth, token, { additionalParameters: { token_type_hint: hint }, ...this.http });
+    const res = await oauth.revocationRequest(this.as, this.client, this.auth, token, {
+      additionalParameters: { token_type_hint: hint },
+      ...this.http,
+    });
     await oauth.processRevocationResponse(res);
     this.tokens = undefined;
     await this.opts.onTokens?.(undefined);
@@ -122,7 +143,11 @@ export class Session {
   }
 
   private async keep(r: oauth.TokenEndpointResponse, refreshToken?: string): Promise<Tokens> {
-    this.tokens = { accessToken: r.access_token, refreshToken: r.refresh_token ?? refreshToken, expiresAt: this.now() + (r.expires_in ?? 3600) * 1000 };
+    this.tokens = {
+      accessToken: r.access_token,
+      refreshToken: r.refresh_token ?? refreshToken,
+      expiresAt: this.now() + (r.expires_in ?? 3600) * 1000,
+    };
     await this.opts.onTokens?.(this.tokens);
     return this.tokens;
   }

@@ -46,7 +46,8 @@ export function transport(opts: TransportOptions): (request: Request) => Promise
 
   return async (request: Request) => {
     request.headers.set('x-version', API_VERSION);
-    if (request.method !== 'GET' && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', crypto.randomUUID());
+    if (request.method !== 'GET' && !request.headers.has('idempotency-key'))
+      request.headers.set('idempotency-key', crypto.randomUUID());
     let refreshed = false;
     for (let attempt = 0; ; attempt++) {
       const token = await session.accessToken();

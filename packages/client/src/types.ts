@@ -6,10 +6,18 @@ type Schema<K extends string> = K extends keyof Schemas ? Schemas[K] : never;
 
 /** The collections: each `/{name}` path that lists items (`users`, `jobs`, `visits`, …). */
 export type Collection = {
-  [P in keyof paths]: P extends `/${infer N}` ? (N extends `${string}/${string}` ? never : `${Capitalize<N>}List` extends keyof Schemas ? N : never) : never;
+  [P in keyof paths]: P extends `/${infer N}`
+    ? N extends `${string}/${string}`
+      ? never
+      : `${Capitalize<N>}List` extends keyof Schemas
+        ? N
+        : never
+    : never;
 }[keyof paths];
 
-type Has<N extends Collection, M extends 'post' | 'patch' | 'delete'> = paths[`/${N}`] extends { [K in M]: object } ? N : never;
+type Has<N extends Collection, M extends 'post' | 'patch' | 'delete'> = paths[`/${N}`] extends { [K in M]: object }
+  ? N
+  : never;
 /** Collections that take `POST /{name}`, `PATCH /{name}`, `DELETE /{name}` (events and deliveries are read-only). */
 export type Creatable = { [N in Collection]: Has<N, 'post'> }[Collection];
 export type Updatable = { [N in Collection]: Has<N, 'patch'> }[Collection];
@@ -27,7 +35,13 @@ export type Changes<N extends Updatable> = Omit<Schema<`${Capitalize<N>}ItemUpda
 /** A field name of the collection's items. */
 export type Field<N extends Collection> = Extract<keyof Item<N>, string>;
 /** Association fields (`status`, `client`, …), filtered and sorted on as `status.id`. */
-type AssocField<N extends Collection> = { [K in Field<N>]: NonNullable<Item<N>[K]> extends readonly unknown[] ? never : NonNullable<Item<N>[K]> extends { id: number } ? K : never }[Field<N>];
+type AssocField<N extends Collection> = {
+  [K in Field<N>]: NonNullable<Item<N>[K]> extends readonly unknown[]
+    ? never
+    : NonNullable<Item<N>[K]> extends { id: number }
+      ? K
+      : never;
+}[Field<N>];
 /** What `where` and `sort` name: a field, or an association's `id`. */
 export type FilterField<N extends Collection> = Field<N> | `${AssocField<N>}.id`;
 
@@ -42,7 +56,9 @@ export type Where<N extends Collection> =
 /** `fields`: field names, `*` (every field) and `[*]` (associations in full). */
 export type Selector<N extends Collection> = Field<N> | '*' | '[*]';
 /** The items a `fields` selection yields: `id` and the fields named (any field with `*` or `[*]`). */
-export type Selected<N extends Collection, F extends Selector<N>> = [Extract<F, '*' | '[*]'>] extends [never] ? Pick<Item<N>, Extract<F | 'id', keyof Item<N>>> : Item<N>;
+export type Selected<N extends Collection, F extends Selector<N>> = [Extract<F, '*' | '[*]'>] extends [never]
+  ? Pick<Item<N>, Extract<F | 'id', keyof Item<N>>>
+  : Item<N>;
 
 export interface ListOptions<N extends Collection, F extends Selector<N>> {
   where?: Where<N>;

@@ -15,14 +15,17 @@ export async function verifyWebhook(delivery: Delivery, secret: string): Promise
   const { headers, body } = await read(delivery);
   const flat: Record<string, string> = {};
   if (headers instanceof Headers) headers.forEach((v, k) => (flat[k] = v));
-  else for (const [k, v] of Object.entries(headers)) if (v !== undefined) flat[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  else
+    for (const [k, v] of Object.entries(headers))
+      if (v !== undefined) flat[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   const event = new Webhook(secret).verify(body, flat) as Omit<WebhookEvent, 'id'>;
   return { id: flat['webhook-id'], ...event };
 }
 
 async function read(d: Delivery): Promise<{ headers: Headers_; body: string }> {
   if (d instanceof Request) return { headers: d.headers, body: await d.text() };
-  if ('body' in d && !('socket' in d)) return { headers: d.headers, body: typeof d.body === 'string' ? d.body : new TextDecoder().decode(d.body) };
+  if ('body' in d && !('socket' in d))
+    return { headers: d.headers, body: typeof d.body === 'string' ? d.body : new TextDecoder().decode(d.body) };
   const chunks: Buffer[] = [];
   for await (const c of d as IncomingMessage) chunks.push(c as Buffer);
   return { headers: (d as IncomingMessage).headers, body: Buffer.concat(chunks).toString('utf8') };

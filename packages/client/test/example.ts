@@ -27,7 +27,11 @@ await fsm.signIn(callback, { state, codeVerifier }); // checks state and iss, se
 // 2. The jobs changed since yesterday, every page of them.
 const yesterday = new Date(Date.now() - 24 * 60 * 60 * 1000);
 const jobs = [];
-for await (const job of fsm.list('jobs', { where: ['modified', '>', yesterday], fields: ['title', 'priority', 'modified'], sort: ['-modified'] })) {
+for await (const job of fsm.list('jobs', {
+  where: ['modified', '>', yesterday],
+  fields: ['title', 'priority', 'modified'],
+  sort: ['-modified'],
+})) {
   console.log(`job ${job.id}: ${job.title} (${job.priority}), changed ${job.modified}`);
   jobs.push(job);
 }
@@ -54,9 +58,14 @@ secret = hook.secret!; // shown this once: keep it
 const job = jobs[0] ?? (await fsm.create('jobs', [{ title: 'Boiler inspection' }]))[0];
 const start = new Date(Date.now() + 24 * 60 * 60 * 1000);
 start.setUTCHours(9, 0, 0, 0);
-const [visit] = await fsm.create('visits', [{
-  job: { id: job.id }, label: 'Inspection', startTime: start.toISOString(), endTime: new Date(start.getTime() + 60 * 60 * 1000).toISOString(),
-}]);
+const [visit] = await fsm.create('visits', [
+  {
+    job: { id: job.id },
+    label: 'Inspection',
+    startTime: start.toISOString(),
+    endTime: new Date(start.getTime() + 60 * 60 * 1000).toISOString(),
+  },
+]);
 console.log(`visit ${visit.id} created on job ${job.id}`);
 
 const event = await announced; // delivered at least once: dedupe on event.id in production

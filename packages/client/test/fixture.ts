@@ -3,7 +3,13 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { FieldService, type FieldServiceOptions } from '@fieldservice/client';
 // The server's own test helpers, compiled by the root build (dist/test): one copy, reused.
-import { createOAuthClient, createTenant, createTestApp, type Tenant, type TestApp } from '../../../dist/test/helpers.js';
+import {
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  type Tenant,
+  type TestApp,
+} from '../../../dist/test/helpers.js';
 import type { Dialect } from '../../../dist/src/db/index.js';
 
 export { DIALECTS, skipUnless } from '../../../dist/test/helpers.js';
@@ -36,8 +42,12 @@ export async function registeredClient(s: Served, redirectUri: string) {
 /** A client signed in with the tenant's Administrator token (issued directly: the OAuth flow has its own test). */
 export async function signedInClient(s: Served, opts: Partial<FieldServiceOptions> = {}): Promise<FieldService> {
   return FieldService.discover({
-    issuer: s.base, clientId: s.tenant.clientId, clientSecret: 'unused', redirectUri: 'http://127.0.0.1/callback',
-    tokens: { accessToken: s.tenant.token, expiresAt: Date.now() + 3_600_000 }, ...opts,
+    issuer: s.base,
+    clientId: s.tenant.clientId,
+    clientSecret: 'unused',
+    redirectUri: 'http://127.0.0.1/callback',
+    tokens: { accessToken: s.tenant.token, expiresAt: Date.now() + 3_600_000 },
+    ...opts,
   });
 }
 
@@ -52,12 +62,20 @@ export async function callbackServer() {
   return {
     uri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
     next: () => new Promise<URL>((resolve) => waiting.push(resolve)),
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 /** The owner's part in Chromium: the sign-in form, then consent (PRODUCT.md §1 names the fields). */
-export async function ownerAllowsInChromium(browser: Browser, url: URL | string, owner: { login: string; password: string }): Promise<void> {
+export async function ownerAllowsInChromium(
+  browser: Browser,
+  url: URL | string,
+  owner: { login: string; password: string },
+): Promise<void> {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();

@@ -12,7 +12,23 @@ const DIRECTIVE = /^\s*\/\/ @ts-expect-error/;
 
 /** tsc over one file, strict, as an integrator's project compiles it; answers the lines with errors. */
 function compile(file: string): { status: number | null; lines: number[]; output: string } {
-  const r = spawnSync(process.execPath, [tsc, '--noEmit', '--strict', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', file], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [
+      tsc,
+      '--noEmit',
+      '--strict',
+      '--skipLibCheck',
+      '--target',
+      'es2022',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      file,
+    ],
+    { encoding: 'utf8' },
+  );
   const lines = [...r.stdout.matchAll(/\.ts\((\d+),\d+\): error/g)].map((m) => Number(m[1]));
   return { status: r.status, lines: [...new Set(lines)], output: r.stdout + r.stderr };
 }
@@ -38,6 +54,10 @@ describe('client package: misuse does not compile', () => {
     fs.writeFileSync(stripped, kept.join('\n'));
     const bad = compile(stripped);
     assert.notEqual(bad.status, 0);
-    assert.deepEqual(bad.lines.sort((a, b) => a - b), expected, bad.output);
+    assert.deepEqual(
+      bad.lines.sort((a, b) => a - b),
+      expected,
+      bad.output,
+    );
   });
 });

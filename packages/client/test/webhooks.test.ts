@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { FieldService, verifyWebhook } from '@fieldservice/client';
+import { type FieldService, verifyWebhook } from '@fieldservice/client';
 import { DIALECTS, serve, signedInClient, skipUnless, startReceiver, until, type Served } from './fixture.js';
 
 for (const dialect of DIALECTS) {
@@ -34,13 +34,27 @@ for (const dialect of DIALECTS) {
       assert.equal(event.data.data?.title, 'Announced');
 
       // The same delivery as a fetch Request verifies the same way.
-      const asRequest = new Request(rx.url, { method: 'POST', headers: delivery.headers as Record<string, string>, body: delivery.body });
+      const asRequest = new Request(rx.url, {
+        method: 'POST',
+        headers: delivery.headers as Record<string, string>,
+        body: delivery.body,
+      });
       assert.equal((await verifyWebhook(asRequest, secret)).data.id, event.data.id);
 
       const tampered = delivery.body.replace('Announced', 'Announcee');
       await assert.rejects(verifyWebhook({ headers: delivery.headers, body: tampered }, secret));
-      await assert.rejects(verifyWebhook({ headers: delivery.headers, body: delivery.body }, `whsec_${Buffer.from('another secret of 32 bytes long!').toString('base64')}`));
-      await assert.rejects(verifyWebhook({ headers: { ...delivery.headers, 'webhook-signature': undefined }, body: delivery.body }, secret));
+      await assert.rejects(
+        verifyWebhook(
+          { headers: delivery.headers, body: delivery.body },
+          `whsec_${Buffer.from('another secret of 32 bytes long!').toString('base64')}`,
+        ),
+      );
+      await assert.rejects(
+        verifyWebhook(
+          { headers: { ...delivery.headers, 'webhook-signature': undefined }, body: delivery.body },
+          secret,
+        ),
+      );
     });
   });
 }

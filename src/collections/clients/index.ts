@@ -7,7 +7,12 @@ export const clients = defineCollection({
   description: 'The customers work is done for.',
   fields: clientFields,
   counted: true,
-  example: () => ({ name: 'Jane Doe', email: 'jane@example.com', mobile: '+447700900001', address: { line1: '1 Park Row', city: 'Leeds' } }),
+  example: () => ({
+    name: 'Jane Doe',
+    email: 'jane@example.com',
+    mobile: '+447700900001',
+    address: { line1: '1 Park Row', city: 'Leeds' },
+  }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },

@@ -9,7 +9,12 @@ export { purgeEvents } from './retention.js';
 /** The collections whose events the caller may read: those it may read itself (token and role). */
 export function readableCollections(registry: Registry, caller: Caller): string[] {
   return registry.list
-    .filter((c: Collection) => c.recorded !== false && caller.permissions.has(permissionFor(c, 'read')) && c.policy.read[caller.role] !== 'none')
+    .filter(
+      (c: Collection) =>
+        c.recorded !== false &&
+        caller.permissions.has(permissionFor(c, 'read')) &&
+        c.policy.read[caller.role] !== 'none',
+    )
     .map((c) => c.name);
 }
 

@@ -43,13 +43,31 @@ for (const dialect of DIALECTS) {
       const { writer: _, ...services } = t.services;
       const writer = createWriter({ services, hooks: [recordEvents, slowCommit] });
       const caller = (): Caller => ({
-        accountId: a.accountId, userId: a.adminId, role: 'administrator', permissions: new Set(ALL_PERMISSIONS), clientId: '', now: Date.now(), publicUrl: t.config.publicUrl,
+        accountId: a.accountId,
+        userId: a.adminId,
+        role: 'administrator',
+        permissions: new Set(ALL_PERMISSIONS),
+        clientId: '',
+        now: Date.now(),
+        publicUrl: t.config.publicUrl,
       });
       const events = registry.get('events')!;
       // Several collections: creates of one table queue on its row counter, different tables do not.
-      const targets = [['clients', 'name'], ['statuses', 'label'], ['workgroups', 'name'], ['jobs', 'title']] as const;
+      const targets = [
+        ['clients', 'name'],
+        ['statuses', 'label'],
+        ['workgroups', 'name'],
+        ['jobs', 'title'],
+      ] as const;
       const poll = async (since: number) =>
-        (await list(t.database.db, events, caller(), parseListQuery(events, { where: `id > ${since}`, recordsPerPage: '1000', fields: 'id' }))).items.map((e) => e.id as number);
+        (
+          await list(
+            t.database.db,
+            events,
+            caller(),
+            parseListQuery(events, { where: `id > ${since}`, recordsPerPage: '1000', fields: 'id' }),
+          )
+        ).items.map((e) => e.id as number);
 
       const start = (await poll(0)).at(-1) ?? 0;
       let done = false;

@@ -32,9 +32,13 @@ export function matches(patterns: readonly string[], type: string): boolean {
 async function stageEvents(tx: Executor, caller: Caller, rows: object[]): Promise<void> {
   // A request's deferred token epoch rides along (src/auth/bearer.ts): the write checks it before it commits.
   const epoch = caller.epoch && caller.epoch.seen === undefined ? caller.epoch : undefined;
-  const q = prepared<{ auth_epoch?: number | string }>(tx, `stageEvents|${epoch ? 'e' : ''}`, () => sql<{ auth_epoch?: number | string }>`insert into event_batches (account_id, events, now)
+  const q = prepared<{ auth_epoch?: number | string }>(tx, `stageEvents|${epoch ? 'e' : ''}`, () =>
+    sql<{ auth_epoch?: number | string }>`insert into event_batches (account_id, events, now)
     values (${slot<number>('account')}, ${slot('events')}::jsonb, ${slot<number>('now')})
-    ${epoch ? sql`returning (select auth_epoch from accounts where id = ${slot<number>('account')}) as auth_epoch` : sql``}`.compile(tx));
+    ${epoch ? sql`returning (select auth_epoch from accounts where id = ${slot<number>('account')}) as auth_epoch` : sql``}`.compile(
+      tx,
+    ),
+  );
   const [row] = await run(tx, q.bind({ account: caller.accountId, events: JSON.stringify(rows), now: caller.now }));
   if (epoch && row?.auth_epoch !== undefined) epoch.seen = Number(row.auth_epoch);
 }

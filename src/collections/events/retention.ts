@@ -5,24 +5,61 @@ import type { Database } from '../../db/index.js';
  * lock is held for long and writers interleave; `keepGoing` false stops between batches (shutdown).
  * Returns how many rows of each went.
  */
-export async function purgeEvents(database: Database, now: number, days: number, batch = 500, keepGoing: () => boolean = () => true): Promise<{ events: number; deliveries: number }> {
+export async function purgeEvents(
+  database: Database,
+  now: number,
+  days: number,
+  batch = 500,
+  keepGoing: () => boolean = () => true,
+): Promise<{ events: number; deliveries: number }> {
   const cutoff = now - days * 86_400_000;
   const db = database.db;
   let deliveries = 0;
   let events = 0;
   for (;;) {
-    const ids = (await db.selectFrom('deliveries').select('id').where('state', '!=', 'pending').where('modified', '<', cutoff).limit(batch).execute()).map((r) => r.id);
+    const ids = (
+      await db
+        .selectFrom('deliveries')
+        .select('id')
+        .where('state', '!=', 'pending')
+        .where('modified', '<', cutoff)
+        .limit(batch)
+        .execute()
+    ).map((r) => r.id);
     if (!ids.length || !keepGoing()) break;
     deliveries += Number((await db.deleteFrom('deliveries').where('id', 'in', ids).executeTakeFirst()).numDeletedRows);
   }
   for (;;) {
     // An event still being delivered stays until its deliveries are done (its own purge follows),
     // and one a webhook has yet to reach (past its cursor, src/webhooks/fanout.ts) until it has.
-    const ids = (await db.selectFrom('events').select('id').where('occurred', '<', cutoff)
-      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('deliveries').select('deliveries.id').whereRef('deliveries.event_id', '=', 'events.id').where('deliveries.state', '=', 'pending'))))
-      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_cursors').select('webhook_cursors.webhook_id')
-        .whereRef('webhook_cursors.account_id', '=', 'events.account_id').whereRef('webhook_cursors.event_id', '<', 'events.id'))))
-      .limit(batch).execute()).map((r) => r.id);
+    const ids = (
+      await db
+        .selectFrom('events')
+        .select('id')
+        .where('occurred', '<', cutoff)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('deliveries')
+                .select('deliveries.id')
+                .whereRef('deliveries.event_id', '=', 'events.id')
+                .where('deliveries.state', '=', 'pending'),
+            ),
+          ),
+        )
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('webhook_cursors')
+                .select('webhook_cursors.webhook_id')
+                .whereRef('webhook_cursors.account_id', '=', 'events.account_id')
+                .whereRef('webhook_cursors.event_id', '<', 'events.id'),
+            ),
+          ),
+        )
+        .limit(batch)
+        .execute()
+    ).map((r) => r.id);
     if (!ids.length || !keepGoing()) break;
     events += Number((await db.deleteFrom('events').where('id', 'in', ids).executeTakeFirst()).numDeletedRows);
   }

@@ -12,11 +12,26 @@ export const downloadPaths: Record<string, unknown> = {
       parameters: [
         { name: 'account', in: 'path', required: true, schema: { type: 'integer' } },
         { name: 'id', in: 'path', required: true, schema: { type: 'integer' } },
-        { name: 'expires', in: 'query', required: true, schema: { type: 'integer' }, description: 'Expiry, Unix seconds' },
-        { name: 'signature', in: 'query', required: true, schema: { type: 'string' }, description: 'HMAC-SHA256, base64url' },
+        {
+          name: 'expires',
+          in: 'query',
+          required: true,
+          schema: { type: 'integer' },
+          description: 'Expiry, Unix seconds',
+        },
+        {
+          name: 'signature',
+          in: 'query',
+          required: true,
+          schema: { type: 'string' },
+          description: 'HMAC-SHA256, base64url',
+        },
       ],
       responses: {
-        200: { description: 'The bytes', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+        200: {
+          description: 'The bytes',
+          content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+        },
         403: { $ref: '#/components/responses/E403' },
         404: { $ref: '#/components/responses/E404' },
       },

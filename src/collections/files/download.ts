@@ -16,7 +16,14 @@ async function serve(app: FastifyInstance, request: FastifyRequest, reply: Fasti
   const { expires, signature } = request.query as Record<string, unknown>;
   if (!ID.test(account) || !ID.test(id)) throw new ApiError('notFound');
   if (typeof expires !== 'string' || typeof signature !== 'string') throw new ApiError('linkInvalid');
-  const check = checkLink(await signingKey(app.database.db), Number(account), Number(id), expires, signature, app.clock());
+  const check = checkLink(
+    await signingKey(app.database.db),
+    Number(account),
+    Number(id),
+    expires,
+    signature,
+    app.clock(),
+  );
   if (check === 'invalid') throw new ApiError('linkInvalid');
   if (check === 'expired') throw new ApiError('linkExpired');
   const row = await app.database.db
@@ -28,16 +35,18 @@ async function serve(app: FastifyInstance, request: FastifyRequest, reply: Fasti
   // The link was genuine but the file has been deleted since.
   const blob = row && (await app.services.blobs.open(row.sha256));
   if (!row || !blob) throw new ApiError('itemNotFound');
-  return reply
-    .code(200)
-    .header('content-type', row.mime_type)
-    .header('content-length', blob.size)
-    .header('content-disposition', contentDisposition(row.name))
-    .header('x-content-type-options', 'nosniff')
-    // Even if a browser were talked into rendering it, the content gets no script and no origin.
-    .header('content-security-policy', "default-src 'none'; sandbox")
-    .header('cache-control', 'private, no-store')
-    .send(blob.stream);
+  return (
+    reply
+      .code(200)
+      .header('content-type', row.mime_type)
+      .header('content-length', blob.size)
+      .header('content-disposition', contentDisposition(row.name))
+      .header('x-content-type-options', 'nosniff')
+      // Even if a browser were talked into rendering it, the content gets no script and no origin.
+      .header('content-security-policy', "default-src 'none'; sandbox")
+      .header('cache-control', 'private, no-store')
+      .send(blob.stream)
+  );
 }
 
 /**

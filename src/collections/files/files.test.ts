@@ -5,7 +5,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import {
-  DIALECTS, addUser, assertIsolated, call, createTenant, appWithTenants, errorsOf, skipUnless, type Tenant, type TestApp,
+  DIALECTS,
+  addUser,
+  assertIsolated,
+  call,
+  appWithTenants,
+  errorsOf,
+  skipUnless,
+  type Tenant,
+  type TestApp,
 } from '../../../test/helpers.js';
 import { contentDisposition } from './download.js';
 import { mediaType } from './upload.js';
@@ -35,13 +43,17 @@ for (const dialect of DIALECTS) {
 
     const uploadRaw = (token: string, query: string, body: Buffer, type = 'application/octet-stream') =>
       t.app.inject({
-        method: 'POST', url: `/files/upload${query}`, payload: body,
+        method: 'POST',
+        url: `/files/upload${query}`,
+        payload: body,
         headers: { authorization: `Bearer ${token}`, 'x-version': '1.0', 'content-type': type },
       });
     const uploadForm = (token: string, parts: Parameters<typeof multipart>[0]) => {
       const { payload, contentType } = multipart(parts);
       return t.app.inject({
-        method: 'POST', url: '/files/upload', payload,
+        method: 'POST',
+        url: '/files/upload',
+        payload,
         headers: { authorization: `Bearer ${token}`, 'x-version': '1.0', 'content-type': contentType },
       });
     };
@@ -68,7 +80,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(f.user, { id: a.adminId });
       assert.deepEqual(f.account, { id: a.accountId });
       assert.equal(f.deleted, false);
-      assert.match(f.downloadUrl, new RegExp(`^${t.config.publicUrl}/file-downloads/${a.accountId}/${f.id}\\?expires=\\d+&signature=[\\w-]{43}$`));
+      assert.match(
+        f.downloadUrl,
+        new RegExp(`^${t.config.publicUrl}/file-downloads/${a.accountId}/${f.id}\\?expires=\\d+&signature=[\\w-]{43}$`),
+      );
       assert.ok(fs.readFileSync(blobPath(f.sha256)).equals(bytes), 'stored under DATA_DIR/files/ab/cdef…');
       assert.ok(stagingEmpty());
       const read = await call(t.app, a.token, 'GET', `/files/${f.id}`);
@@ -85,9 +100,14 @@ for (const dialect of DIALECTS) {
       ]);
       assert.equal(res.statusCode, 200, res.body);
       const [f] = res.json().files;
-      assert.deepEqual([f.name, f.mimeType, f.size, f.sha256, f.job], ['notes.txt', 'text/plain', bytes.length, sha(bytes), { id: jobId }]);
+      assert.deepEqual(
+        [f.name, f.mimeType, f.size, f.sha256, f.job],
+        ['notes.txt', 'text/plain', bytes.length, sha(bytes), { id: jobId }],
+      );
       // Without a name field, the part's filename is the name.
-      const plain = await uploadForm(a.token, [{ name: 'file', value: 'x', filename: 'photo.jpg', type: 'image/jpeg' }]);
+      const plain = await uploadForm(a.token, [
+        { name: 'file', value: 'x', filename: 'photo.jpg', type: 'image/jpeg' },
+      ]);
       assert.equal(plain.json().files[0].name, 'photo.jpg');
       const expanded = await call(t.app, a.token, 'GET', `/files/${f.id}?fields=*,[*]`);
       assert.equal(expanded.body.files[0].job.title, 'Fix the boiler');
@@ -97,7 +117,8 @@ for (const dialect of DIALECTS) {
     test('download serves the exact bytes with type, disposition, length and nosniff, without a token', async () => {
       const bytes = crypto.randomBytes(70_000);
       const name = 'Rapport "final" été/2025.pdf';
-      const [f] = (await uploadRaw(a.token, `?name=${encodeURIComponent(name)}`, bytes, 'application/pdf')).json().files;
+      const [f] = (await uploadRaw(a.token, `?name=${encodeURIComponent(name)}`, bytes, 'application/pdf')).json()
+        .files;
       const res = await download(f.downloadUrl);
       assert.equal(res.statusCode, 200);
       assert.ok(res.rawPayload.equals(bytes));
@@ -105,7 +126,10 @@ for (const dialect of DIALECTS) {
       assert.equal(res.headers['content-length'], String(bytes.length));
       assert.equal(res.headers['x-content-type-options'], 'nosniff');
       assert.equal(res.headers['content-disposition'], contentDisposition(name));
-      assert.match(String(res.headers['content-disposition']), /^attachment; filename="Rapport _final_ _t_\/2025.pdf"; filename\*=UTF-8''Rapport%20%22final%22%20%C3%A9t%C3%A9%2F2025.pdf$/);
+      assert.match(
+        String(res.headers['content-disposition']),
+        /^attachment; filename="Rapport _final_ _t_\/2025.pdf"; filename\*=UTF-8''Rapport%20%22final%22%20%C3%A9t%C3%A9%2F2025.pdf$/,
+      );
     });
 
     test('an expired or tampered link is refused with the error envelope', async () => {
@@ -150,12 +174,21 @@ for (const dialect of DIALECTS) {
         assert.equal(raw.json().error.code, 1062);
         // No Content-Length (a streamed body): the byte counter stops it mid-stream.
         const chunked = await t.app.inject({
-          method: 'POST', url: '/files/upload?name=big.bin', payload: Readable.from([big.subarray(0, 600), big.subarray(600)]),
-          headers: { authorization: `Bearer ${a.token}`, 'x-version': '1.0', 'content-type': 'application/octet-stream' },
+          method: 'POST',
+          url: '/files/upload?name=big.bin',
+          payload: Readable.from([big.subarray(0, 600), big.subarray(600)]),
+          headers: {
+            authorization: `Bearer ${a.token}`,
+            'x-version': '1.0',
+            'content-type': 'application/octet-stream',
+          },
         });
         assert.equal(chunked.statusCode, 413, chunked.body);
         assert.equal(chunked.headers.connection, 'close', 'the rest of the body is not read');
-        const form = await uploadForm(a.token, [{ name: 'name', value: 'big.bin' }, { name: 'file', value: big, filename: 'big.bin' }]);
+        const form = await uploadForm(a.token, [
+          { name: 'name', value: 'big.bin' },
+          { name: 'file', value: big, filename: 'big.bin' },
+        ]);
         assert.equal(form.statusCode, 413, form.body);
         assert.equal(form.json().error.code, 1062);
         assert.equal(await count(), n);
@@ -186,13 +219,20 @@ for (const dialect of DIALECTS) {
     test('PATCH renames and re-attaches; server-set members stay read-only', async () => {
       const jobId = await newJob(a, 'Other job');
       const [f] = (await uploadRaw(a.token, '?name=old.txt', Buffer.from('text'), 'text/plain')).json().files;
-      const renamed = await call(t.app, a.token, 'PATCH', '/files', { files: [{ id: f.id, name: 'new.txt', job: { id: jobId } }] });
+      const renamed = await call(t.app, a.token, 'PATCH', '/files', {
+        files: [{ id: f.id, name: 'new.txt', job: { id: jobId } }],
+      });
       assert.equal(renamed.status, 200, renamed.raw);
       assert.deepEqual([renamed.body.files[0].name, renamed.body.files[0].job], ['new.txt', { id: jobId }]);
-      assert.match(String((await download(renamed.body.files[0].downloadUrl)).headers['content-disposition']), /new\.txt/);
+      assert.match(
+        String((await download(renamed.body.files[0].downloadUrl)).headers['content-disposition']),
+        /new\.txt/,
+      );
       const detached = await call(t.app, a.token, 'PATCH', `/files/${f.id}`, { files: [{ job: null }] });
       assert.equal(detached.body.files[0].job, null);
-      const bad = await call(t.app, a.token, 'PATCH', '/files', { files: [{ id: f.id, sha256: '0'.repeat(64), size: 1, user: { id: a.adminId }, downloadUrl: 'x' }] });
+      const bad = await call(t.app, a.token, 'PATCH', '/files', {
+        files: [{ id: f.id, sha256: '0'.repeat(64), size: 1, user: { id: a.adminId }, downloadUrl: 'x' }],
+      });
       assert.equal(bad.status, 422);
       assert.deepEqual(errorsOf(bad), ['1042:sha256', '1042:size', '1042:user', '1042:downloadUrl']);
       const otherJob = await newJob(b);
@@ -200,7 +240,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(errorsOf(foreign), ['1045:job'], "another account's job is not found");
     });
 
-    test("another account cannot read, change or delete a file by id", async () => {
+    test('another account cannot read, change or delete a file by id', async () => {
       const [f] = (await uploadRaw(b.token, '?name=secret.txt', Buffer.from('secret'))).json().files;
       await assertIsolated(t, a, b, 'files', f.id, { name: 'stolen.txt' });
     });
@@ -244,5 +284,8 @@ test('media types are cleaned and Content-Disposition is safe for any name', () 
   assert.equal(mediaType('text/plain;charset=UTF-8'), 'text/plain; charset=utf-8');
   assert.equal(mediaType('nonsense'), 'application/octet-stream');
   assert.equal(mediaType(undefined), 'application/octet-stream');
-  assert.equal(contentDisposition('a\r\nb;c=d'), "attachment; filename=\"a__b;c=d\"; filename*=UTF-8''a%0D%0Ab%3Bc%3Dd");
+  assert.equal(
+    contentDisposition('a\r\nb;c=d'),
+    'attachment; filename="a__b;c=d"; filename*=UTF-8\'\'a%0D%0Ab%3Bc%3Dd',
+  );
 });

@@ -2,7 +2,14 @@ import { PostgresAdapter, sql } from 'kysely';
 import type { Database } from '../../db/index.js';
 import { withTransaction, type Executor } from '../../db/tx.js';
 import { ApiError } from '../../http/errors.js';
-import { defineCollection, type ActionAnswer, type ActionRequest, type Collection, type Item, type Row } from '../machinery/collection.js';
+import {
+  defineCollection,
+  type ActionAnswer,
+  type ActionRequest,
+  type Collection,
+  type Item,
+  type Row,
+} from '../machinery/collection.js';
 import type { BlobStore } from '../../storage/blobs.js';
 import type { WriteSuccess } from '../machinery/write/index.js';
 import { fileFields } from './schema.js';
@@ -51,14 +58,23 @@ async function upload(request: ActionRequest): Promise<ActionAnswer> {
   if (job !== undefined) newItem.job = job;
   try {
     // A repeat of an upload (same Idempotency-Key, same bytes and members) gets the first answer again.
-    const replay = await request.retry?.claim(`${received.staged.sha256}\n${JSON.stringify([received.mimeType, received.name ?? null, received.job ?? null])}`);
+    const replay = await request.retry?.claim(
+      `${received.staged.sha256}\n${JSON.stringify([received.mimeType, received.name ?? null, received.job ?? null])}`,
+    );
     if (replay) return replay;
-    const answer = (out: WriteSuccess): ActionAnswer => ({ status: 200, body: { result: 'success', files: out.items, metadata: out.metadata } });
+    const answer = (out: WriteSuccess): ActionAnswer => ({
+      status: 200,
+      body: { result: 'success', files: out.items, metadata: out.metadata },
+    });
     const { retry } = request;
     // The staged bytes travel beside the item, never through it, so a client can never set the
     // digest, size or type, and a plain `POST /files` (no upload behind it) is refused.
     const out = await request.services.writer.write({
-      collection: files, caller: request.caller, op: 'create', input: [newItem], attached: [received],
+      collection: files,
+      caller: request.caller,
+      op: 'create',
+      input: [newItem],
+      attached: [received],
       seal: retry && ((tx, result) => retry.keep(tx, answer(result))),
     });
     if (out.result === 'failure') return { status: 422, body: out };
@@ -91,14 +107,21 @@ export const files: Collection = defineCollection({
     // The dispatcher already refuses POST /files (createVia); this guards any other writer.
     validate({ op, attached }) {
       if (op === 'create' && !attached) {
-        throw new ApiError('methodNotAllowed', 'files are created with POST /files/upload', { allow: 'GET, PATCH, DELETE' });
+        throw new ApiError('methodNotAllowed', 'files are created with POST /files/upload', {
+          allow: 'GET, PATCH, DELETE',
+        });
       }
       return [];
     },
     async prepare({ caller, op, row, attached }) {
       const up = op === 'create' ? (attached as Received | undefined) : undefined;
       if (!up) return;
-      Object.assign(row, { mime_type: up.mimeType, size: up.staged.size, sha256: up.staged.sha256, user_id: caller.userId });
+      Object.assign(row, {
+        mime_type: up.mimeType,
+        size: up.staged.size,
+        sha256: up.staged.sha256,
+        user_id: caller.userId,
+      });
     },
     // Publishing the bytes inside the transaction, under the digest lock, means a concurrent delete
     // of the last other copy either runs before (and we put the bytes back) or sees our row.
@@ -110,7 +133,11 @@ export const files: Collection = defineCollection({
     },
     async committed({ services, op, existing }) {
       if (op !== 'delete') return;
-      await collectBytes(services.database, services.blobs, existing.flatMap((r: Row | undefined) => (r ? [String(r.sha256)] : [])));
+      await collectBytes(
+        services.database,
+        services.blobs,
+        existing.flatMap((r: Row | undefined) => (r ? [String(r.sha256)] : [])),
+      );
     },
   },
 });

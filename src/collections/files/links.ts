@@ -8,7 +8,11 @@ export const DOWNLOAD_PREFIX = '/file-downloads';
 
 /** The per-installation secret from migration 001, shared by every worker through the database. */
 export async function signingKey(db: Executor): Promise<Buffer> {
-  const row = await db.selectFrom('settings').select('value').where('key', '=', 'signing_key').executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('settings')
+    .select('value')
+    .where('key', '=', 'signing_key')
+    .executeTakeFirstOrThrow();
   return Buffer.from(row.value, 'hex');
 }
 
@@ -27,7 +31,14 @@ export function downloadLink(key: Buffer, publicUrl: string, accountId: number, 
 export type LinkCheck = 'ok' | 'invalid' | 'expired';
 
 /** Signature first (constant time), then expiry: an expired link is only reported as such when genuine. */
-export function checkLink(key: Buffer, accountId: number, id: number, expires: string, signature: string, nowMs: number): LinkCheck {
+export function checkLink(
+  key: Buffer,
+  accountId: number,
+  id: number,
+  expires: string,
+  signature: string,
+  nowMs: number,
+): LinkCheck {
   if (!/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return 'invalid';
   const expected = mac(key, accountId, id, Number(expires));
   const given = Buffer.from(signature, 'base64url');

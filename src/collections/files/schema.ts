@@ -17,10 +17,28 @@ const downloadUrl: ComputedField = {
 
 export const fileFields: Record<string, Field> = {
   // Any printable name: Content-Disposition encodes it (RFC 5987), so quotes or slashes are harmless.
-  name: f.string('name', { required: true, minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description: 'File name shown and used on download' }),
-  mimeType: f.string('mime_type', { readOnly: true, description: 'Media type given at upload (application/octet-stream when none)' }),
-  size: f.integer('size', { readOnly: true, minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Size in bytes' }),
-  sha256: f.string('sha256', { readOnly: true, pattern: '^[0-9a-f]{64}$', description: 'Hex SHA-256 digest of the bytes' }),
+  name: f.string('name', {
+    required: true,
+    minLength: 1,
+    maxLength: 255,
+    pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+    description: 'File name shown and used on download',
+  }),
+  mimeType: f.string('mime_type', {
+    readOnly: true,
+    description: 'Media type given at upload (application/octet-stream when none)',
+  }),
+  size: f.integer('size', {
+    readOnly: true,
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'Size in bytes',
+  }),
+  sha256: f.string('sha256', {
+    readOnly: true,
+    pattern: '^[0-9a-f]{64}$',
+    description: 'Hex SHA-256 digest of the bytes',
+  }),
   job: f.assoc('job_id', 'jobs', {
     nullable: true,
     description: 'The job the file is attached to, or null',

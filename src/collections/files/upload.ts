@@ -12,7 +12,7 @@ export interface Received {
   job?: string;
 }
 
-const TOKEN = "[a-z0-9!#$&^_.+-]+";
+const TOKEN = '[a-z0-9!#$&^_.+-]+';
 const ESSENCE = new RegExp(`^${TOKEN}/${TOKEN}$`);
 const CHARSET = /;\s*charset="?([a-z0-9_.:-]{1,40})"?/i;
 
@@ -27,7 +27,8 @@ export function mediaType(raw: string | undefined): string {
 function queryMembers(request: ActionRequest): { name?: string; job?: string } {
   const query = request.query;
   for (const [k, v] of Object.entries(query)) {
-    if (k !== 'name' && k !== 'job') throw new ApiError('badModifier', `unknown query parameter '${k.slice(0, 64)}' (the upload takes name and job)`);
+    if (k !== 'name' && k !== 'job')
+      throw new ApiError('badModifier', `unknown query parameter '${k.slice(0, 64)}' (the upload takes name and job)`);
     if (typeof v !== 'string') throw new ApiError('badModifier', `${k} is given more than once`);
   }
   return { name: query.name as string | undefined, job: query.job as string | undefined };
@@ -47,7 +48,11 @@ async function fromMultipart(request: ActionRequest, max: number, members: { nam
     for await (const part of parts) {
       if (part.type === 'field') {
         if (part.fieldname === 'name' || part.fieldname === 'job') members[part.fieldname] = String(part.value);
-        else throw new ApiError('generic', `unexpected multipart field '${part.fieldname.slice(0, 64)}' (expected file, name, job)`);
+        else
+          throw new ApiError(
+            'generic',
+            `unexpected multipart field '${part.fieldname.slice(0, 64)}' (expected file, name, job)`,
+          );
       } else if (part.fieldname !== 'file') {
         part.file.resume();
         throw new ApiError('generic', "the file part must be named 'file'");
@@ -65,7 +70,8 @@ async function fromMultipart(request: ActionRequest, max: number, members: { nam
   } catch (err) {
     await staged?.discard();
     const code = (err as { code?: string }).code;
-    if (err instanceof TooLargeError || (code && TOO_LARGE.has(code))) throw err instanceof TooLargeError ? err : new TooLargeError(max);
+    if (err instanceof TooLargeError || (code && TOO_LARGE.has(code)))
+      throw err instanceof TooLargeError ? err : new TooLargeError(max);
     if (code === 'FST_FILES_LIMIT') throw new ApiError('generic', 'one file per upload');
     if (err instanceof ApiError) throw err;
     throw new ApiError('generic', 'malformed multipart body');
@@ -111,8 +117,20 @@ export const uploadDoc: ActionDoc = {
     'non-JSON `Content-Type` (kept as `mimeType`) and `?name=` (and optional `?job=`). Over the limit (25 MiB by ' +
     'default, `FILES_MAX_BYTES`): 413, code 1062, and nothing is kept. Answers like a create.',
   parameters: [
-    { name: 'name', in: 'query', required: false, schema: { type: 'string', maxLength: 255 }, description: 'File name (required for a raw body)' },
-    { name: 'job', in: 'query', required: false, schema: { type: 'string', pattern: '^(\\d+|null)?$' }, description: 'Id of a job to attach the file to' },
+    {
+      name: 'name',
+      in: 'query',
+      required: false,
+      schema: { type: 'string', maxLength: 255 },
+      description: 'File name (required for a raw body)',
+    },
+    {
+      name: 'job',
+      in: 'query',
+      required: false,
+      schema: { type: 'string', pattern: '^(\\d+|null)?$' },
+      description: 'Id of a job to attach the file to',
+    },
   ],
   requestBody: {
     required: true,
@@ -122,7 +140,11 @@ export const uploadDoc: ActionDoc = {
           type: 'object',
           required: ['file'],
           properties: {
-            file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The bytes; its filename is the default name' },
+            file: {
+              type: 'string',
+              contentMediaType: 'application/octet-stream',
+              description: 'The bytes; its filename is the default name',
+            },
             name: { type: 'string', maxLength: 255 },
             job: { type: 'string', description: 'Job id' },
           },

@@ -18,7 +18,12 @@ async function nextReference(db: Executor, accountId: number): Promise<string> {
       .returning('value')
       .executeTakeFirstOrThrow();
     const reference = `J-${String(value).padStart(6, '0')}`;
-    const taken = await db.selectFrom('jobs').select('id').where('account_id', '=', accountId).where('reference', '=', reference).executeTakeFirst();
+    const taken = await db
+      .selectFrom('jobs')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('reference', '=', reference)
+      .executeTakeFirst();
     if (!taken) return reference;
   }
 }
@@ -29,14 +34,22 @@ export const jobs = defineCollection({
   description: 'Work to be done, usually for a client; scheduled through visits.',
   fields: jobFields,
   counted: true,
-  example: (ref) => ({ title: 'Boiler service', client: ref('clients'), status: ref('statuses'), priority: 'high', dueDate: '2030-05-01' }),
+  example: (ref) => ({
+    title: 'Boiler service',
+    client: ref('clients'),
+    status: ref('statuses'),
+    priority: 'high',
+    dueDate: '2030-05-01',
+  }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     // A job is a contractor's when one of its visits is assigned to them. No `ownsNew`: they cannot create jobs.
     own: (caller, eb, table) =>
       eb.exists(
-        eb.selectFrom('visits').select('visits.id')
+        eb
+          .selectFrom('visits')
+          .select('visits.id')
           .whereRef('visits.job_id', '=', `${table}.id`)
           .where('visits.account_id', '=', caller.accountId)
           .where('visits.user_id', '=', caller.userId),
@@ -45,14 +58,25 @@ export const jobs = defineCollection({
   rules: {
     // Deleting a job deletes every visit on it, other people's too: not a contractor's call.
     authorize({ caller, op }) {
-      if (op === 'delete' && caller.role === 'contractor') throw new ApiError('roleForbids', 'contractors cannot delete jobs');
+      if (op === 'delete' && caller.role === 'contractor')
+        throw new ApiError('roleForbids', 'contractors cannot delete jobs');
     },
     async fill({ caller, db, op, row, once }) {
       if (op !== 'create') return;
       row.created_by = caller.userId;
       if (row.status_id === undefined) {
-        row.status_id = await once('defaultStatus', async () =>
-          (await db.selectFrom('statuses').select('id').where('account_id', '=', caller.accountId).where('is_default', '=', 1).executeTakeFirstOrThrow()).id);
+        row.status_id = await once(
+          'defaultStatus',
+          async () =>
+            (
+              await db
+                .selectFrom('statuses')
+                .select('id')
+                .where('account_id', '=', caller.accountId)
+                .where('is_default', '=', 1)
+                .executeTakeFirstOrThrow()
+            ).id,
+        );
       }
       if (row.reference === undefined) row.reference = await nextReference(db, caller.accountId);
     },

@@ -8,7 +8,10 @@ const live = { deleted: 0 };
 export const jobFields: Record<string, Field> = {
   title: f.string('title', { required: true, minLength: 1, maxLength: 200 }),
   reference: f.string('reference', {
-    minLength: 1, maxLength: 50, unique: 'account', description: 'Unique in the account; generated as J-000123 when not given.',
+    minLength: 1,
+    maxLength: 50,
+    unique: 'account',
+    description: 'Unique in the account; generated as J-000123 when not given.',
   }),
   description: f.text('description', { nullable: true }),
   client: f.assoc('client_id', 'clients', { nullable: true, referenceFilter: live, members: ['name'] }),

@@ -1,7 +1,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { DIALECTS, call, createTenant, createTestApp, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+import {
+  DIALECTS,
+  call,
+  createTenant,
+  createTestApp,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 /**
  * Remembered list answers (answers.ts): a page asked again is answered from memory after one small
@@ -20,7 +28,9 @@ for (const dialect of DIALECTS) {
       a = await createTenant(t, 'Alpha');
       b = await createTenant(t, 'Beta');
       for (const tenant of [a, b]) {
-        const made = await call(t.app, tenant.token, 'POST', '/clients', { clients: [{ name: `First of ${tenant.accountId}` }, { name: `Second of ${tenant.accountId}` }] });
+        const made = await call(t.app, tenant.token, 'POST', '/clients', {
+          clients: [{ name: `First of ${tenant.accountId}` }, { name: `Second of ${tenant.accountId}` }],
+        });
         assert.equal(made.status, 200, made.raw);
       }
     });
@@ -48,10 +58,20 @@ for (const dialect of DIALECTS) {
     test('a change through the API is in the next answer', async () => {
       await get(a, '/clients');
       const first = (await get(a, '/clients')).res.body.clients[0];
-      assert.equal((await call(t.app, a.token, 'PATCH', '/clients', { clients: [{ id: first.id, name: 'Renamed through the API' }] })).status, 200);
+      assert.equal(
+        (
+          await call(t.app, a.token, 'PATCH', '/clients', {
+            clients: [{ id: first.id, name: 'Renamed through the API' }],
+          })
+        ).status,
+        200,
+      );
       const after = await get(a, '/clients');
       assert.equal(after.res.body.clients[0].name, 'Renamed through the API');
-      assert.ok(after.sent.some((s) => /from "clients"/.test(s)), 'the page was read again');
+      assert.ok(
+        after.sent.some((s) => /from "clients"/.test(s)),
+        'the page was read again',
+      );
     });
 
     test('a change made outside the server (SQL) is in the next answer', async () => {
@@ -66,10 +86,16 @@ for (const dialect of DIALECTS) {
     });
 
     test('accounts never share an answer, nor do pages or projections', async () => {
-      assert.equal((await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: 'Third' }, { name: 'Fourth' }] })).status, 200);
+      assert.equal(
+        (await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: 'Third' }, { name: 'Fourth' }] })).status,
+        200,
+      );
       const mine = (await get(a, '/clients')).res.body.clients.map((c: { name: string }) => c.name);
       const theirs = (await get(b, '/clients')).res.body.clients.map((c: { name: string }) => c.name);
-      assert.ok(theirs.every((n: string) => n.endsWith(`of ${b.accountId}`)), JSON.stringify(theirs));
+      assert.ok(
+        theirs.every((n: string) => n.endsWith(`of ${b.accountId}`)),
+        JSON.stringify(theirs),
+      );
       assert.ok(!mine.some((n: string) => n.endsWith(`of ${b.accountId}`)));
       const page2 = (await get(a, '/clients?recordsPerPage=1&page=2')).res.body;
       assert.equal(page2.clients.length, 1);
@@ -81,7 +107,9 @@ for (const dialect of DIALECTS) {
       // Expanded associations read another table; a file's downloadUrl is signed for 15 minutes.
       await get(a, '/users?fields=*,role.name');
       assert.ok((await get(a, '/users?fields=*,role.name')).sent.some((s) => /from "users"/.test(s)));
-      const up = await call(t.app, a.token, 'POST', '/files/upload?name=a.txt', 'hello', { 'content-type': 'text/plain' });
+      const up = await call(t.app, a.token, 'POST', '/files/upload?name=a.txt', 'hello', {
+        'content-type': 'text/plain',
+      });
       assert.equal(up.status, 200, up.raw);
       const first = (await get(a, '/files')).res.body.files[0].downloadUrl;
       t.clock.now += 60_000;

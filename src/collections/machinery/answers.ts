@@ -52,11 +52,18 @@ const keyOf = (c: Collection, ctx: Caller, q: ListQuery) =>
 /** The table's change version in the account now; with the caller's token epoch when a GET still has it to read. */
 async function versionNow(db: Executor, c: Collection, ctx: Caller): Promise<number | undefined> {
   const epoch = ctx.epoch && ctx.epoch.seen === undefined ? ctx.epoch : undefined;
-  const q = prepared<{ version: number | string | null; auth_epoch?: number | string }>(untyped(db), `answers|${c.table}|${epoch ? 'e' : ''}`, () =>
-    untyped(db).selectNoFrom((eb) => [
-      rowVersion(db, c.table, slot<number>('account')).as('version'),
-      ...(epoch ? [epochColumn(untyped(db), slot<number>('account'))] : []),
-    ]).compile(), { oneRow: true });
+  const q = prepared<{ version: number | string | null; auth_epoch?: number | string }>(
+    untyped(db),
+    `answers|${c.table}|${epoch ? 'e' : ''}`,
+    () =>
+      untyped(db)
+        .selectNoFrom(() => [
+          rowVersion(db, c.table, slot<number>('account')).as('version'),
+          ...(epoch ? [epochColumn(untyped(db), slot<number>('account'))] : []),
+        ])
+        .compile(),
+    { oneRow: true },
+  );
   const [row] = await run(untyped(db), q.bind({ account: ctx.accountId }));
   if (epoch && row?.auth_epoch !== undefined && row.auth_epoch !== null) epoch.seen = Number(row.auth_epoch);
   return row?.version === null || row?.version === undefined ? undefined : Number(row.version);
@@ -66,7 +73,13 @@ async function versionNow(db: Executor, c: Collection, ctx: Caller): Promise<num
  * The list's answer: the remembered one while the table's version has not moved, else `make`'s,
  * remembered under the version its page was read with (when it had a row to carry it).
  */
-export async function rememberedList(db: Executor, c: Collection, ctx: Caller, q: ListQuery, make: () => Promise<{ raw: string; version?: number }>): Promise<string> {
+export async function rememberedList(
+  db: Executor,
+  c: Collection,
+  ctx: Caller,
+  q: ListQuery,
+  make: () => Promise<{ raw: string; version?: number }>,
+): Promise<string> {
   if (!rememberable(c, ctx, q)) return (await make()).raw;
   const cache = cacheOf(db);
   const key = keyOf(c, ctx, q);

@@ -90,7 +90,13 @@ export interface Rules {
    * Runs once the transaction has committed (never after a rollback): side effects outside the
    * database, such as removing stored bytes nothing references any more.
    */
-  committed?(c: { services: Omit<import('./services.js').Services, 'writer'>; caller: Caller; op: Op; ids: number[]; existing: (Row | undefined)[] }): Promise<void>;
+  committed?(c: {
+    services: Omit<import('./services.js').Services, 'writer'>;
+    caller: Caller;
+    op: Op;
+    ids: number[];
+    existing: (Row | undefined)[];
+  }): Promise<void>;
 }
 
 export interface CollectionDef {
@@ -216,17 +222,21 @@ export interface Collection extends CollectionDef {
 
 export function defineCollection(def: CollectionDef): Collection {
   const columns = new Map<string, FilterColumn>([['id', { column: 'id', type: 'integer', nullable: false }]]);
-  const wide = (s: ScalarField) => s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;
+  const wide = (s: ScalarField) =>
+    s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;
   const addScalar = (name: string, s: ScalarField) => {
     if (s.type !== 'json') columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s) });
   };
   for (const [name, field] of Object.entries(def.fields)) {
     if (field.kind === 'scalar') addScalar(name, field);
     else if (field.kind === 'object') for (const [m, s] of Object.entries(field.members)) addScalar(`${name}.${m}`, s);
-    else if (field.kind === 'assoc') columns.set(`${name}.id`, { column: field.column, type: 'integer', nullable: !!field.nullable });
+    else if (field.kind === 'assoc')
+      columns.set(`${name}.id`, { column: field.column, type: 'integer', nullable: !!field.nullable });
   }
   const readable = Object.entries(def.fields).filter(([, fl]) => fl.kind !== 'writeOnly');
-  const texts = Object.entries(def.fields).filter(([, fl]) => fl.kind === 'scalar' && fl.type === 'string' && fl.required && fl.valueSchema.anyOf === undefined);
+  const texts = Object.entries(def.fields).filter(
+    ([, fl]) => fl.kind === 'scalar' && fl.type === 'string' && fl.required && fl.valueSchema.anyOf === undefined,
+  );
   const text = texts.find(([, fl]) => fl.kind === 'scalar' && fl.valueSchema.pattern === undefined) ?? texts[0];
   if (!text && !def.textField) throw new Error(`${def.name}: no required text field`);
   return {

@@ -5,7 +5,6 @@ import { rowCount, rowCountValue, rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB } from './collection.js';
 import type { ListQuery } from './modifiers.js';
 
-
 /**
  * recordsCount, always exact.
  * - Unfiltered lists of every row in the account read the count the triggers of src/db/counted.ts keep.
@@ -18,21 +17,33 @@ import type { ListQuery } from './modifiers.js';
  *   tables (a contractor's jobs are those with their visits), whose changes the counter misses.
  */
 /** Whether a list's count is the one the triggers keep: unfiltered, every row of the account. */
-export const keptCount = (c: Collection, q: ListQuery, access: 'all' | 'own'): boolean => access === 'all' && !!c.counted && !q.where;
+export const keptCount = (c: Collection, q: ListQuery, access: 'all' | 'own'): boolean =>
+  access === 'all' && !!c.counted && !q.where;
 
 /** The column a list's rows carry the kept count in (read.ts): a name no table has. */
 export const KEPT_COUNT = 'fsm_kept_count';
 
 /** The kept count as a scalar subquery, selected with a list's rows (one statement for both). */
-export const keptCountColumn = (db: Executor, c: Collection, account: number) => rowCountValue(db, c.table, account).as(KEPT_COUNT);
+export const keptCountColumn = (db: Executor, c: Collection, account: number) =>
+  rowCountValue(db, c.table, account).as(KEPT_COUNT);
 
-export async function countRows(db: Executor, c: Collection, ctx: Caller, q: ListQuery, access: 'all' | 'own', where: (eb: EB) => Expression<SqlBool>): Promise<number> {
+export async function countRows(
+  db: Executor,
+  c: Collection,
+  ctx: Caller,
+  q: ListQuery,
+  access: 'all' | 'own',
+  where: (eb: EB) => Expression<SqlBool>,
+): Promise<number> {
   const kept = access === 'all' && !!c.counted;
   if (keptCount(c, q, access)) {
     const rows = await run(untyped(db), counterQuery(db, c.table).bind({ account: ctx.accountId }));
     return Number(rows[0]?.value ?? 0);
   }
-  const count = untyped(db).selectFrom(c.table).select((eb) => eb.fn.countAll<number>().as('n')).where(where);
+  const count = untyped(db)
+    .selectFrom(c.table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where(where);
   // Inside a transaction the counter may carry an uncommitted bump, which a rollback could hand to
   // another change: only counts taken on the database itself are remembered (the API's lists).
   if (!kept || db.isTransaction) return Number((await count.executeTakeFirstOrThrow()).n);
@@ -48,10 +59,7 @@ export async function countRows(db: Executor, c: Collection, ctx: Caller, q: Lis
   // The count and the counter in one statement, so both come from one snapshot.
   const row = await untyped(db)
     .selectFrom(c.table)
-    .select((eb) => [
-      eb.fn.countAll<number>().as('n'),
-      rowVersion(db, c.table, ctx.accountId).as('v'),
-    ])
+    .select((eb) => [eb.fn.countAll<number>().as('n'), rowVersion(db, c.table, ctx.accountId).as('v')])
     .where(where)
     .executeTakeFirstOrThrow();
   const n = Number(row.n);
@@ -63,8 +71,10 @@ export async function countRows(db: Executor, c: Collection, ctx: Caller, q: Lis
 }
 
 const counterQuery = (db: Executor, table: string) =>
-  prepared<{ value: number; version: number }>(untyped(db), `counter|${table}`, () =>
-    rowCount(db, table, slot('account')).compile(),
+  prepared<{ value: number; version: number }>(
+    untyped(db),
+    `counter|${table}`,
+    () => rowCount(db, table, slot('account')).compile(),
     { oneRow: true },
   );
 

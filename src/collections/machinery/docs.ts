@@ -21,7 +21,8 @@ function range(s: TSchema, unit: string): string {
 }
 
 function scalarType(s: TSchema): string {
-  if (s.anyOf) return s.anyOf.map((v: TSchema) => (v.const !== undefined ? `\`${v.const}\`` : scalarType(v))).join(' \\| ');
+  if (s.anyOf)
+    return s.anyOf.map((v: TSchema) => (v.const !== undefined ? `\`${v.const}\`` : scalarType(v))).join(' \\| ');
   if (s.type === 'boolean') return 'boolean';
   if (s.type === 'integer') return `integer${range(s, '')}`;
   if (s.type === 'number') return `number${range(s, '')}`;
@@ -36,7 +37,8 @@ function scalarType(s: TSchema): string {
 function typeOf(field: Field): string {
   switch (field.kind) {
     case 'scalar':
-      if (field.type === 'json') return `${field.valueSchema.type === 'array' ? 'array of strings' : 'object'}${field.nullable ? ' or null' : ''}`;
+      if (field.type === 'json')
+        return `${field.valueSchema.type === 'array' ? 'array of strings' : 'object'}${field.nullable ? ' or null' : ''}`;
       return `${scalarType(field.valueSchema)}${field.nullable ? ' or null' : ''}`;
     case 'object':
       return `object {${Object.keys(field.members).join(', ')}}`;
@@ -58,7 +60,8 @@ function notes(field: Field): string {
   if (field.kind === 'writeOnly') out.push('never returned');
   if (field.extended) out.push('with `fields=*`');
   if (field.kind === 'scalar' && field.default !== undefined) out.push(`default \`${JSON.stringify(field.default)}\``);
-  if (field.kind === 'scalar' && field.unique) out.push(field.unique === 'account' ? 'unique in the account (1046)' : 'unique in the service (1046)');
+  if (field.kind === 'scalar' && field.unique)
+    out.push(field.unique === 'account' ? 'unique in the account (1046)' : 'unique in the service (1046)');
   if (field.kind === 'assoc' && field.memberNames.length) out.push(`\`[*]\`: ${field.memberNames.join(', ')}`);
   if (field.kind === 'assocList' && field.memberNames.length) out.push(`\`[*]\`: ${field.memberNames.join(', ')}`);
   if (field.description) out.push(field.description);
@@ -67,8 +70,12 @@ function notes(field: Field): string {
 
 /** One row per field: name, type, notes. */
 export function fieldTable(c: Collection): string {
-  const rows = Object.entries(c.fields).map(([name, field]) => `| ${name} | ${typeOf(field)} | ${notes(field).replace(/\|/g, '\\|')} |`);
-  return ['| Field | Type | Notes |', '|---|---|---|', '| id | integer | read-only; always returned |', ...rows].join('\n');
+  const rows = Object.entries(c.fields).map(
+    ([name, field]) => `| ${name} | ${typeOf(field)} | ${notes(field).replace(/\|/g, '\\|')} |`,
+  );
+  return ['| Field | Type | Notes |', '|---|---|---|', '| id | integer | read-only; always returned |', ...rows].join(
+    '\n',
+  );
 }
 
 const WORDS: Record<Access, (op: 'read' | 'write') => string> = {
@@ -80,15 +87,26 @@ const WORDS: Record<Access, (op: 'read' | 'write') => string> = {
 /** Who may read and write each collection (the policies), and the permissions a token needs. */
 export function roleTable(registry: Registry): string {
   const roles: RoleKind[] = ['administrator', 'employee', 'contractor'];
-  const cell = (c: Collection, role: RoleKind) => [WORDS[c.policy.read[role]]('read'), WORDS[c.policy.write[role]]('write')].filter(Boolean).join(', ') || 'none';
-  const perms = (c: Collection) => (c.readOnly ? [permissionFor(c, 'read')] : [permissionFor(c, 'read'), permissionFor(c, 'write')]).map((p) => `\`${p}\``).join(', ');
+  const cell = (c: Collection, role: RoleKind) =>
+    [WORDS[c.policy.read[role]]('read'), WORDS[c.policy.write[role]]('write')].filter(Boolean).join(', ') || 'none';
+  const perms = (c: Collection) =>
+    (c.readOnly ? [permissionFor(c, 'read')] : [permissionFor(c, 'read'), permissionFor(c, 'write')])
+      .map((p) => `\`${p}\``)
+      .join(', ');
   const rows = registry.list.map((c) => `| ${c.name} | ${perms(c)} | ${roles.map((r) => cell(c, r)).join(' | ')} |`);
-  return ['| Collection | Permissions | Administrator | Employee | Contractor |', '|---|---|---|---|---|', ...rows].join('\n');
+  return [
+    '| Collection | Permissions | Administrator | Employee | Contractor |',
+    '|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 /** The file with every generated block replaced by what the declarations say now. */
 export function renderDoc(text: string, registry: Registry): string {
-  const blocks = new Map<string, string>([['roles', roleTable(registry)], ...registry.list.map((c) => [`fields:${c.name}`, fieldTable(c)] as [string, string])]);
+  const blocks = new Map<string, string>([
+    ['roles', roleTable(registry)],
+    ...registry.list.map((c) => [`fields:${c.name}`, fieldTable(c)] as [string, string]),
+  ]);
   return text.replace(/<!-- generated:([\w:]+) -->\n[\s\S]*?<!-- end:\1 -->/g, (whole, name: string) => {
     const block = blocks.get(name);
     return block === undefined ? whole : `<!-- generated:${name} -->\n${block}\n<!-- end:${name} -->`;
@@ -96,4 +114,5 @@ export function renderDoc(text: string, registry: Registry): string {
 }
 
 /** The names of the blocks a file has. */
-export const generatedBlocks = (text: string): string[] => [...text.matchAll(/<!-- generated:([\w:]+) -->/g)].map((m) => m[1]);
+export const generatedBlocks = (text: string): string[] =>
+  [...text.matchAll(/<!-- generated:([\w:]+) -->/g)].map((m) => m[1]);

@@ -14,16 +14,36 @@ export const etagOf = (id: number, version: number): string => `"${id}.${version
  * The item's current ETag, or undefined when the caller cannot see it. `lock` takes the row lock
  * on PostgreSQL (SELECT … FOR UPDATE), for a check that must hold until the commit.
  */
-export async function currentEtag(db: Executor, c: Collection, caller: Caller, id: number, opts: { lock?: boolean; access?: 'all' | 'own' } = {}): Promise<string | undefined> {
+export async function currentEtag(
+  db: Executor,
+  c: Collection,
+  caller: Caller,
+  id: number,
+  opts: { lock?: boolean; access?: 'all' | 'own' } = {},
+): Promise<string | undefined> {
   const access = opts.access ?? readAccess(c, caller);
   if (!opts.lock && access === 'all') {
     // Every GET of an item asks this: compiled once per table, bound per request (as read.ts does).
-    const rows = await run(untyped(db), prepared<{ version: number }>(untyped(db), `etag|${c.table}`, () =>
-      untyped(db).selectFrom(c.table).select('version').where('account_id', '=', slot('account')).where('id', '=', slot('id')).compile(), { oneRow: true },
-    ).bind({ account: caller.accountId, id }));
+    const rows = await run(
+      untyped(db),
+      prepared<{ version: number }>(
+        untyped(db),
+        `etag|${c.table}`,
+        () =>
+          untyped(db)
+            .selectFrom(c.table)
+            .select('version')
+            .where('account_id', '=', slot('account'))
+            .where('id', '=', slot('id'))
+            .compile(),
+        { oneRow: true },
+      ).bind({ account: caller.accountId, id }),
+    );
     return rows[0] ? etagOf(id, Number(rows[0].version)) : undefined;
   }
-  let q = untyped(db).selectFrom(c.table).select('version')
+  let q = untyped(db)
+    .selectFrom(c.table)
+    .select('version')
     .where((eb) => eb.and([scope(c, caller, eb, access), eb(`${c.table}.id`, '=', id)]));
   if (opts.lock) q = q.forUpdate();
   const row = await q.executeTakeFirst();

@@ -104,14 +104,24 @@ function scalar(type: ValueType, base: TSchema) {
   return (column: string, opts: ScalarOpts = {}): ScalarField => {
     const { schema, ...rest } = opts;
     const s = schema ?? base;
-    return { kind: 'scalar', column, type, ...rest, valueSchema: s, schema: rest.nullable ? Type.Union([s, Type.Null()]) : s };
+    return {
+      kind: 'scalar',
+      column,
+      type,
+      ...rest,
+      valueSchema: s,
+      schema: rest.nullable ? Type.Union([s, Type.Null()]) : s,
+    };
   };
 }
 
 const ISO_WITH_OFFSET = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$';
 
 export const f = {
-  string: (column: string, opts: ScalarOpts & { maxLength?: number; minLength?: number; pattern?: string; format?: string } = {}) => {
+  string: (
+    column: string,
+    opts: ScalarOpts & { maxLength?: number; minLength?: number; pattern?: string; format?: string } = {},
+  ) => {
     const { maxLength = 255, minLength, pattern, format, ...rest } = opts;
     return scalar('string', Type.String({ maxLength, minLength, pattern, format }))(column, rest);
   },
@@ -129,7 +139,8 @@ export const f = {
   },
   boolean: (column: string, opts: ScalarOpts = {}) => scalar('boolean', Type.Boolean())(column, opts),
   /** An integer 1/0 flag (the spec's `active`). */
-  flag: (column: string, opts: ScalarOpts = {}) => scalar('flag', Type.Union([Type.Literal(0), Type.Literal(1)]))(column, opts),
+  flag: (column: string, opts: ScalarOpts = {}) =>
+    scalar('flag', Type.Union([Type.Literal(0), Type.Literal(1)]))(column, opts),
   /** An ISO 8601 date-time with offset, stored as text as given. */
   datetime: (column: string, opts: ScalarOpts = {}) =>
     scalar('datetime', Type.String({ pattern: ISO_WITH_OFFSET, format: 'date-time' }))(column, opts),
@@ -147,13 +158,18 @@ export const f = {
   enum: (column: string, values: readonly string[], opts: ScalarOpts = {}) =>
     scalar('string', Type.Union(values.map((v) => Type.Literal(v))))(column, opts),
   /** With `partial`, members may be left out (an address); the object is still written as a whole. */
-  object: (members: Record<string, ScalarField>, opts: Partial<BaseField> & { partial?: boolean } = {}): ObjectField => {
+  object: (
+    members: Record<string, ScalarField>,
+    opts: Partial<BaseField> & { partial?: boolean } = {},
+  ): ObjectField => {
     const { partial, ...rest } = opts;
     const member = (m: ScalarField) => (partial ? Type.Optional(m.schema) : m.schema);
     return {
       kind: 'object',
       members,
-      schema: Type.Object(Object.fromEntries(Object.entries(members).map(([k, m]) => [k, member(m)])), { additionalProperties: false }),
+      schema: Type.Object(Object.fromEntries(Object.entries(members).map(([k, m]) => [k, member(m)])), {
+        additionalProperties: false,
+      }),
       ...rest,
     };
   },
@@ -161,7 +177,12 @@ export const f = {
   assoc: (
     column: string,
     target: string,
-    opts: Partial<Pick<AssocField, 'nullable' | 'referenceFilter' | 'onDelete' | 'required' | 'readOnly' | 'extended' | 'description'>> & { members?: readonly string[] } = {},
+    opts: Partial<
+      Pick<
+        AssocField,
+        'nullable' | 'referenceFilter' | 'onDelete' | 'required' | 'readOnly' | 'extended' | 'description'
+      >
+    > & { members?: readonly string[] } = {},
   ): AssocField => {
     const { members = [], ...rest } = opts;
     return {
@@ -177,7 +198,11 @@ export const f = {
       schema: rest.nullable ? Type.Union([AssocRef, Type.Null()]) : AssocRef,
     };
   },
-  writeOnly: (schema: TSchema, opts: Partial<BaseField> = {}): WriteOnlyField => ({ kind: 'writeOnly', schema, ...opts }),
+  writeOnly: (schema: TSchema, opts: Partial<BaseField> = {}): WriteOnlyField => ({
+    kind: 'writeOnly',
+    schema,
+    ...opts,
+  }),
 };
 
 /** Shared field kinds: one declaration of each pattern, used by every collection. */
@@ -190,7 +215,8 @@ export const kinds = {
   phone: (column: string, opts: ScalarOpts = {}) => f.string(column, { pattern: PHONE, ...opts }),
   /** `#RRGGBB`. */
   colour: (column: string, opts: ScalarOpts = {}) => f.string(column, { pattern: COLOUR, ...opts }),
-  email: (column: string, opts: ScalarOpts = {}) => f.string(column, { maxLength: 254, pattern: EMAIL, format: 'email', ...opts }),
+  email: (column: string, opts: ScalarOpts = {}) =>
+    f.string(column, { maxLength: 254, pattern: EMAIL, format: 'email', ...opts }),
   /**
    * A postal address as one object mapped onto `address_*` columns. Members may be left out; a
    * written address replaces the stored one as a whole (left-out members become empty).
@@ -217,9 +243,13 @@ export const INT32_MIN = -(2 ** 31);
 export const INT32_MAX = 2 ** 31 - 1;
 /** The largest id any item can have. */
 export const MAX_ID = INT32_MAX;
-export const isItemId = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= MAX_ID;
+export const isItemId = (v: unknown): v is number =>
+  Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= MAX_ID;
 
-export const AssocRef = Type.Object({ id: Type.Integer({ minimum: 1, maximum: MAX_ID }) }, { additionalProperties: false });
+export const AssocRef = Type.Object(
+  { id: Type.Integer({ minimum: 1, maximum: MAX_ID }) },
+  { additionalProperties: false },
+);
 
 /**
  * The tables behind every account that are not collections of the API, as association targets:

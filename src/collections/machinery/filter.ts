@@ -57,7 +57,8 @@ function bindValue(field: string, col: FilterColumn, value: Exclude<Value, null>
       if (typeof value !== 'number') throw bad(`'${field}' needs a number`);
       if (type !== 'number') {
         const [min, max] = integerRange(col);
-        if (!Number.isInteger(value) || value < min || value > max) throw bad(`'${field}' needs an integer from ${min} to ${max}`);
+        if (!Number.isInteger(value) || value < min || value > max)
+          throw bad(`'${field}' needs an integer from ${min} to ${max}`);
       }
       return value;
     case 'boolean':

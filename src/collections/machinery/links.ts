@@ -39,7 +39,13 @@ export function linkList(o: LinkOptions): AssocListField {
 }
 
 /** Loads [{id, ...members}] lists for many items at once. */
-export async function loadLists(db: Executor, field: AssocListField, accountId: number, ownIds: number[], expand: boolean) {
+export async function loadLists(
+  db: Executor,
+  field: AssocListField,
+  accountId: number,
+  ownIds: number[],
+  expand: boolean,
+) {
   const names = Object.keys(field.members);
   const rows = await untyped(db)
     .selectFrom(`${field.through} as l`)
@@ -53,14 +59,24 @@ export async function loadLists(db: Executor, field: AssocListField, accountId: 
   const out = new Map<number, Record<string, unknown>[]>();
   for (const r of rows) {
     if (!out.has(r.own)) out.set(r.own, []);
-    out.get(r.own)!.push(expand ? Object.fromEntries([['id', r.id], ...names.map((m) => [m, toApi(field.members[m], r[m])])]) : { id: r.id });
+    out
+      .get(r.own)!
+      .push(
+        expand
+          ? Object.fromEntries([['id', r.id], ...names.map((m) => [m, toApi(field.members[m], r[m])])])
+          : { id: r.id },
+      );
   }
   return out;
 }
 
 /** Replaces the list of one item; ids were already checked to exist in the account. */
 export async function saveList(db: Executor, field: AssocListField, accountId: number, ownId: number, ids: number[]) {
-  await untyped(db).deleteFrom(field.through).where('account_id', '=', accountId).where(field.own, '=', ownId).execute();
+  await untyped(db)
+    .deleteFrom(field.through)
+    .where('account_id', '=', accountId)
+    .where(field.own, '=', ownId)
+    .execute();
   if (ids.length) {
     await untyped(db)
       .insertInto(field.through)
@@ -70,8 +86,18 @@ export async function saveList(db: Executor, field: AssocListField, accountId: n
 }
 
 /** The owners whose list names any of `ids` (the workgroups a deleted user was a member of). */
-export async function ownersListing(db: Executor, field: AssocListField, accountId: number, ids: number[]): Promise<number[]> {
-  const rows = await untyped(db).selectFrom(field.through).select(`${field.own} as own`).distinct()
-    .where('account_id', '=', accountId).where(field.other, 'in', ids).execute();
+export async function ownersListing(
+  db: Executor,
+  field: AssocListField,
+  accountId: number,
+  ids: number[],
+): Promise<number[]> {
+  const rows = await untyped(db)
+    .selectFrom(field.through)
+    .select(`${field.own} as own`)
+    .distinct()
+    .where('account_id', '=', accountId)
+    .where(field.other, 'in', ids)
+    .execute();
   return rows.map((r) => r.own as number);
 }

@@ -23,7 +23,8 @@ const NAME = /^[A-Za-z][A-Za-z0-9]*$/;
 
 export function parseFields(c: Collection, raw: unknown): Projection {
   if (raw === undefined) return { fields: c.defaultFields, expand: new Map() };
-  if (typeof raw !== 'string' || raw.trim() === '') throw new ApiError('badModifier', 'fields must be a non-empty list');
+  if (typeof raw !== 'string' || raw.trim() === '')
+    throw new ApiError('badModifier', 'fields must be a non-empty list');
   const names = raw.split(',').map((s) => s.trim());
   let all = false;
   let expandAll = false;
@@ -76,7 +77,10 @@ function positiveInt(raw: unknown, name: string, fallback: number, max: number):
 export function parseListQuery(c: Collection, query: Record<string, unknown>): ListQuery {
   for (const [k, v] of Object.entries(query)) {
     if (!['fields', 'where', 'sort', 'page', 'recordsPerPage'].includes(k)) {
-      throw new ApiError('badModifier', `unknown query parameter '${k.slice(0, 64)}' (lists take fields, where, sort, page and recordsPerPage)`);
+      throw new ApiError(
+        'badModifier',
+        `unknown query parameter '${k.slice(0, 64)}' (lists take fields, where, sort, page and recordsPerPage)`,
+      );
     }
     if (typeof v !== 'string') throw new ApiError('badModifier', `${k} is given more than once`);
   }

@@ -14,7 +14,10 @@ async function loadAssoc(db: Executor, caller: Caller, field: AssocField, ids: n
     .where(field.accountColumn, '=', caller.accountId)
     .execute();
   return new Map(
-    rows.map((r) => [r.id as number, Object.fromEntries([['id', r.id], ...names.map((m) => [m, toApi(field.members[m], r[m])])])]),
+    rows.map((r) => [
+      r.id as number,
+      Object.fromEntries([['id', r.id], ...names.map((m) => [m, toApi(field.members[m], r[m])])]),
+    ]),
   );
 }
 
@@ -53,7 +56,11 @@ function writer(c: Collection, name: string): Put {
     }
     case 'object': {
       // Members that are null are left out of the object.
-      const members = Object.entries(field.members).map(([key, m]) => ({ key, column: m.column, convert: converterOf(m) }));
+      const members = Object.entries(field.members).map(([key, m]) => ({
+        key,
+        column: m.column,
+        convert: converterOf(m),
+      }));
       return (row, item) => {
         const o: Record<string, unknown> = {};
         for (const { key, column, convert } of members) if (row[column] !== null) o[key] = convert(row[column]);
@@ -96,7 +103,13 @@ function writersFor(c: Collection, fields: string[]): Put[] {
   return puts;
 }
 
-export async function present(db: Executor, c: Collection, caller: Caller, p: Projection, rows: Row[]): Promise<Item[]> {
+export async function present(
+  db: Executor,
+  c: Collection,
+  caller: Caller,
+  p: Projection,
+  rows: Row[],
+): Promise<Item[]> {
   const loaded: Loaded = { expanded: new Map(), lists: new Map(), computed: new Map() };
   for (const [name, members] of p.expand) {
     const field = c.fields[name];
@@ -107,7 +120,16 @@ export async function present(db: Executor, c: Collection, caller: Caller, p: Pr
   for (const name of p.fields) {
     const field = c.fields[name];
     if (field.kind === 'assocList' && rows.length) {
-      loaded.lists.set(name, await loadLists(db, field, caller.accountId, rows.map((r) => r.id), p.expand.has(name)));
+      loaded.lists.set(
+        name,
+        await loadLists(
+          db,
+          field,
+          caller.accountId,
+          rows.map((r) => r.id),
+          p.expand.has(name),
+        ),
+      );
     }
     if (field.kind === 'computed' && rows.length) loaded.computed.set(name, await field.compute(db, caller, rows));
   }

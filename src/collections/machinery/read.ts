@@ -42,16 +42,25 @@ function columnsFor(c: Collection, p: Projection, version = false): string[] {
  */
 function accountCondition(db: Executor, c: Collection, eb: EB, account: number): Expression<SqlBool> {
   const col = `${c.table}.account_id`;
-  return db.getExecutor().adapter instanceof PostgresAdapter ? eb.and([eb(col, '>=', account), eb(col, '<=', account)]) : eb(col, '=', account);
+  return db.getExecutor().adapter instanceof PostgresAdapter
+    ? eb.and([eb(col, '>=', account), eb(col, '<=', account)])
+    : eb(col, '=', account);
 }
 
 /**
  * A page of a list and the total count. `version`: on the compiled path the table's change version
  * in the account comes back too, read in the same statement as the page (src/collections/machinery/answers.ts).
  */
-export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuery, opts: { version?: boolean } = {}): Promise<{ items: Item[]; count: number; version?: number }> {
+export async function list(
+  db: Executor,
+  c: Collection,
+  ctx: Caller,
+  q: ListQuery,
+  opts: { version?: boolean } = {},
+): Promise<{ items: Item[]; count: number; version?: number }> {
   const access = readAccess(c, ctx);
-  const where = (eb: EB) => (q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb)]) : scope(c, ctx, eb, access));
+  const where = (eb: EB) =>
+    q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb)]) : scope(c, ctx, eb, access);
   const rowsWhere = (eb: EB, account: number) => {
     const parts = [accountCondition(db, c, eb, account)];
     if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
@@ -66,7 +75,10 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
   const epoch = compiled ? unread(ctx) : undefined;
   const version = compiled && opts.version && !!c.counted;
   const rowsQuery = (account: number, limit: number, offset: number) => {
-    let query = untyped(db).selectFrom(c.table).select(columnsFor(c, q.projection)).where((eb) => rowsWhere(eb, account));
+    let query = untyped(db)
+      .selectFrom(c.table)
+      .select(columnsFor(c, q.projection))
+      .where((eb) => rowsWhere(eb, account));
     if (kept) query = query.select(keptCountColumn(db, c, account));
     if (epoch) query = query.select(epochColumn(db, account));
     if (version) query = query.select(rowVersion(db, c.table, account).as(TABLE_VERSION));
@@ -78,9 +90,14 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
   const offset = (q.page - 1) * q.recordsPerPage;
   // Without a `where`, the rows query differs per request only in account, page size and page.
   const rows = compiled
-    ? run(db, prepared(db, `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}|${epoch ? 'e' : ''}${version ? 'v' : ''}`, () =>
-        rowsQuery(slot('account'), slot('limit'), slot('offset')).compile(),
-      ).bind({ account: ctx.accountId, limit: q.recordsPerPage, offset })).then((found) => seen(epoch, found))
+    ? run(
+        db,
+        prepared(
+          db,
+          `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}|${epoch ? 'e' : ''}${version ? 'v' : ''}`,
+          () => rowsQuery(slot('account'), slot('limit'), slot('offset')).compile(),
+        ).bind({ account: ctx.accountId, limit: q.recordsPerPage, offset }),
+      ).then((found) => seen(epoch, found))
     : rowsQuery(ctx.accountId, q.recordsPerPage, offset).execute();
   if (kept) {
     const found = await rows;
@@ -94,7 +111,8 @@ export async function list(db: Executor, c: Collection, ctx: Caller, q: ListQuer
 }
 
 /** The caller's epoch check when no statement has read the epoch yet. */
-const unread = (ctx: Caller): EpochCheck | undefined => (ctx.epoch && ctx.epoch.seen === undefined ? ctx.epoch : undefined);
+const unread = (ctx: Caller): EpochCheck | undefined =>
+  ctx.epoch && ctx.epoch.seen === undefined ? ctx.epoch : undefined;
 
 /** Notes the epoch a statement carried (when it returned a row to carry it); the rows as they are. */
 function seen(epoch: EpochCheck | undefined, rows: Row[]): Row[] {
@@ -110,7 +128,14 @@ const sortKey = (q: ListQuery) => q.sort.map((s) => `${s.desc ? '-' : ''}${s.col
  * The rows of items by id within what the caller may read, with the columns of a projection (and
  * the row version, for an ETag, when asked). Missing ids are skipped; the order is the database's.
  */
-export async function projectedRows(db: Executor, c: Collection, ctx: Caller, ids: number[], p: Projection, opts: { version?: boolean } = {}): Promise<Row[]> {
+export async function projectedRows(
+  db: Executor,
+  c: Collection,
+  ctx: Caller,
+  ids: number[],
+  p: Projection,
+  opts: { version?: boolean } = {},
+): Promise<Row[]> {
   if (ids.length === 0) return [];
   const access = readAccess(c, ctx);
   const compiled = access === 'all' && ids.length <= 10;
@@ -119,37 +144,88 @@ export async function projectedRows(db: Executor, c: Collection, ctx: Caller, id
     const q = untyped(db)
       .selectFrom(c.table)
       .select(columnsFor(c, p, opts.version))
-      .where((eb) => eb.and([access === 'all' ? eb(`${c.table}.account_id`, '=', accountId) : scope(c, ctx, eb, access), eb(`${c.table}.id`, 'in', idList)]));
+      .where((eb) =>
+        eb.and([
+          access === 'all' ? eb(`${c.table}.account_id`, '=', accountId) : scope(c, ctx, eb, access),
+          eb(`${c.table}.id`, 'in', idList),
+        ]),
+      );
     return (epoch ? q.select(epochColumn(db, accountId)) : q).$castTo<Row>();
   };
   // A single item (GET /jobs/ID) or a small batch is compiled once per shape and bound per request.
   return compiled
-    ? seen(epoch, await run(db, prepared(db, `byIds|${c.table}|${fieldsKey(p.fields)}|${ids.length}|${opts.version ? 'v' : ''}${epoch ? 'e' : ''}`, () => build(slot('account'), ids.map((_, i) => slot<number>(`${i}`))).compile(), { oneRow: ids.length === 1 })
-        .bind({ account: ctx.accountId, ...ids })))
+    ? seen(
+        epoch,
+        await run(
+          db,
+          prepared(
+            db,
+            `byIds|${c.table}|${fieldsKey(p.fields)}|${ids.length}|${opts.version ? 'v' : ''}${epoch ? 'e' : ''}`,
+            () =>
+              build(
+                slot('account'),
+                ids.map((_, i) => slot<number>(`${i}`)),
+              ).compile(),
+            { oneRow: ids.length === 1 },
+          ).bind({ account: ctx.accountId, ...ids }),
+        ),
+      )
     : await build(ctx.accountId, ids).execute();
 }
 
 /** Items by id, in the order given, within what the caller may read. Missing ids are skipped. */
-export async function readByIds(db: Executor, c: Collection, ctx: Caller, ids: number[], p: Projection): Promise<Item[]> {
+export async function readByIds(
+  db: Executor,
+  c: Collection,
+  ctx: Caller,
+  ids: number[],
+  p: Projection,
+): Promise<Item[]> {
   const rows = await projectedRows(db, c, ctx, ids, p);
   if (ids.length <= 1) return present(db, c, ctx, p, rows);
   const byId = new Map(rows.map((r) => [r.id as number, r]));
-  return present(db, c, ctx, p, ids.map((id) => byId.get(id)).filter((r): r is Row => r !== undefined));
+  return present(
+    db,
+    c,
+    ctx,
+    p,
+    ids.map((id) => byId.get(id)).filter((r): r is Row => r !== undefined),
+  );
 }
 
 /** Whole stored rows by id within the account (and the 'own' scope when given). */
-export async function rowsByIds(db: Executor, c: Collection, ctx: Caller, ids: number[], access: 'all' | 'own'): Promise<Map<number, Row>> {
+export async function rowsByIds(
+  db: Executor,
+  c: Collection,
+  ctx: Caller,
+  ids: number[],
+  access: 'all' | 'own',
+): Promise<Map<number, Row>> {
   if (ids.length === 0) return new Map();
   const build = (accountId: number, idList: number[]) =>
     untyped(db)
       .selectFrom(c.table)
       .selectAll(c.table)
-      .where((eb) => eb.and([access === 'all' ? eb(`${c.table}.account_id`, '=', accountId) : scope(c, ctx, eb, access), eb(`${c.table}.id`, 'in', idList)]))
+      .where((eb) =>
+        eb.and([
+          access === 'all' ? eb(`${c.table}.account_id`, '=', accountId) : scope(c, ctx, eb, access),
+          eb(`${c.table}.id`, 'in', idList),
+        ]),
+      )
       .$castTo<Row>();
   // Every write reads its items (and the change recorder reads them again): a batch of a few is
   // compiled once per size and bound per write, as readByIds does.
-  const rows = access === 'all' && ids.length <= 10
-    ? await run(db, prepared(db, `rowsByIds|${c.table}|${ids.length}`, () => build(slot('account'), ids.map((_, i) => slot<number>(`${i}`))).compile()).bind({ account: ctx.accountId, ...ids }))
-    : await build(ctx.accountId, ids).execute();
+  const rows =
+    access === 'all' && ids.length <= 10
+      ? await run(
+          db,
+          prepared(db, `rowsByIds|${c.table}|${ids.length}`, () =>
+            build(
+              slot('account'),
+              ids.map((_, i) => slot<number>(`${i}`)),
+            ).compile(),
+          ).bind({ account: ctx.accountId, ...ids }),
+        )
+      : await build(ctx.accountId, ids).execute();
   return new Map(rows.map((r) => [r.id as number, r]));
 }

@@ -13,7 +13,11 @@ export interface Registry {
  * Association members are the target's own field declarations (column, type, schema), picked by
  * name: `client.name` is whatever `clients` declares `name` to be, so the two cannot drift.
  */
-function resolve(field: AssocField | AssocListField, owner: string, targets: (name: string) => Target | undefined): void {
+function resolve(
+  field: AssocField | AssocListField,
+  owner: string,
+  targets: (name: string) => Target | undefined,
+): void {
   const target = targets(field.target);
   if (!target) throw new Error(`${owner}: unknown association target '${field.target}'`);
   field.table = target.table;
@@ -41,6 +45,12 @@ export function createRegistry(list: Collection[]): Registry {
     list,
     get: (name) => byName.get(name),
     // Read-only collections have no write permission; collections sharing one name it once.
-    permissions: [...new Set(list.flatMap((c) => (c.readOnly ? [permissionFor(c, 'read')] : [permissionFor(c, 'read'), permissionFor(c, 'write')])))],
+    permissions: [
+      ...new Set(
+        list.flatMap((c) =>
+          c.readOnly ? [permissionFor(c, 'read')] : [permissionFor(c, 'read'), permissionFor(c, 'write')],
+        ),
+      ),
+    ],
   };
 }

@@ -54,8 +54,12 @@ export function validateItem(c: Collection, item: unknown, op: Op): ApiErrorBody
     const field = op !== 'delete' && Object.hasOwn(c.fields, key) ? c.fields[key] : undefined;
     if (!field) errors.push(validationError('unknown', key));
     else if (field.readOnly) errors.push(validationError('readOnly', key));
-    else if (field.kind === 'assoc' && !isAssocShape(item[key], !!field.nullable)) errors.push(validationError('association', key));
-    else if (field.kind === 'assocList' && !(Array.isArray(item[key]) && (item[key] as unknown[]).every((v) => isAssocShape(v, false)))) {
+    else if (field.kind === 'assoc' && !isAssocShape(item[key], !!field.nullable))
+      errors.push(validationError('association', key));
+    else if (
+      field.kind === 'assocList' &&
+      !(Array.isArray(item[key]) && (item[key] as unknown[]).every((v) => isAssocShape(v, false)))
+    ) {
       errors.push(validationError('association', key));
     } else if (field.kind === 'object' && isPlainObject(item[key])) {
       for (const member of Object.keys(item[key] as Item)) {
@@ -64,11 +68,13 @@ export function validateItem(c: Collection, item: unknown, op: Op): ApiErrorBody
       if (!errors.some((e) => e.field?.startsWith(`${key}.`)) && !checker(field.schema).Check(item[key])) {
         errors.push(validationError('invalid', key, describe(field, item[key])));
       }
-    } else if (!checker(field.schema).Check(item[key])) errors.push(validationError('invalid', key, describe(field, item[key])));
+    } else if (!checker(field.schema).Check(item[key]))
+      errors.push(validationError('invalid', key, describe(field, item[key])));
   }
   if (op !== 'create') {
     if (!('id' in item)) errors.unshift(validationError('required', 'id'));
-    else if (!isItemId(item.id)) errors.unshift(validationError('invalid', 'id', `must be an integer from 1 to ${MAX_ID}`));
+    else if (!isItemId(item.id))
+      errors.unshift(validationError('invalid', 'id', `must be an integer from 1 to ${MAX_ID}`));
   }
   if (op === 'create') {
     for (const [name, field] of Object.entries(c.fields)) {
@@ -123,5 +129,7 @@ export function itemToRow(c: Collection, item: Item, op: Op, now: number): Row {
 /** The item as echoed back in failures: write-only members (passwords) are never returned. */
 export function rawData(c: Collection, item: unknown): unknown {
   if (!isPlainObject(item)) return item;
-  return Object.fromEntries(Object.entries(item).filter(([k]) => !(Object.hasOwn(c.fields, k) && c.fields[k].kind === 'writeOnly')));
+  return Object.fromEntries(
+    Object.entries(item).filter(([k]) => !(Object.hasOwn(c.fields, k) && c.fields[k].kind === 'writeOnly')),
+  );
 }

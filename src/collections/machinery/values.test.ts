@@ -5,7 +5,23 @@ import { isoTime, toApi } from './values.js';
 
 describe('values as the API shows them', () => {
   it('isoTime writes what Date#toISOString writes, for every millisecond of years 1970-9999 and beyond', () => {
-    const edges = [0, 1, 999, 1000, 86_399_999, 86_400_000, 951_782_400_000 /* 2000-02-29 */, 4_107_542_400_000 /* 2100-03-01 */, 253_402_300_799_999, 253_402_300_800_000, -1, -86_400_001, 8.64e15, 1.5, Number.NaN];
+    const edges = [
+      0,
+      1,
+      999,
+      1000,
+      86_399_999,
+      86_400_000,
+      951_782_400_000 /* 2000-02-29 */,
+      4_107_542_400_000 /* 2100-03-01 */,
+      253_402_300_799_999,
+      253_402_300_800_000,
+      -1,
+      -86_400_001,
+      8.64e15,
+      1.5,
+      Number.NaN,
+    ];
     for (const ms of edges) {
       let expected: string | undefined;
       try {
@@ -16,8 +32,14 @@ describe('values as the API shows them', () => {
       }
       assert.equal(isoTime(ms), expected, String(ms));
     }
-    fc.assert(fc.property(fc.integer({ min: 0, max: 253_402_300_799_999 }), (ms) => isoTime(ms) === new Date(ms).toISOString()), { numRuns: 20_000 });
-    fc.assert(fc.property(fc.integer({ min: -8.64e15, max: 8.64e15 }), (ms) => isoTime(ms) === new Date(ms).toISOString()), { numRuns: 2_000 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 253_402_300_799_999 }), (ms) => isoTime(ms) === new Date(ms).toISOString()),
+      { numRuns: 20_000 },
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: -8.64e15, max: 8.64e15 }), (ms) => isoTime(ms) === new Date(ms).toISOString()),
+      { numRuns: 2_000 },
+    );
   });
 
   it('converts each stored type as before: flags, booleans, times, JSON, numbers; null and undefined are null', () => {

@@ -34,7 +34,10 @@ export function isoTime(ms: number): string {
 
 type Convert = (v: unknown) => unknown;
 /** A conversion of stored values, null and undefined being null. */
-const orNull = (convert: Convert): Convert => (v) => (v === null || v === undefined ? null : convert(v));
+const orNull =
+  (convert: Convert): Convert =>
+  (v) =>
+    v === null || v === undefined ? null : convert(v);
 const CONVERTERS: Record<string, Convert> = {
   boolean: orNull((v) => v === 1 || v === true),
   time: orNull((v) => isoTime(Number(v))),

@@ -7,11 +7,19 @@ test('where: precedence (and binds tighter than or) and parentheses', () => {
   assert.deepEqual(parseWhere('a = 1 or b = 2 and c = 3'), {
     type: 'or',
     left: { type: 'cmp', field: 'a', op: '=', value: 1 },
-    right: { type: 'and', left: { type: 'cmp', field: 'b', op: '=', value: 2 }, right: { type: 'cmp', field: 'c', op: '=', value: 3 } },
+    right: {
+      type: 'and',
+      left: { type: 'cmp', field: 'b', op: '=', value: 2 },
+      right: { type: 'cmp', field: 'c', op: '=', value: 3 },
+    },
   });
   assert.deepEqual(parseWhere('(a = 1 OR b = 2) AND c != null'), {
     type: 'and',
-    left: { type: 'or', left: { type: 'cmp', field: 'a', op: '=', value: 1 }, right: { type: 'cmp', field: 'b', op: '=', value: 2 } },
+    left: {
+      type: 'or',
+      left: { type: 'cmp', field: 'a', op: '=', value: 1 },
+      right: { type: 'cmp', field: 'b', op: '=', value: 2 },
+    },
     right: { type: 'cmp', field: 'c', op: '!=', value: null },
   });
 });
@@ -27,9 +35,30 @@ test('where: values and operators', () => {
 });
 
 test('where: bad input is a 400 error, never a crash', () => {
-  const bad = ['', '   ', 'x', 'x =', '= 1', 'x = 1 and', '(x = 1', 'x = 1)', 'x == 1', 'x = "a', 'x = 1 x = 2', 'x = @', '1 = 1',
-    '('.repeat(100) + 'x = 1' + ')'.repeat(100), Array.from({ length: 100 }, () => 'x = 1').join(' and '), 'x = 1e999', 'x'.repeat(5000)];
+  const bad = [
+    '',
+    '   ',
+    'x',
+    'x =',
+    '= 1',
+    'x = 1 and',
+    '(x = 1',
+    'x = 1)',
+    'x == 1',
+    'x = "a',
+    'x = 1 x = 2',
+    'x = @',
+    '1 = 1',
+    '('.repeat(100) + 'x = 1' + ')'.repeat(100),
+    Array.from({ length: 100 }, () => 'x = 1').join(' and '),
+    'x = 1e999',
+    'x'.repeat(5000),
+  ];
   for (const src of bad) {
-    assert.throws(() => parseWhere(src), (e: unknown) => e instanceof ApiError && e.status === 400 && e.body.code === 1002, JSON.stringify(src.slice(0, 40)));
+    assert.throws(
+      () => parseWhere(src),
+      (e: unknown) => e instanceof ApiError && e.status === 400 && e.body.code === 1002,
+      JSON.stringify(src.slice(0, 40)),
+    );
   }
 });

@@ -7,8 +7,7 @@ import { ApiError } from '../../http/errors.js';
 export type CmpOp = '~' | '!~' | '=' | '!=' | '<' | '<=' | '>' | '>=';
 export type Value = string | number | boolean | null;
 export type WhereNode =
-  | { type: 'and' | 'or'; left: WhereNode; right: WhereNode }
-  | { type: 'cmp'; field: string; op: CmpOp; value: Value };
+  { type: 'and' | 'or'; left: WhereNode; right: WhereNode } | { type: 'cmp'; field: string; op: CmpOp; value: Value };
 
 const MAX_LENGTH = 4000;
 const MAX_DEPTH = 32;
@@ -16,27 +15,37 @@ const MAX_TERMS = 64;
 
 /** Each token knows where it starts (`at`, from 0), so errors can show where parsing stopped. */
 type Token = (
-  | { t: 'field'; v: string }
-  | { t: 'op'; v: CmpOp }
-  | { t: 'value'; v: Value }
-  | { t: 'and' | 'or' | '(' | ')' }
+  { t: 'field'; v: string } | { t: 'op'; v: CmpOp } | { t: 'value'; v: Value } | { t: 'and' | 'or' | '(' | ')' }
 ) & { at?: number };
 
 const bad = (why: string) => new ApiError('badModifier', `where: ${why}`);
-const VALUES = "values are quoted strings (\"…\" or '…'), numbers, true, false or null";
+const VALUES = 'values are quoted strings ("…" or \'…\'), numbers, true, false or null';
 /** `at position N: 'rest of the text…'`: where the parser stopped, as the client wrote it. */
 const stoppedAt = (src: string, at: number) =>
-  at >= src.length ? 'at the end' : `at position ${at + 1}: '${src.slice(at, at + 20)}${src.length > at + 20 ? '…' : ''}'`;
+  at >= src.length
+    ? 'at the end'
+    : `at position ${at + 1}: '${src.slice(at, at + 20)}${src.length > at + 20 ? '…' : ''}'`;
 
 function tokenize(src: string): Token[] {
   const out: Token[] = [];
   let i = 0;
   while (i < src.length) {
     const c = src[i];
-    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') { i++; continue; }
-    if (c === '(' || c === ')') { out.push({ t: c, at: i }); i++; continue; }
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
+      i++;
+      continue;
+    }
+    if (c === '(' || c === ')') {
+      out.push({ t: c, at: i });
+      i++;
+      continue;
+    }
     const op = /^(!~|<=|>=|!=|~|=|<|>)/.exec(src.slice(i, i + 2));
-    if (op) { out.push({ t: 'op', v: op[1] as CmpOp, at: i }); i += op[1].length; continue; }
+    if (op) {
+      out.push({ t: 'op', v: op[1] as CmpOp, at: i });
+      i += op[1].length;
+      continue;
+    }
     if (c === '"' || c === "'") {
       let j = i + 1;
       let s = '';
@@ -71,7 +80,9 @@ function tokenize(src: string): Token[] {
       i += w.length;
       continue;
     }
-    throw bad(`unexpected character ${stoppedAt(src, i)}; a term is field op value, ops ~ !~ = != < <= > >=, ${VALUES}`);
+    throw bad(
+      `unexpected character ${stoppedAt(src, i)}; a term is field op value, ops ~ !~ = != < <= > >=, ${VALUES}`,
+    );
   }
   return out;
 }
@@ -114,7 +125,12 @@ export function parseWhere(src: string): WhereNode {
     if (op?.t !== 'op') throw bad(`expected an operator after '${tok.v}' (~ !~ = != < <= > >=) ${here(pos - 1)}`);
     const value = tokens[pos++];
     if (value?.t !== 'value') {
-      const hint = value?.t === 'op' && op.v === '=' && value.v === '=' ? " ('=' compares; there is no '==')" : value?.t === 'field' ? ` (text must be quoted: "${value.v}")` : '';
+      const hint =
+        value?.t === 'op' && op.v === '=' && value.v === '='
+          ? " ('=' compares; there is no '==')"
+          : value?.t === 'field'
+            ? ` (text must be quoted: "${value.v}")`
+            : '';
       throw bad(`expected a value after '${tok.v} ${op.v}' ${here(pos - 1)}${hint}; ${VALUES}`);
     }
     if (++terms > MAX_TERMS) throw bad('too many terms');
@@ -123,6 +139,7 @@ export function parseWhere(src: string): WhereNode {
 
   if (tokens.length === 0) throw bad('empty expression');
   const tree = expr(0);
-  if (pos !== tokens.length) throw bad(`unexpected text after a complete expression ${here(pos)}; join terms with and / or`);
+  if (pos !== tokens.length)
+    throw bad(`unexpected text after a complete expression ${here(pos)}; join terms with and / or`);
   return tree;
 }

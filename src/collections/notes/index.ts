@@ -1,20 +1,32 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../http/errors.js';
 import type { Executor } from '../../db/tx.js';
-import { defineCollection, type Caller, type EB, type ItemContext, type TxItemContext } from '../machinery/collection.js';
+import {
+  defineCollection,
+  type Caller,
+  type EB,
+  type ItemContext,
+  type TxItemContext,
+} from '../machinery/collection.js';
 import { noteFields } from './schema.js';
 
 /** A job is a contractor's when one of its visits is assigned to them (as for `jobs`). */
 const assignedJob = (caller: Caller, eb: EB, jobColumn: string) =>
   eb.exists(
-    eb.selectFrom('visits').select('visits.id')
+    eb
+      .selectFrom('visits')
+      .select('visits.id')
       .whereRef('visits.job_id', '=', jobColumn)
       .where('visits.account_id', '=', caller.accountId)
       .where('visits.user_id', '=', caller.userId),
   );
 
 async function canSeeJob(db: Executor, caller: Caller, jobId: number): Promise<boolean> {
-  const row = await db.selectFrom('visits').select('id')
-    .where('account_id', '=', caller.accountId).where('job_id', '=', jobId).where('user_id', '=', caller.userId)
+  const row = await db
+    .selectFrom('visits')
+    .select('id')
+    .where('account_id', '=', caller.accountId)
+    .where('job_id', '=', jobId)
+    .where('user_id', '=', caller.userId)
     .executeTakeFirst();
   return row !== undefined;
 }
@@ -22,7 +34,8 @@ async function canSeeJob(db: Executor, caller: Caller, jobId: number): Promise<b
 /** A Contractor changes only their own notes (they read every note of their jobs). */
 function authorize({ caller, op, existing }: ItemContext): void {
   if (caller.role !== 'contractor' || op === 'create') return;
-  if (existing && existing.author_id !== caller.userId) throw new ApiError('roleForbids', 'contractors change only their own notes');
+  if (existing && existing.author_id !== caller.userId)
+    throw new ApiError('roleForbids', 'contractors change only their own notes');
 }
 
 /** A Contractor writes on the jobs they can see; any other job looks missing, as when they read it. */

@@ -1,8 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DIALECTS, addUser, assertAtomicBatch, assertIsolated, call, appWithTenants, errorsOf, skipUnless,
-  type Tenant, type TestApp,
+  DIALECTS,
+  addUser,
+  assertAtomicBatch,
+  assertIsolated,
+  call,
+  appWithTenants,
+  errorsOf,
+  skipUnless,
+  type Tenant,
+  type TestApp,
 } from '../../../test/helpers.js';
 import { VALIDATION } from '../../http/errors.js';
 
@@ -26,18 +34,40 @@ for (const dialect of DIALECTS) {
     const note = (extra: Record<string, unknown> = {}) => ({ job: { id: jobA }, body: 'Gate code 1234', ...extra });
     const create = (items: unknown[], token = a.token) => call(t.app, token, 'POST', '/notes', { notes: items });
     const patch = (items: unknown[], token = a.token) => call(t.app, token, 'PATCH', '/notes', { notes: items });
-    const newJob = async (title: string) => (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title }] })).body.jobs[0].id as number;
+    const newJob = async (title: string) =>
+      (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title }] })).body.jobs[0].id as number;
 
     it('creates, reads, lists, patches and deletes; the default fields are exactly these', async () => {
       const res = await create([note()]);
       assert.equal(res.status, 200, res.raw);
       const n = res.body.notes[0];
-      assert.deepEqual(Object.keys(n).sort(), ['account', 'author', 'body', 'created', 'deleted', 'id', 'job', 'modified']);
-      assert.deepEqual({ ...n, created: undefined, modified: undefined }, {
-        id: n.id, job: { id: jobA }, body: 'Gate code 1234', author: { id: a.adminId }, account: { id: a.accountId }, deleted: false,
-        created: undefined, modified: undefined,
-      });
-      assert.ok(!Number.isNaN(Date.parse(n.created)) && !Number.isNaN(Date.parse(n.modified)), `${n.created} ${n.modified}`);
+      assert.deepEqual(Object.keys(n).sort(), [
+        'account',
+        'author',
+        'body',
+        'created',
+        'deleted',
+        'id',
+        'job',
+        'modified',
+      ]);
+      assert.deepEqual(
+        { ...n, created: undefined, modified: undefined },
+        {
+          id: n.id,
+          job: { id: jobA },
+          body: 'Gate code 1234',
+          author: { id: a.adminId },
+          account: { id: a.accountId },
+          deleted: false,
+          created: undefined,
+          modified: undefined,
+        },
+      );
+      assert.ok(
+        !Number.isNaN(Date.parse(n.created)) && !Number.isNaN(Date.parse(n.modified)),
+        `${n.created} ${n.modified}`,
+      );
       assert.match(n.created, /(Z|[+-]\d\d:\d\d)$/);
 
       const got = await call(t.app, a.token, 'GET', `/notes/${n.id}`);
@@ -48,7 +78,10 @@ for (const dialect of DIALECTS) {
 
       const p = await patch([{ id: n.id, body: 'Gate code 4321', deleted: true }]);
       assert.equal(p.status, 200, p.raw);
-      assert.deepEqual([p.body.notes[0].body, p.body.notes[0].deleted, p.body.notes[0].author], ['Gate code 4321', true, { id: a.adminId }]);
+      assert.deepEqual(
+        [p.body.notes[0].body, p.body.notes[0].deleted, p.body.notes[0].author],
+        ['Gate code 4321', true, { id: a.adminId }],
+      );
       assert.equal((await call(t.app, a.token, 'GET', `/notes/${n.id}`)).body.notes[0].body, 'Gate code 4321');
 
       assert.deepEqual((await call(t.app, a.token, 'DELETE', `/notes/${n.id}`)).body.notes, [{ id: n.id }]);
@@ -88,7 +121,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(errorsOf(await create([note({ body: '' })])), [code('invalid', 'body')]);
       const max = await create([note({ body: 'x'.repeat(10_000) })]);
       assert.equal(max.status, 200, max.raw.slice(0, 500));
-      assert.equal((await call(t.app, a.token, 'GET', `/notes/${max.body.notes[0].id}`)).body.notes[0].body.length, 10_000);
+      assert.equal(
+        (await call(t.app, a.token, 'GET', `/notes/${max.body.notes[0].id}`)).body.notes[0].body.length,
+        10_000,
+      );
       assert.deepEqual(errorsOf(await create([note({ body: 'x'.repeat(10_001) })])), [code('invalid', 'body')]);
       const n = max.body.notes[0];
       assert.deepEqual(errorsOf(await patch([{ id: n.id, body: '' }])), [code('invalid', 'body')]);
@@ -99,7 +135,11 @@ for (const dialect of DIALECTS) {
 
     it('refuses unknown and read-only members and malformed associations', async () => {
       const res = await create([note({ id: 9, created: '2020-01-01T00:00:00Z', title: 'x' })]);
-      assert.deepEqual(errorsOf(res).sort(), [code('readOnly', 'created'), code('readOnly', 'id'), code('unknown', 'title')]);
+      assert.deepEqual(errorsOf(res).sort(), [
+        code('readOnly', 'created'),
+        code('readOnly', 'id'),
+        code('unknown', 'title'),
+      ]);
       assert.deepEqual(errorsOf(await create([note({ job: jobA })])), [code('association', 'job')]);
       assert.deepEqual(errorsOf(await create([note({ job: null })])).length, 1);
     });
@@ -120,15 +160,28 @@ for (const dialect of DIALECTS) {
     });
 
     it('filters and sorts on body', async () => {
-      const [n1, n2] = (await create([note({ body: 'Zebra crossing near the SIDE door' }), note({ body: 'Apple tree by the side gate' })])).body.notes;
+      const [n1, n2] = (
+        await create([
+          note({ body: 'Zebra crossing near the SIDE door' }),
+          note({ body: 'Apple tree by the side gate' }),
+        ])
+      ).body.notes;
       let res = await call(t.app, a.token, 'GET', '/notes?where=body~"side"&sort=body&fields=body');
       assert.equal(res.status, 200, res.raw);
-      assert.deepEqual(res.body.notes, [{ id: n2.id, body: n2.body }, { id: n1.id, body: n1.body }]);
+      assert.deepEqual(res.body.notes, [
+        { id: n2.id, body: n2.body },
+        { id: n1.id, body: n1.body },
+      ]);
       res = await call(t.app, a.token, 'GET', '/notes?where=body~"side"&sort=-body&fields=body');
       assert.deepEqual(ids(res.body.notes), [n1.id, n2.id]);
       res = await call(t.app, a.token, 'GET', `/notes?where=body="Apple tree by the side gate"+and+job.id=${jobA}`);
       assert.deepEqual(ids(res.body.notes), [n2.id]);
-      res = await call(t.app, a.token, 'GET', `/notes?where=body~"zebra"+and+author.id=${a.adminId}&fields=author.firstName`);
+      res = await call(
+        t.app,
+        a.token,
+        'GET',
+        `/notes?where=body~"zebra"+and+author.id=${a.adminId}&fields=author.firstName`,
+      );
       assert.deepEqual(res.body.notes, [{ id: n1.id, author: { id: a.adminId, firstName: 'Ada' } }]);
     });
 
@@ -166,12 +219,29 @@ for (const dialect of DIALECTS) {
       const notTheirs = await newJob('Not theirs');
       const v = await call(t.app, a.token, 'POST', '/visits', {
         visits: [
-          { job: { id: theirs }, user: { id: con.id }, label: 'Fix', startTime: '2030-01-01T09:00:00Z', endTime: '2030-01-01T10:00:00Z' },
-          { job: { id: notTheirs }, user: { id: emp.id }, label: 'Other', startTime: '2030-01-01T09:00:00Z', endTime: '2030-01-01T10:00:00Z' },
+          {
+            job: { id: theirs },
+            user: { id: con.id },
+            label: 'Fix',
+            startTime: '2030-01-01T09:00:00Z',
+            endTime: '2030-01-01T10:00:00Z',
+          },
+          {
+            job: { id: notTheirs },
+            user: { id: emp.id },
+            label: 'Other',
+            startTime: '2030-01-01T09:00:00Z',
+            endTime: '2030-01-01T10:00:00Z',
+          },
         ],
       });
       assert.equal(v.status, 200, v.raw);
-      const [onTheirs, onNotTheirs] = (await create([note({ job: { id: theirs }, body: 'Office note' }), note({ job: { id: notTheirs }, body: 'Hidden' })])).body.notes;
+      const [onTheirs, onNotTheirs] = (
+        await create([
+          note({ job: { id: theirs }, body: 'Office note' }),
+          note({ job: { id: notTheirs }, body: 'Hidden' }),
+        ])
+      ).body.notes;
 
       // Reading: exactly the notes of their jobs.
       let listed = await call(t.app, con.token, 'GET', '/notes');
@@ -186,8 +256,12 @@ for (const dialect of DIALECTS) {
       assert.equal(own.status, 200, own.raw);
       const mine = own.body.notes[0];
       assert.deepEqual(mine.author, { id: con.id });
-      assert.deepEqual(errorsOf(await create([note({ job: { id: notTheirs }, body: 'Sneaky' })], con.token)), [code('reference', 'job')]);
-      assert.deepEqual(errorsOf(await create([note({ job: { id: jobA }, body: 'Sneaky' })], con.token)), [code('reference', 'job')]);
+      assert.deepEqual(errorsOf(await create([note({ job: { id: notTheirs }, body: 'Sneaky' })], con.token)), [
+        code('reference', 'job'),
+      ]);
+      assert.deepEqual(errorsOf(await create([note({ job: { id: jobA }, body: 'Sneaky' })], con.token)), [
+        code('reference', 'job'),
+      ]);
 
       listed = await call(t.app, con.token, 'GET', '/notes?sort=id');
       assert.deepEqual(ids(listed.body.notes), [onTheirs.id, mine.id]);
@@ -196,10 +270,14 @@ for (const dialect of DIALECTS) {
       const p = await patch([{ id: mine.id, body: 'Contractor note, edited' }], con.token);
       assert.equal(p.status, 200, p.raw);
       assert.equal(p.body.notes[0].body, 'Contractor note, edited');
-      assert.deepEqual(errorsOf(await patch([{ id: mine.id, job: { id: notTheirs } }], con.token)), [code('reference', 'job')]);
+      assert.deepEqual(errorsOf(await patch([{ id: mine.id, job: { id: notTheirs } }], con.token)), [
+        code('reference', 'job'),
+      ]);
       assert.equal((await patch([{ id: onTheirs.id, body: 'Overwritten' }], con.token)).status, 403);
       assert.equal((await call(t.app, con.token, 'DELETE', `/notes/${onTheirs.id}`)).status, 403);
-      assert.deepEqual(errorsOf(await patch([{ id: onNotTheirs.id, body: 'Overwritten' }], con.token)), [code('notFound', 'id')]);
+      assert.deepEqual(errorsOf(await patch([{ id: onNotTheirs.id, body: 'Overwritten' }], con.token)), [
+        code('notFound', 'id'),
+      ]);
       assert.equal((await call(t.app, a.token, 'GET', `/notes/${onTheirs.id}`)).body.notes[0].body, 'Office note');
       assert.equal((await call(t.app, a.token, 'GET', `/notes/${onNotTheirs.id}`)).body.notes[0].body, 'Hidden');
 
@@ -211,7 +289,8 @@ for (const dialect of DIALECTS) {
 
     it('removes the notes of a deleted job', async () => {
       const job = await newJob('Short-lived');
-      const [n1, n2] = (await create([note({ job: { id: job } }), note({ job: { id: job }, body: 'Second' })])).body.notes;
+      const [n1, n2] = (await create([note({ job: { id: job } }), note({ job: { id: job }, body: 'Second' })])).body
+        .notes;
       const keep = (await create([note()])).body.notes[0];
       const before = (await call(t.app, a.token, 'GET', '/notes')).body.metadata.recordsCount as number;
       const d = await call(t.app, a.token, 'DELETE', `/jobs/${job}`);
@@ -237,7 +316,10 @@ for (const dialect of DIALECTS) {
       const byAuthor = await call(t.app, a.token, 'GET', '/notes?where=author.id=null&fields=author');
       assert.equal(byAuthor.status, 200, byAuthor.raw);
       assert.ok(ids(byAuthor.body.notes).includes(n.id));
-      assert.ok(byAuthor.body.notes.every((x: { author: unknown }) => x.author === null), byAuthor.raw);
+      assert.ok(
+        byAuthor.body.notes.every((x: { author: unknown }) => x.author === null),
+        byAuthor.raw,
+      );
     });
   });
 }

@@ -11,13 +11,22 @@ async function check({ op, item, existing }: TxItemContext): Promise<ApiErrorBod
   const wasDefault = existing?.is_default === 1;
   const makeAnother = 'make another status the default first';
   if (op === 'delete') {
-    if (wasDefault) errors.push(validationError('conflict', 'isDefault', `the default status cannot be deleted; ${makeAnother}`));
+    if (wasDefault)
+      errors.push(validationError('conflict', 'isDefault', `the default status cannot be deleted; ${makeAnother}`));
     return errors;
   }
-  if (wasDefault && item.isDefault === false) errors.push(validationError('conflict', 'isDefault', `the default cannot be unset; ${makeAnother}`));
+  if (wasDefault && item.isDefault === false)
+    errors.push(validationError('conflict', 'isDefault', `the default cannot be unset; ${makeAnother}`));
   const isDefault = item.isDefault === true || (wasDefault && item.isDefault === undefined);
   const deleted = item.deleted === true || (existing?.deleted === 1 && item.deleted === undefined);
-  if (isDefault && deleted) errors.push(validationError('conflict', item.deleted === true ? 'deleted' : 'isDefault', 'the default status cannot be deleted'));
+  if (isDefault && deleted)
+    errors.push(
+      validationError(
+        'conflict',
+        item.deleted === true ? 'deleted' : 'isDefault',
+        'the default status cannot be deleted',
+      ),
+    );
   return errors;
 }
 
@@ -40,10 +49,22 @@ export const statuses = defineCollection({
     // The old default changes too, so the recorder is told before it does.
     async fill({ caller, db, op, item, changes }) {
       if (op === 'delete' || item.isDefault !== true) return;
-      const old = await db.selectFrom('statuses').select('id').where('account_id', '=', caller.accountId).where('is_default', '=', 1).execute();
-      await changes.touch(statuses, old.map((r) => r.id));
-      await db.updateTable('statuses').set({ is_default: 0, modified: caller.now })
-        .where('account_id', '=', caller.accountId).where('is_default', '=', 1).execute();
+      const old = await db
+        .selectFrom('statuses')
+        .select('id')
+        .where('account_id', '=', caller.accountId)
+        .where('is_default', '=', 1)
+        .execute();
+      await changes.touch(
+        statuses,
+        old.map((r) => r.id),
+      );
+      await db
+        .updateTable('statuses')
+        .set({ is_default: 0, modified: caller.now })
+        .where('account_id', '=', caller.accountId)
+        .where('is_default', '=', 1)
+        .execute();
     },
   },
 });

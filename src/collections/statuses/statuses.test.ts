@@ -1,8 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DIALECTS, addUser, assertAtomicBatch, assertIsolated, call, createTenant, appWithTenants, errorsOf, skipUnless,
-  type Tenant, type TestApp,
+  DIALECTS,
+  addUser,
+  assertAtomicBatch,
+  assertIsolated,
+  call,
+  appWithTenants,
+  errorsOf,
+  skipUnless,
+  type Tenant,
+  type TestApp,
 } from '../../../test/helpers.js';
 import { VALIDATION } from '../../http/errors.js';
 
@@ -16,15 +24,23 @@ for (const dialect of DIALECTS) {
     before(async () => ({ t, a, b } = await appWithTenants(dialect)));
     after(() => t?.close());
 
-    const list = async (tenant: Tenant, query = '') => (await call(t.app, tenant.token, 'GET', `/statuses${query}`)).body;
-    const defaults = async (tenant: Tenant) => (await list(tenant, '?where=isDefault=true')).statuses.map((s: { label: string }) => s.label);
-    const create = (tenant: Tenant, items: unknown[]) => call(t.app, tenant.token, 'POST', '/statuses', { statuses: items });
+    const list = async (tenant: Tenant, query = '') =>
+      (await call(t.app, tenant.token, 'GET', `/statuses${query}`)).body;
+    const defaults = async (tenant: Tenant) =>
+      (await list(tenant, '?where=isDefault=true')).statuses.map((s: { label: string }) => s.label);
+    const create = (tenant: Tenant, items: unknown[]) =>
+      call(t.app, tenant.token, 'POST', '/statuses', { statuses: items });
 
     it('seeds every new account with four statuses, New being the default', async () => {
       const body = await list(a, '?fields=label,group,isDefault,colour');
       assert.deepEqual(
         body.statuses.map((s: Record<string, unknown>) => [s.label, s.group, s.isDefault]),
-        [['New', 'new', true], ['In progress', 'inProgress', false], ['On hold', 'onHold', false], ['Completed', 'completed', false]],
+        [
+          ['New', 'new', true],
+          ['In progress', 'inProgress', false],
+          ['On hold', 'onHold', false],
+          ['Completed', 'completed', false],
+        ],
       );
       assert.ok(body.statuses.every((s: { colour: string }) => /^#[0-9A-F]{6}$/.test(s.colour)));
       assert.equal((await list(b)).metadata.recordsCount, 4);
@@ -34,14 +50,26 @@ for (const dialect of DIALECTS) {
       const res = await create(a, [{ label: 'Quoted' }]);
       assert.equal(res.status, 200, res.raw);
       const s = res.body.statuses[0];
-      assert.deepEqual({ ...s, created: undefined, modified: undefined }, {
-        id: s.id, label: 'Quoted', colour: null, group: 'new', isDefault: false, deleted: false,
-        account: { id: a.accountId }, created: undefined, modified: undefined,
-      });
+      assert.deepEqual(
+        { ...s, created: undefined, modified: undefined },
+        {
+          id: s.id,
+          label: 'Quoted',
+          colour: null,
+          group: 'new',
+          isDefault: false,
+          deleted: false,
+          account: { id: a.accountId },
+          created: undefined,
+          modified: undefined,
+        },
+      );
       assert.match(s.created, /^\d{4}-\d{2}-\d{2}T.*Z$/);
       const got = await call(t.app, a.token, 'GET', `/statuses/${s.id}?fields=label,group`);
       assert.deepEqual(got.body.statuses, [{ id: s.id, label: 'Quoted', group: 'new' }]);
-      const patched = await call(t.app, a.token, 'PATCH', '/statuses', { statuses: [{ id: s.id, colour: '#123456', group: 'onHold', deleted: true }] });
+      const patched = await call(t.app, a.token, 'PATCH', '/statuses', {
+        statuses: [{ id: s.id, colour: '#123456', group: 'onHold', deleted: true }],
+      });
       assert.equal(patched.status, 200, patched.raw);
       assert.equal(patched.body.statuses[0].colour, '#123456');
       assert.equal(patched.body.statuses[0].deleted, true);
@@ -54,7 +82,12 @@ for (const dialect of DIALECTS) {
       let res = await create(a, [{ colour: '#000000' }]);
       assert.deepEqual(errorsOf(res), [code('required', 'label')]);
       res = await create(a, [{ label: 'X', shade: 1, created: '2020-01-01T00:00:00Z', colour: 'red', group: 'later' }]);
-      assert.deepEqual(errorsOf(res).sort(), [code('invalid', 'colour'), code('invalid', 'group'), code('readOnly', 'created'), code('unknown', 'shade')]);
+      assert.deepEqual(errorsOf(res).sort(), [
+        code('invalid', 'colour'),
+        code('invalid', 'group'),
+        code('readOnly', 'created'),
+        code('unknown', 'shade'),
+      ]);
     });
 
     it('keeps label unique in the account, not across accounts', async () => {
@@ -104,7 +137,10 @@ for (const dialect of DIALECTS) {
 
     it('filters, sorts and selects on its fields', async () => {
       let body = await list(a, '?where=group="completed"+or+label~"progr"&sort=-label&fields=label');
-      assert.deepEqual(body.statuses.map((s: { label: string }) => s.label), ['In progress', 'Completed']);
+      assert.deepEqual(
+        body.statuses.map((s: { label: string }) => s.label),
+        ['In progress', 'Completed'],
+      );
       body = await list(a, '?sort=group,label&fields=group&recordsPerPage=2');
       assert.deepEqual(Object.keys(body.statuses[0]), ['id', 'group']);
       assert.equal(body.statuses[0].group, 'completed');

@@ -14,7 +14,8 @@ function validate({ op, item, caller }: ItemContext): ApiErrorBody[] {
   }
   if (op === 'create') {
     if (pw !== undefined && item.login === undefined) errors.push(validationError('required', 'login'));
-    if (item.login !== undefined && item.login !== null && pw === undefined) errors.push(validationError('required', 'newPassword'));
+    if (item.login !== undefined && item.login !== null && pw === undefined)
+      errors.push(validationError('required', 'newPassword'));
     const account = item.account as { id?: number } | undefined;
     if (account && account.id !== caller.accountId) errors.push(validationError('reference', 'account'));
   } else if (item.account !== undefined && (item.account as { id?: number })?.id !== caller.accountId) {
@@ -42,7 +43,13 @@ export const users = defineCollection({
   description: 'The people of the account: office staff, field workers and contractors.',
   fields: userFields,
   counted: true,
-  example: (ref) => ({ account: ref('accounts'), firstName: 'Bob', lastName: 'Builder', mobile: '+447700900123', email: 'bob@example.com' }),
+  example: (ref) => ({
+    account: ref('accounts'),
+    firstName: 'Bob',
+    lastName: 'Builder',
+    mobile: '+447700900123',
+    email: 'bob@example.com',
+  }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'own', contractor: 'none' },
@@ -56,8 +63,18 @@ export const users = defineCollection({
     },
     async fill({ caller, db, op, item, row, existing, once }) {
       if (op === 'create' && row.role_id === undefined) {
-        row.role_id = await once('employeeRole', async () =>
-          (await db.selectFrom('roles').select('id').where('account_id', '=', caller.accountId).where('kind', '=', 'employee').executeTakeFirstOrThrow()).id);
+        row.role_id = await once(
+          'employeeRole',
+          async () =>
+            (
+              await db
+                .selectFrom('roles')
+                .select('id')
+                .where('account_id', '=', caller.accountId)
+                .where('kind', '=', 'employee')
+                .executeTakeFirstOrThrow()
+            ).id,
+        );
       }
       if (item.deleted !== undefined) row.active = item.deleted ? 0 : 1;
       if (op === 'update' && typeof item.newPassword === 'string' && !existing?.login && item.login === undefined) {
@@ -68,7 +85,13 @@ export const users = defineCollection({
       if (item.deleted === true || op === 'delete') await revokeTokens(db, { userId: id });
       if (item.deleted === true) await db.deleteFrom('auth_sessions').where('user_id', '=', id).execute();
       // A code not yet redeemed is spent too, or it would still buy tokens (alive again on restore).
-      if (item.deleted === true) await db.updateTable('oauth_codes').set({ used_at: caller.now }).where('user_id', '=', id).where('used_at', 'is', null).execute();
+      if (item.deleted === true)
+        await db
+          .updateTable('oauth_codes')
+          .set({ used_at: caller.now })
+          .where('user_id', '=', id)
+          .where('used_at', 'is', null)
+          .execute();
     },
   },
 });

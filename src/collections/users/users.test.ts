@@ -1,10 +1,34 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, call, createTenant, appWithTenants, newUser, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+import {
+  DIALECTS,
+  call,
+  appWithTenants,
+  newUser,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from '../../../test/helpers.js';
 
-const DEFAULT_FIELDS = ['id', 'firstName', 'lastName', 'companyName', 'email', 'phone', 'mobile', 'hourlyRate', 'active', 'deleted', 'colour', 'isAssignable', 'role', 'account', 'status'];
+const DEFAULT_FIELDS = [
+  'id',
+  'firstName',
+  'lastName',
+  'companyName',
+  'email',
+  'phone',
+  'mobile',
+  'hourlyRate',
+  'active',
+  'deleted',
+  'colour',
+  'isAssignable',
+  'role',
+  'account',
+  'status',
+];
 
-const errorsOf = (body: any, i = 0) => body.failures[i].errors.map((e: any) => [e.code, e.field]); // eslint-disable-line @typescript-eslint/no-explicit-any
+const errorsOf = (body: any, i = 0) => body.failures[i].errors.map((e: any) => [e.code, e.field]);
 
 for (const dialect of DIALECTS) {
   describe(`users (${dialect})`, { skip: skipUnless(dialect) }, () => {
@@ -18,11 +42,22 @@ for (const dialect of DIALECTS) {
     const patch = (tenant: Tenant, items: unknown[]) => call(t.app, tenant.token, 'PATCH', '/users', { users: items });
 
     test('create applies the defaults of spec 2.3 and returns default fields in request order', async () => {
-      const r = await post(a, [newUser(a.accountId, { firstName: 'First' }), newUser(a.accountId, { firstName: 'Second', login: 'second-a', newPassword: 'long enough pw', newPasswordConfirm: 'long enough pw' })]);
+      const r = await post(a, [
+        newUser(a.accountId, { firstName: 'First' }),
+        newUser(a.accountId, {
+          firstName: 'Second',
+          login: 'second-a',
+          newPassword: 'long enough pw',
+          newPasswordConfirm: 'long enough pw',
+        }),
+      ]);
       assert.equal(r.status, 200, r.raw);
       assert.equal(r.body.result, 'success');
       assert.deepEqual(r.body.metadata, { receivedItemsCount: 2, validItems: [0, 1], invalidItems: [] });
-      assert.deepEqual(r.body.users.map((u: { firstName: string }) => u.firstName), ['First', 'Second']);
+      assert.deepEqual(
+        r.body.users.map((u: { firstName: string }) => u.firstName),
+        ['First', 'Second'],
+      );
       const u = r.body.users[0];
       assert.deepEqual(Object.keys(u).sort(), [...DEFAULT_FIELDS].sort());
       assert.equal(u.hourlyRate, 0);
@@ -40,7 +75,11 @@ for (const dialect of DIALECTS) {
       const r = await post(a, [{ account: { id: a.accountId } }]);
       assert.equal(r.status, 422);
       assert.equal(r.body.result, 'failure');
-      assert.deepEqual(errorsOf(r.body), [[1040, 'firstName'], [1040, 'lastName'], [1040, 'mobile']]);
+      assert.deepEqual(errorsOf(r.body), [
+        [1040, 'firstName'],
+        [1040, 'lastName'],
+        [1040, 'mobile'],
+      ]);
       for (const e of r.body.failures[0].errors) {
         assert.equal(e.type, 'validation');
         assert.match(e.message, new RegExp(e.field));
@@ -75,7 +114,11 @@ for (const dialect of DIALECTS) {
         ['"status":{"message":"x","timestamp":"yesterday"}', 1041, 'status'],
         ['"status":{"mood":"x"}', 1043, 'status.mood'],
         ['"login":"user-x1","newPassword":"short","newPasswordConfirm":"short"', 1041, 'newPassword'],
-        ['"login":"user-x2","newPassword":"long enough pw","newPasswordConfirm":"long enough pX"', 1041, 'newPasswordConfirm'],
+        [
+          '"login":"user-x2","newPassword":"long enough pw","newPasswordConfirm":"long enough pX"',
+          1041,
+          'newPasswordConfirm',
+        ],
         ['"newPassword":"long enough pw","newPasswordConfirm":"long enough pw"', 1040, 'login'],
         ['"login":"user-x3"', 1040, 'newPassword'],
       ];
@@ -84,7 +127,10 @@ for (const dialect of DIALECTS) {
         const base = JSON.stringify(newUser(a.accountId)).slice(0, -1);
         const r = await call(t.app, a.token, 'POST', '/users', `{"users":[${base},${extra}}]}`);
         assert.equal(r.status, 422, `${extra}: ${r.raw}`);
-        assert.ok(errorsOf(r.body).some(([c, f]: [number, string]) => c === code && f === field), `${extra} -> ${JSON.stringify(errorsOf(r.body))}`);
+        assert.ok(
+          errorsOf(r.body).some(([c, f]: [number, string]) => c === code && f === field),
+          `${extra} -> ${JSON.stringify(errorsOf(r.body))}`,
+        );
         assert.doesNotMatch(r.raw, /long enough/, 'passwords are never echoed');
       }
       assert.equal(({} as Record<string, unknown>).isAdmin, undefined, 'no prototype pollution');
@@ -105,7 +151,10 @@ for (const dialect of DIALECTS) {
       const taken = await post(b, [newUser(b.accountId, { login: a.login, ...pw })]);
       assert.equal(taken.status, 422);
       assert.deepEqual(errorsOf(taken.body), [[1046, 'login']]);
-      const twice = await post(b, [newUser(b.accountId, { login: 'same-login', ...pw }), newUser(b.accountId, { login: 'same-login', ...pw })]);
+      const twice = await post(b, [
+        newUser(b.accountId, { login: 'same-login', ...pw }),
+        newUser(b.accountId, { login: 'same-login', ...pw }),
+      ]);
       assert.equal(twice.status, 422);
       assert.deepEqual(twice.body.metadata.invalidItems, [1]);
     });
@@ -114,15 +163,26 @@ for (const dialect of DIALECTS) {
       const one = await call(t.app, a.token, 'GET', `/users/${a.adminId}?fields=firstName`);
       assert.deepEqual(one.body.users, [{ id: a.adminId, firstName: 'Ada' }]);
       // `id` alone selects the id alone, on a list too.
-      assert.deepEqual((await call(t.app, a.token, 'GET', `/users/${a.adminId}?fields=id`)).body.users, [{ id: a.adminId }]);
+      assert.deepEqual((await call(t.app, a.token, 'GET', `/users/${a.adminId}?fields=id`)).body.users, [
+        { id: a.adminId },
+      ]);
       assert.deepEqual(Object.keys((await call(t.app, a.token, 'GET', '/users?fields=id')).body.users[0]), ['id']);
       const role = await call(t.app, a.token, 'GET', `/users/${a.adminId}?fields=role.name`);
-      assert.deepEqual(role.body.users[0], { id: a.adminId, role: { id: a.roleIds.administrator, name: 'Administrator' } });
+      assert.deepEqual(role.body.users[0], {
+        id: a.adminId,
+        role: { id: a.roleIds.administrator, name: 'Administrator' },
+      });
       const all = await call(t.app, a.token, 'GET', `/users/${a.adminId}?fields=*,[*]`);
       const u = all.body.users[0];
       assert.equal(u.login, a.login);
       assert.deepEqual(u.role, { id: a.roleIds.administrator, name: 'Administrator' });
-      assert.deepEqual(Object.keys(u.account).sort(), ['companyAccountCode', 'companyName', 'countryCode', 'id', 'licenses']);
+      assert.deepEqual(Object.keys(u.account).sort(), [
+        'companyAccountCode',
+        'companyName',
+        'countryCode',
+        'id',
+        'licenses',
+      ]);
       assert.equal(u.account.companyName.startsWith('Alpha'), true);
       assert.deepEqual(u.workgroups, []);
       assert.ok(!('newPassword' in u) && !('passwordHash' in u));
@@ -138,18 +198,20 @@ for (const dialect of DIALECTS) {
     });
 
     test('where: every operator, and/or, parentheses, null, values bound not spliced', async () => {
-      const ids = (await post(a, [
-        newUser(a.accountId, { firstName: 'Pumpkin', lastName: 'Zed', hourlyRate: 10, email: 'p@x.io' }),
-        newUser(a.accountId, { firstName: 'Quince', lastName: "O'Neil", hourlyRate: 20 }),
-        newUser(a.accountId, { firstName: 'Raisin', lastName: '50%_off', hourlyRate: 30, isAssignable: true }),
-      ])).body.users.map((u: { id: number }) => u.id);
+      const ids = (
+        await post(a, [
+          newUser(a.accountId, { firstName: 'Pumpkin', lastName: 'Zed', hourlyRate: 10, email: 'p@x.io' }),
+          newUser(a.accountId, { firstName: 'Quince', lastName: "O'Neil", hourlyRate: 20 }),
+          newUser(a.accountId, { firstName: 'Raisin', lastName: '50%_off', hourlyRate: 30, isAssignable: true }),
+        ])
+      ).body.users.map((u: { id: number }) => u.id);
       const q = async (w: string) => {
         const r = await call(t.app, a.token, 'GET', `/users?where=${encodeURIComponent(w)}&recordsPerPage=1000`);
         assert.equal(r.status, 200, `${w}: ${r.raw}`);
         return r.body.users.map((u: { id: number }) => u.id).filter((id: number) => ids.includes(id));
       };
       assert.deepEqual(await q('firstName ~ "PUMP"'), [ids[0]]);
-      assert.deepEqual(await q("lastName = \"O'Neil\""), [ids[1]]);
+      assert.deepEqual(await q('lastName = "O\'Neil"'), [ids[1]]);
       assert.deepEqual(await q("lastName = 'O\\'Neil'"), [ids[1]]);
       assert.deepEqual(await q('lastName ~ "%"'), [ids[2]], '% is literal');
       assert.deepEqual(await q('lastName ~ "_"'), [ids[2]], '_ is literal');
@@ -164,8 +226,23 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await q(`firstName = "x' or 1=1 --"`), []);
       // Spaces encoded as + (spec 4.3)
       const plus = await call(t.app, a.token, 'GET', '/users?where=firstName+~+%22quin%22');
-      assert.deepEqual(plus.body.users.map((u: { id: number }) => u.id), [ids[1]]);
-      for (const bad of ['firstName', 'firstName ~', 'nope = 1', 'hourlyRate ~ "1"', 'firstName = 1', 'isAssignable > true', '(firstName = "a"', 'firstName = "a" xor lastName = "b"', 'hourlyRate < null', 'password = "x"', '"unterminated']) {
+      assert.deepEqual(
+        plus.body.users.map((u: { id: number }) => u.id),
+        [ids[1]],
+      );
+      for (const bad of [
+        'firstName',
+        'firstName ~',
+        'nope = 1',
+        'hourlyRate ~ "1"',
+        'firstName = 1',
+        'isAssignable > true',
+        '(firstName = "a"',
+        'firstName = "a" xor lastName = "b"',
+        'hourlyRate < null',
+        'password = "x"',
+        '"unterminated',
+      ]) {
         const r = await call(t.app, a.token, 'GET', `/users?where=${encodeURIComponent(bad)}`);
         assert.equal(r.status, 400, bad);
         assert.equal(r.body.error.code, 1002, bad);
@@ -175,17 +252,43 @@ for (const dialect of DIALECTS) {
     test('sort and paging with true metadata', async () => {
       const desc = await call(t.app, a.token, 'GET', '/users?sort=-id&recordsPerPage=2');
       const all = (await call(t.app, a.token, 'GET', '/users?recordsPerPage=1000')).body;
-      assert.deepEqual(desc.body.users.map((u: { id: number }) => u.id), all.users.map((u: { id: number }) => u.id).reverse().slice(0, 2));
-      assert.deepEqual(desc.body.metadata, { page: 1, pagesCount: Math.ceil(all.metadata.recordsCount / 2), recordsPerPage: 2, recordsCount: all.metadata.recordsCount });
+      assert.deepEqual(
+        desc.body.users.map((u: { id: number }) => u.id),
+        all.users
+          .map((u: { id: number }) => u.id)
+          .reverse()
+          .slice(0, 2),
+      );
+      assert.deepEqual(desc.body.metadata, {
+        page: 1,
+        pagesCount: Math.ceil(all.metadata.recordsCount / 2),
+        recordsPerPage: 2,
+        recordsCount: all.metadata.recordsCount,
+      });
       const page2 = await call(t.app, a.token, 'GET', '/users?page=2&recordsPerPage=2');
-      assert.deepEqual(page2.body.users.map((u: { id: number }) => u.id), all.users.slice(2, 4).map((u: { id: number }) => u.id));
+      assert.deepEqual(
+        page2.body.users.map((u: { id: number }) => u.id),
+        all.users.slice(2, 4).map((u: { id: number }) => u.id),
+      );
       const past = await call(t.app, a.token, 'GET', '/users?page=999');
       assert.deepEqual(past.body.users, []);
       assert.equal(past.body.metadata.recordsCount, all.metadata.recordsCount);
       const byName = await call(t.app, a.token, 'GET', '/users?sort=lastName,-firstName&recordsPerPage=1000');
       const names = byName.body.users.map((u: { lastName: string }) => u.lastName);
-      assert.deepEqual(names, [...names].sort((x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0)));
-      for (const bad of ['page=0', 'page=x', 'recordsPerPage=1001', 'recordsPerPage=0', 'sort=nope', 'sort=newPassword', 'page=1&page=2', 'foo=bar']) {
+      assert.deepEqual(
+        names,
+        [...names].sort((x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0)),
+      );
+      for (const bad of [
+        'page=0',
+        'page=x',
+        'recordsPerPage=1001',
+        'recordsPerPage=0',
+        'sort=nope',
+        'sort=newPassword',
+        'page=1&page=2',
+        'foo=bar',
+      ]) {
         const r = await call(t.app, a.token, 'GET', `/users?${bad}`);
         assert.equal(r.status, 400, bad);
       }
@@ -193,7 +296,18 @@ for (const dialect of DIALECTS) {
 
     test('PATCH: writable fields, status, logical deletion and restore', async () => {
       const id = (await post(a, [newUser(a.accountId)])).body.users[0].id;
-      const r = await patch(a, [{ id, companyName: 'Co', phone: '+4420700000', colour: null, hourlyRate: 12.5, isAssignable: true, role: { id: a.roleIds.contractor }, status: { message: 'On site', timestamp: '2026-11-22T10:00:00+01:00' } }]);
+      const r = await patch(a, [
+        {
+          id,
+          companyName: 'Co',
+          phone: '+4420700000',
+          colour: null,
+          hourlyRate: 12.5,
+          isAssignable: true,
+          role: { id: a.roleIds.contractor },
+          status: { message: 'On site', timestamp: '2026-11-22T10:00:00+01:00' },
+        },
+      ]);
       assert.equal(r.status, 200, r.raw);
       const u = r.body.users[0];
       assert.deepEqual(Object.keys(u).sort(), [...DEFAULT_FIELDS].sort(), 'the full modified item');
@@ -214,11 +328,16 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(errorsOf(bad.body, 0), [[1040, 'id']]);
       assert.deepEqual(errorsOf(bad.body, 1), [[1041, 'id']]);
       assert.deepEqual(errorsOf(bad.body, 2), [[1042, 'active']]);
-      const dup = await patch(a, [{ id, firstName: 'A' }, { id, firstName: 'B' }]);
+      const dup = await patch(a, [
+        { id, firstName: 'A' },
+        { id, firstName: 'B' },
+      ]);
       assert.deepEqual(dup.body.metadata.invalidItems, [1]);
       const viaItem = await call(t.app, a.token, 'PATCH', `/users/${id}`, { users: [{ lastName: 'ByUrl' }] });
       assert.equal(viaItem.body.users[0].lastName, 'ByUrl');
-      const mismatch = await call(t.app, a.token, 'PATCH', `/users/${id}`, { users: [{ id: a.adminId, lastName: 'x' }] });
+      const mismatch = await call(t.app, a.token, 'PATCH', `/users/${id}`, {
+        users: [{ id: a.adminId, lastName: 'x' }],
+      });
       assert.equal(mismatch.status, 422);
     });
 
@@ -231,10 +350,15 @@ for (const dialect of DIALECTS) {
     });
 
     test('DELETE is physical, answers [{id}], refuses self-deletion', async () => {
-      const ids = (await post(a, [newUser(a.accountId), newUser(a.accountId)])).body.users.map((u: { id: number }) => u.id);
+      const ids = (await post(a, [newUser(a.accountId), newUser(a.accountId)])).body.users.map(
+        (u: { id: number }) => u.id,
+      );
       const r = await call(t.app, a.token, 'DELETE', '/users', { users: ids.map((id: number) => ({ id })) });
       assert.equal(r.status, 200, r.raw);
-      assert.deepEqual(r.body.users, ids.map((id: number) => ({ id })));
+      assert.deepEqual(
+        r.body.users,
+        ids.map((id: number) => ({ id })),
+      );
       assert.deepEqual(r.body.metadata, { receivedItemsCount: 2, validItems: [0, 1], invalidItems: [] });
       assert.equal((await call(t.app, a.token, 'GET', `/users/${ids[0]}`)).status, 404);
       const self = await call(t.app, a.token, 'DELETE', `/users/${a.adminId}`);
@@ -261,20 +385,41 @@ for (const dialect of DIALECTS) {
     });
 
     test('roles: Employee edits only themself; Contractor reads only themself', async () => {
-      const [emp, con] = (await post(a, [newUser(a.accountId, { firstName: 'Emp' }), newUser(a.accountId, { firstName: 'Con', role: { id: a.roleIds.contractor } })])).body.users;
+      const [emp, con] = (
+        await post(a, [
+          newUser(a.accountId, { firstName: 'Emp' }),
+          newUser(a.accountId, { firstName: 'Con', role: { id: a.roleIds.contractor } }),
+        ])
+      ).body.users;
       const empToken = await a.tokenFor(emp.id);
       const conToken = await a.tokenFor(con.id);
-      assert.equal((await call(t.app, empToken, 'PATCH', '/users', { users: [{ id: emp.id, lastName: 'Self' }] })).status, 200);
+      assert.equal(
+        (await call(t.app, empToken, 'PATCH', '/users', { users: [{ id: emp.id, lastName: 'Self' }] })).status,
+        200,
+      );
       const other = await call(t.app, empToken, 'PATCH', '/users', { users: [{ id: a.adminId, lastName: 'Nope' }] });
       assert.equal(other.status, 403);
       assert.equal(other.body.error.code, 1021);
-      assert.equal((await call(t.app, empToken, 'PATCH', '/users', { users: [{ id: emp.id, role: { id: a.roleIds.administrator } }] })).status, 403);
+      assert.equal(
+        (
+          await call(t.app, empToken, 'PATCH', '/users', {
+            users: [{ id: emp.id, role: { id: a.roleIds.administrator } }],
+          })
+        ).status,
+        403,
+      );
       assert.equal((await call(t.app, empToken, 'POST', '/users', { users: [newUser(a.accountId)] })).status, 403);
       assert.ok((await call(t.app, empToken, 'GET', '/users')).body.metadata.recordsCount > 2);
       const conList = await call(t.app, conToken, 'GET', '/users');
-      assert.deepEqual(conList.body.users.map((u: { id: number }) => u.id), [con.id]);
+      assert.deepEqual(
+        conList.body.users.map((u: { id: number }) => u.id),
+        [con.id],
+      );
       assert.equal((await call(t.app, conToken, 'GET', `/users/${a.adminId}`)).status, 404);
-      assert.equal((await call(t.app, conToken, 'PATCH', '/users', { users: [{ id: con.id, lastName: 'x' }] })).status, 403);
+      assert.equal(
+        (await call(t.app, conToken, 'PATCH', '/users', { users: [{ id: con.id, lastName: 'x' }] })).status,
+        403,
+      );
       const restoreByEmp = await call(t.app, empToken, 'PATCH', '/users', { users: [{ id: emp.id, deleted: false }] });
       assert.equal(restoreByEmp.status, 403);
     });

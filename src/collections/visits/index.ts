@@ -11,7 +11,8 @@ const idOf = (v: unknown) => (v as { id?: number } | null | undefined)?.id;
 function authorize({ caller, op, item, existing }: ItemContext): void {
   if (caller.role !== 'contractor') return;
   if (op === 'delete') throw new ApiError('roleForbids', 'contractors cannot delete visits');
-  if (item.user !== undefined && idOf(item.user) !== caller.userId) throw new ApiError('roleForbids', 'contractors cannot reassign visits');
+  if (item.user !== undefined && idOf(item.user) !== caller.userId)
+    throw new ApiError('roleForbids', 'contractors cannot reassign visits');
   if (op === 'update' && item.job !== undefined && idOf(item.job) !== existing?.job_id) {
     throw new ApiError('roleForbids', 'contractors cannot move visits to another job');
   }
@@ -23,12 +24,23 @@ async function check({ caller, db, op, item, existing }: TxItemContext): Promise
   // When only one end changes, compare with the stored other end.
   const start = item.startTime !== undefined ? Date.parse(item.startTime as string) : Number(existing?.start_time);
   const end = item.endTime !== undefined ? Date.parse(item.endTime as string) : Number(existing?.end_time);
-  if (!(end > start)) errors.push(validationError('invalid', item.endTime !== undefined ? 'endTime' : 'startTime', 'endTime must be after startTime'));
+  if (!(end > start))
+    errors.push(
+      validationError(
+        'invalid',
+        item.endTime !== undefined ? 'endTime' : 'startTime',
+        'endTime must be after startTime',
+      ),
+    );
   // A contractor adds visits only to jobs already assigned to them; any other job looks missing,
   // as it does when they read it. Otherwise a visit would hand them any job of the account.
   if (op === 'create' && caller.role === 'contractor') {
-    const mine = await db.selectFrom('visits').select('id')
-      .where('account_id', '=', caller.accountId).where('job_id', '=', idOf(item.job)!).where('user_id', '=', caller.userId)
+    const mine = await db
+      .selectFrom('visits')
+      .select('id')
+      .where('account_id', '=', caller.accountId)
+      .where('job_id', '=', idOf(item.job)!)
+      .where('user_id', '=', caller.userId)
       .executeTakeFirst();
     if (!mine) errors.push(validationError('reference', 'job'));
   }
@@ -41,7 +53,13 @@ export const visits = defineCollection({
   description: 'Scheduled work on a job, assigned to one user.',
   fields: visitFields,
   counted: true,
-  example: (ref) => ({ job: ref('jobs'), user: ref('users'), label: 'First visit', startTime: '2030-01-01T09:00:00+01:00', endTime: '2030-01-01T11:00:00+01:00' }),
+  example: (ref) => ({
+    job: ref('jobs'),
+    user: ref('users'),
+    label: 'First visit',
+    startTime: '2030-01-01T09:00:00+01:00',
+    endTime: '2030-01-01T11:00:00+01:00',
+  }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },

@@ -11,7 +11,12 @@ export const visitFields: Record<string, Field> = {
     onDelete: 'cascade',
     members: ['title', 'reference'],
   }),
-  user: f.assoc('user_id', 'users', { nullable: true, referenceFilter: live, members: ['firstName', 'lastName'], description: 'The assignee, or null.' }),
+  user: f.assoc('user_id', 'users', {
+    nullable: true,
+    referenceFilter: live,
+    members: ['firstName', 'lastName'],
+    description: 'The assignee, or null.',
+  }),
   label: f.string('label', { required: true, minLength: 1, maxLength: 200 }),
   notes: f.text('notes', { nullable: true }),
   startTime: f.instant('start_time', { required: true }),

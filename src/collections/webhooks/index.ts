@@ -17,11 +17,17 @@ function validate({ caller, item }: ItemContext): ApiErrorBody[] {
 export const webhooks = defineCollection({
   name: 'webhooks',
   table: 'webhooks',
-  description: 'Subscriptions to events: each matching event is POSTed to the URL, signed (Standard Webhooks; docs/events.md).',
+  description:
+    'Subscriptions to events: each matching event is POSTed to the URL, signed (Standard Webhooks; docs/events.md).',
   fields: webhookFields,
   // Lists are searched by what people call their webhooks, not by URL.
   textField: 'description',
-  example: () => ({ url: 'https://203.0.113.10/fsm-hook', events: ['jobs.*', 'visits.created'], active: false, description: 'Dispatch board' }),
+  example: () => ({
+    url: 'https://203.0.113.10/fsm-hook',
+    events: ['jobs.*', 'visits.created'],
+    active: false,
+    description: 'Dispatch board',
+  }),
   policy: {
     read: { administrator: 'all', employee: 'none', contractor: 'none' },
     write: { administrator: 'all', employee: 'none', contractor: 'none' },
@@ -45,8 +51,17 @@ export const webhooks = defineCollection({
     async fill({ op, item, row, db, caller, once }) {
       // It receives the events committed after it is: the account's last one now (src/webhooks/fanout.ts).
       if (op === 'create') {
-        row.events_after = await once('events_after', async () => (await db.selectFrom('events').select((eb) => eb.fn.max('id').as('id'))
-          .where('account_id', '=', caller.accountId).executeTakeFirst())?.id ?? 0);
+        row.events_after = await once(
+          'events_after',
+          async () =>
+            (
+              await db
+                .selectFrom('events')
+                .select((eb) => eb.fn.max('id').as('id'))
+                .where('account_id', '=', caller.accountId)
+                .executeTakeFirst()
+            )?.id ?? 0,
+        );
       }
       // Switched back on by its owner: the server's reason to disable it no longer stands.
       if (op === 'update' && item.active === true) Object.assign(row, { disabled_reason: null, failing_since: null });
@@ -56,4 +71,3 @@ export const webhooks = defineCollection({
   actions: { ping, rotateSecret },
   actionDocs: webhookActionDocs,
 });
-

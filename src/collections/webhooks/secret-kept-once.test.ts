@@ -22,7 +22,11 @@ for (const dialect of DIALECTS) {
       const secret = first.body.webhooks[0].secret as string;
       assert.match(secret, /^whsec_/);
 
-      const kept = await t.database.db.selectFrom('idempotency_keys').select(['body', 'state']).where('key', '=', 'hook-1').executeTakeFirstOrThrow();
+      const kept = await t.database.db
+        .selectFrom('idempotency_keys')
+        .select(['body', 'state'])
+        .where('key', '=', 'hook-1')
+        .executeTakeFirstOrThrow();
       assert.ok(kept.body, 'the answer was kept');
       assert.ok(!kept.body.includes(secret.slice(6)), 'the kept answer holds the secret');
 

@@ -1,7 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
-import { DIALECTS, addUser, appWithTenants, call, errorsOf, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+import {
+  DIALECTS,
+  addUser,
+  appWithTenants,
+  call,
+  errorsOf,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { startReceiver, until, type Answer, type Received } from '../../../test/receiver.js';
 import { PER_WEBHOOK } from '../../webhooks/worker.js';
 
@@ -20,11 +29,19 @@ for (const dialect of DIALECTS) {
     const subscribe = async (url: string, events: string[] = ['*']) => {
       const res = await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url, events }] });
       assert.equal(res.status, 200, res.raw);
-      return res.body.webhooks[0] as { id: number; secret: string; url: string; active: boolean; disabledReason: string | null };
+      return res.body.webhooks[0] as {
+        id: number;
+        secret: string;
+        url: string;
+        active: boolean;
+        disabledReason: string | null;
+      };
     };
     const deliveriesOf = async (webhook: number) =>
-      (await call(t.app, a.token, 'GET', `/deliveries?where=${encodeURIComponent(`webhook.id = ${webhook}`)}&fields=*`)).body.deliveries as Record<string, any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
-    const newClient = async (name = 'Hooked') => (await call(t.app, a.token, 'POST', '/clients', { clients: [{ name }] })).body.clients[0] as { id: number };
+      (await call(t.app, a.token, 'GET', `/deliveries?where=${encodeURIComponent(`webhook.id = ${webhook}`)}&fields=*`))
+        .body.deliveries as Record<string, any>[];
+    const newClient = async (name = 'Hooked') =>
+      (await call(t.app, a.token, 'POST', '/clients', { clients: [{ name }] })).body.clients[0] as { id: number };
     /** Moves the app's clock (retry schedules, leases), with a fresh token for the new time. */
     const advance = async (ms: number) => {
       t.clock.now += ms;
@@ -41,17 +58,29 @@ for (const dialect of DIALECTS) {
       await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'not subscribed' }] });
       await until(() => rx.received.length >= 1, 10_000, 'a delivery');
       const r = rx.received[0];
-      const payload = new Webhook(hook.secret).verify(r.body, r.headers as Record<string, string>) as { type: string; timestamp: string; data: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const payload = new Webhook(hook.secret).verify(r.body, r.headers as Record<string, string>) as {
+        type: string;
+        timestamp: string;
+        data: Record<string, any>;
+      };
       assert.equal(payload.type, 'clients.created');
       assert.equal(payload.data.type, 'clients.created');
       assert.deepEqual(payload.data.item, { id: c.id });
       assert.equal(payload.data.data.name, 'Hooked');
       assert.equal(payload.timestamp, payload.data.occurred);
       assert.match(String(r.headers['webhook-id']), /^msg_/);
-      assert.throws(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(r.body, r.headers as Record<string, string>));
+      assert.throws(() =>
+        new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(
+          r.body,
+          r.headers as Record<string, string>,
+        ),
+      );
       await until(async () => (await deliveriesOf(hook.id))[0]?.state === 'succeeded', 5000, 'succeeded');
       const [d] = await deliveriesOf(hook.id);
-      assert.deepEqual({ webhook: d.webhook.id, type: d.type, attempts: d.attempts, lastStatus: d.lastStatus }, { webhook: hook.id, type: 'clients.created', attempts: 1, lastStatus: 200 });
+      assert.deepEqual(
+        { webhook: d.webhook.id, type: d.type, attempts: d.attempts, lastStatus: d.lastStatus },
+        { webhook: hook.id, type: 'clients.created', attempts: 1, lastStatus: 200 },
+      );
       assert.ok(d.event.id > 0);
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(rx.received.length, 1, 'jobs.created was not subscribed');
@@ -82,7 +111,12 @@ for (const dialect of DIALECTS) {
     });
 
     it('honours a longer Retry-After, gives up after the schedule, and POST /deliveries/:id/retry sends again', async () => {
-      const answers: Answer[] = [{ status: 503, headers: { 'retry-after': '3600' } }, { status: 500 }, { status: 500 }, { status: 200 }];
+      const answers: Answer[] = [
+        { status: 503, headers: { 'retry-after': '3600' } },
+        { status: 500 },
+        { status: 500 },
+        { status: 200 },
+      ];
       const rx = await startReceiver((_r, n) => answers[n - 1] ?? { status: 200 });
       const hook = await subscribe(rx.url, ['clients.created']);
       await newClient('later');
@@ -91,9 +125,17 @@ for (const dialect of DIALECTS) {
       assert.equal(Date.parse(d.nextAttemptAt), t.clock.now + 3_600_000);
       await advance(3_600_000);
       // Its outcome recorded (its next attempt set from the clock) before the clock moves on.
-      await until(async () => rx.received.length >= 2 && (await deliveriesOf(hook.id))[0]?.lastStatus === 500, 10_000, 'second attempt');
+      await until(
+        async () => rx.received.length >= 2 && (await deliveriesOf(hook.id))[0]?.lastStatus === 500,
+        10_000,
+        'second attempt',
+      );
       await advance(1000);
-      await until(async () => (await deliveriesOf(hook.id))[0]?.state === 'failed', 10_000, 'given up after two retries');
+      await until(
+        async () => (await deliveriesOf(hook.id))[0]?.state === 'failed',
+        10_000,
+        'given up after two retries',
+      );
       [d] = await deliveriesOf(hook.id);
       assert.equal(d.attempts, 3);
       assert.equal(rx.received.length, 3);
@@ -110,11 +152,21 @@ for (const dialect of DIALECTS) {
       const gone = await startReceiver(() => ({ status: 410 }));
       const hook = await subscribe(gone.url, ['clients.created']);
       await newClient('gone');
-      await until(async () => (await call(t.app, a.token, 'GET', `/webhooks/${hook.id}`)).body.webhooks[0].disabledReason === 'gone', 10_000, 'gone');
+      await until(
+        async () =>
+          (await call(t.app, a.token, 'GET', `/webhooks/${hook.id}`)).body.webhooks[0].disabledReason === 'gone',
+        10_000,
+        'gone',
+      );
       const got = (await call(t.app, a.token, 'GET', `/webhooks/${hook.id}`)).body.webhooks[0];
       assert.equal(got.active, false);
       assert.equal((await deliveriesOf(hook.id))[0].state, 'failed');
-      const ev = await call(t.app, a.token, 'GET', `/events?where=${encodeURIComponent(`type = 'webhooks.updated' and item.id = ${hook.id}`)}`);
+      const ev = await call(
+        t.app,
+        a.token,
+        'GET',
+        `/events?where=${encodeURIComponent(`type = 'webhooks.updated' and item.id = ${hook.id}`)}`,
+      );
       assert.deepEqual(ev.body.events[0].changes.disabledReason, { old: null, new: 'gone' });
       assert.equal(ev.body.events[0].actor, null);
       await newClient('not sent');
@@ -132,7 +184,12 @@ for (const dialect of DIALECTS) {
       await until(async () => (await deliveriesOf(f.id))[0]?.lastStatus === 500, 5000, 'recorded');
       await advance(5 * 86_400_000);
       await newClient('f2');
-      await until(async () => (await call(t.app, a.token, 'GET', `/webhooks/${f.id}`)).body.webhooks[0].disabledReason === 'failing', 10_000, 'failing');
+      await until(
+        async () =>
+          (await call(t.app, a.token, 'GET', `/webhooks/${f.id}`)).body.webhooks[0].disabledReason === 'failing',
+        10_000,
+        'failing',
+      );
       await drop(f.id);
       await failing.close();
     });
@@ -144,19 +201,25 @@ for (const dialect of DIALECTS) {
       assert.equal(ping.status, 200, ping.raw);
       assert.equal(ping.body.deliveries[0].type, 'webhook.ping');
       await until(() => rx.received.length >= 1, 10_000, 'the ping');
-      const body = new Webhook(hook.secret).verify(rx.received[0].body, rx.received[0].headers as Record<string, string>) as { type: string; data: unknown };
+      const body = new Webhook(hook.secret).verify(
+        rx.received[0].body,
+        rx.received[0].headers as Record<string, string>,
+      ) as { type: string; data: unknown };
       assert.deepEqual([body.type, body.data], ['webhook.ping', { webhook: { id: hook.id } }]);
       const rotated = await call(t.app, a.token, 'POST', `/webhooks/${hook.id}/rotateSecret`);
       const secret = rotated.body.webhooks[0].secret as string;
       assert.notEqual(secret, hook.secret);
       await call(t.app, a.token, 'POST', `/webhooks/${hook.id}/ping`);
       await until(() => rx.received.length >= 2, 10_000, 'the second ping');
-      for (const s of [secret, hook.secret]) new Webhook(s).verify(rx.received[1].body, rx.received[1].headers as Record<string, string>);
+      for (const s of [secret, hook.secret])
+        new Webhook(s).verify(rx.received[1].body, rx.received[1].headers as Record<string, string>);
       await advance(86_400_001);
       await call(t.app, a.token, 'POST', `/webhooks/${hook.id}/ping`);
       await until(() => rx.received.length >= 3, 10_000, 'the third ping');
       new Webhook(secret).verify(rx.received[2].body, rx.received[2].headers as Record<string, string>);
-      assert.throws(() => new Webhook(hook.secret).verify(rx.received[2].body, rx.received[2].headers as Record<string, string>));
+      assert.throws(() =>
+        new Webhook(hook.secret).verify(rx.received[2].body, rx.received[2].headers as Record<string, string>),
+      );
       assert.equal((await call(t.app, a.token, 'POST', '/webhooks/ping')).status, 404);
       await drop(hook.id);
       await rx.close();
@@ -182,12 +245,20 @@ for (const dialect of DIALECTS) {
     });
 
     it("never lets one account reach another's webhooks, deliveries or events", async () => {
-      const theirs = (await call(t.app, b.token, 'POST', '/webhooks', { webhooks: [{ url: 'http://127.0.0.1:9/b', events: ['*'], active: false }] })).body.webhooks[0];
+      const theirs = (
+        await call(t.app, b.token, 'POST', '/webhooks', {
+          webhooks: [{ url: 'http://127.0.0.1:9/b', events: ['*'], active: false }],
+        })
+      ).body.webhooks[0];
       const ping = (await call(t.app, b.token, 'POST', `/webhooks/${theirs.id}/ping`)).body.deliveries[0];
       const event = (await call(t.app, b.token, 'GET', '/events?sort=-id&recordsPerPage=1')).body.events[0];
       for (const [method, url] of [
-        ['GET', `/webhooks/${theirs.id}`], ['POST', `/webhooks/${theirs.id}/ping`], ['POST', `/webhooks/${theirs.id}/rotateSecret`],
-        ['GET', `/deliveries/${ping.id}`], ['POST', `/deliveries/${ping.id}/retry`], ['GET', `/events/${event.id}`],
+        ['GET', `/webhooks/${theirs.id}`],
+        ['POST', `/webhooks/${theirs.id}/ping`],
+        ['POST', `/webhooks/${theirs.id}/rotateSecret`],
+        ['GET', `/deliveries/${ping.id}`],
+        ['POST', `/deliveries/${ping.id}/retry`],
+        ['GET', `/events/${event.id}`],
       ]) {
         assert.equal((await call(t.app, a.token, method, url)).status, 404, `${method} ${url}`);
       }
@@ -207,10 +278,21 @@ for (const dialect of DIALECTS) {
     });
 
     it('refuses private, loopback and link-local targets, and plain http, unless allowed', async () => {
-      const refused = async (url: string) => errorsOf(await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url, events: ['*'] }] }));
+      const refused = async (url: string) =>
+        errorsOf(await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url, events: ['*'] }] }));
       t.config.webhooksAllowPrivateUrls = false;
       try {
-        for (const url of ['http://example.com/hook', 'https://127.0.0.1/hook', 'https://10.1.2.3/', 'https://192.168.1.1/', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://169.254.169.254/latest', 'https://localhost/hook', 'https://vm/hook']) {
+        for (const url of [
+          'http://example.com/hook',
+          'https://127.0.0.1/hook',
+          'https://10.1.2.3/',
+          'https://192.168.1.1/',
+          'https://[::1]/',
+          'https://[::ffff:127.0.0.1]/',
+          'https://169.254.169.254/latest',
+          'https://localhost/hook',
+          'https://vm/hook',
+        ]) {
           assert.deepEqual(await refused(url), ['1041:url'], url);
         }
       } finally {
@@ -223,7 +305,9 @@ for (const dialect of DIALECTS) {
       // Checked again after DNS resolution at each attempt: a name resolving to loopback.
       const rx = await startReceiver();
       const hook = await subscribe(`http://localhost:${rx.port}/hook`, ['clients.created']);
-      await call(t.app, a.token, 'PATCH', `/webhooks/${hook.id}`, { webhooks: [{ url: `https://localhost:${rx.port}/hook` }] });
+      await call(t.app, a.token, 'PATCH', `/webhooks/${hook.id}`, {
+        webhooks: [{ url: `https://localhost:${rx.port}/hook` }],
+      });
       t.config.webhooksAllowPrivateUrls = false;
       try {
         await newClient('ssrf');

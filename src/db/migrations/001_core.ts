@@ -4,11 +4,13 @@ import { flag, withId, withTimes, type AnyDb } from './columns.js';
 
 export const core = (dialect: Dialect): Migration => ({
   async up(db: AnyDb) {
-    await withTimes(withId(db.schema.createTable('accounts'), dialect)
-      .addColumn('company_name', 'text', (c) => c.notNull())
-      .addColumn('licenses', 'integer', (c) => c.notNull().defaultTo(1))
-      .addColumn('country_code', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('company_account_code', 'text')).execute();
+    await withTimes(
+      withId(db.schema.createTable('accounts'), dialect)
+        .addColumn('company_name', 'text', (c) => c.notNull())
+        .addColumn('licenses', 'integer', (c) => c.notNull().defaultTo(1))
+        .addColumn('country_code', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('company_account_code', 'text'),
+    ).execute();
 
     await withId(db.schema.createTable('roles'), dialect)
       .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
@@ -17,39 +19,53 @@ export const core = (dialect: Dialect): Migration => ({
       .execute();
     await db.schema.createIndex('roles_account').on('roles').columns(['account_id', 'id']).execute();
 
-    await withTimes(withId(db.schema.createTable('users'), dialect)
-      .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
-      .addColumn('role_id', 'integer', (c) => c.notNull().references('roles.id'))
-      .addColumn('login', 'text', (c) => c.unique())
-      .addColumn('password_hash', 'text')
-      .addColumn('first_name', 'text', (c) => c.notNull())
-      .addColumn('last_name', 'text', (c) => c.notNull())
-      .addColumn('company_name', 'text')
-      .addColumn('email', 'text')
-      .addColumn('phone', 'text')
-      .addColumn('mobile', 'text', (c) => c.notNull())
-      .addColumn('hourly_rate', 'double precision', (c) => c.notNull().defaultTo(0))
-      .addColumn('active', 'integer', (c) => c.notNull().defaultTo(1))
-      .addColumn('deleted', 'integer', flag)
-      .addColumn('colour', 'text')
-      .addColumn('is_assignable', 'integer', flag)
-      .addColumn('status_message', 'text')
-      .addColumn('status_timestamp', 'text')).execute();
+    await withTimes(
+      withId(db.schema.createTable('users'), dialect)
+        .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('role_id', 'integer', (c) => c.notNull().references('roles.id'))
+        .addColumn('login', 'text', (c) => c.unique())
+        .addColumn('password_hash', 'text')
+        .addColumn('first_name', 'text', (c) => c.notNull())
+        .addColumn('last_name', 'text', (c) => c.notNull())
+        .addColumn('company_name', 'text')
+        .addColumn('email', 'text')
+        .addColumn('phone', 'text')
+        .addColumn('mobile', 'text', (c) => c.notNull())
+        .addColumn('hourly_rate', 'double precision', (c) => c.notNull().defaultTo(0))
+        .addColumn('active', 'integer', (c) => c.notNull().defaultTo(1))
+        .addColumn('deleted', 'integer', flag)
+        .addColumn('colour', 'text')
+        .addColumn('is_assignable', 'integer', flag)
+        .addColumn('status_message', 'text')
+        .addColumn('status_timestamp', 'text'),
+    ).execute();
     await db.schema.createIndex('users_account_id').on('users').columns(['account_id', 'id']).execute();
 
-    await withTimes(withId(db.schema.createTable('workgroups'), dialect)
-      .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
-      .addColumn('name', 'text', (c) => c.notNull())
-      .addColumn('deleted', 'integer', flag)).execute();
-    await db.schema.createIndex('workgroups_account_name').unique().on('workgroups').columns(['account_id', 'name']).execute();
+    await withTimes(
+      withId(db.schema.createTable('workgroups'), dialect)
+        .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('deleted', 'integer', flag),
+    ).execute();
+    await db.schema
+      .createIndex('workgroups_account_name')
+      .unique()
+      .on('workgroups')
+      .columns(['account_id', 'name'])
+      .execute();
 
-    await db.schema.createTable('workgroup_members')
+    await db.schema
+      .createTable('workgroup_members')
       .addColumn('account_id', 'integer', (c) => c.notNull())
       .addColumn('workgroup_id', 'integer', (c) => c.notNull().references('workgroups.id').onDelete('cascade'))
       .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
       .addPrimaryKeyConstraint('workgroup_members_pk', ['workgroup_id', 'user_id'])
       .execute();
-    await db.schema.createIndex('workgroup_members_user').on('workgroup_members').columns(['account_id', 'user_id']).execute();
+    await db.schema
+      .createIndex('workgroup_members_user')
+      .on('workgroup_members')
+      .columns(['account_id', 'user_id'])
+      .execute();
 
     await withId(db.schema.createTable('oauth_clients'), dialect)
       .addColumn('client_id', 'text', (c) => c.notNull().unique())
@@ -110,7 +126,8 @@ export const core = (dialect: Dialect): Migration => ({
       .execute();
     await db.schema.createIndex('login_attempts_login').on('login_attempts').columns(['login', 'at']).execute();
 
-    await db.schema.createTable('settings')
+    await db.schema
+      .createTable('settings')
       .addColumn('key', 'text', (c) => c.primaryKey())
       .addColumn('value', 'text', (c) => c.notNull())
       .execute();

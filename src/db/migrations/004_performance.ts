@@ -12,7 +12,13 @@ export const COUNTED_TABLES = ['users', 'statuses', 'clients', 'jobs', 'visits',
 export const rowCounter = (table: string) => `rows:${table}`;
 
 /** Text columns `~` is fast on with PostgreSQL's trigram indexes (the ones lists are searched by). */
-const TRIGRAM_COLUMNS: [string, string][] = [['jobs', 'title'], ['jobs', 'reference'], ['clients', 'name'], ['users', 'first_name'], ['users', 'last_name']];
+const TRIGRAM_COLUMNS: [string, string][] = [
+  ['jobs', 'title'],
+  ['jobs', 'reference'],
+  ['clients', 'name'],
+  ['users', 'first_name'],
+  ['users', 'last_name'],
+];
 
 /** Indexes for what lists sort and filter on, besides (account_id, id) which every table has. */
 const INDEXES: [string, string, string[]][] = [
@@ -26,22 +32,36 @@ const INDEXES: [string, string, string[]][] = [
 
 async function sqliteCounters(db: AnyDb, table: string) {
   const name = rowCounter(table);
-  await sql.raw(`create trigger ${table}_count_insert after insert on ${table} begin
+  await sql
+    .raw(
+      `create trigger ${table}_count_insert after insert on ${table} begin
     insert into counters (account_id, name, value) values (new.account_id, '${name}', 1)
       on conflict (account_id, name) do update set value = value + 1;
-  end`).execute(db);
-  await sql.raw(`create trigger ${table}_count_delete after delete on ${table} begin
+  end`,
+    )
+    .execute(db);
+  await sql
+    .raw(
+      `create trigger ${table}_count_delete after delete on ${table} begin
     update counters set value = value - 1 where account_id = old.account_id and name = '${name}';
-  end`).execute(db);
+  end`,
+    )
+    .execute(db);
 }
 
 async function postgresCounters(db: AnyDb, table: string) {
-  await sql.raw(`create trigger ${table}_count after insert or delete on ${table} for each row execute function fsm_count_rows()`).execute(db);
+  await sql
+    .raw(
+      `create trigger ${table}_count after insert or delete on ${table} for each row execute function fsm_count_rows()`,
+    )
+    .execute(db);
 }
 
 /** PostgreSQL's pg_trgm, when the server has it and we may create it; without it `~` scans within the account. */
 async function tryTrigram(db: AnyDb): Promise<boolean> {
-  const available = await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'pg_trgm'`.execute(db);
+  const available = await sql<{
+    n: number;
+  }>`select count(*)::int as n from pg_available_extensions where name = 'pg_trgm'`.execute(db);
   if (!available.rows[0]?.n) return false;
   await sql`savepoint trgm`.execute(db);
   try {
@@ -56,10 +76,13 @@ async function tryTrigram(db: AnyDb): Promise<boolean> {
 
 export const performance = (dialect: Dialect): Migration => ({
   async up(db: AnyDb) {
-    for (const [name, table, columns] of INDEXES) await db.schema.createIndex(name).on(table).columns(columns).execute();
+    for (const [name, table, columns] of INDEXES)
+      await db.schema.createIndex(name).on(table).columns(columns).execute();
 
     if (dialect === 'postgres') {
-      await sql.raw(`create or replace function fsm_count_rows() returns trigger language plpgsql as $$
+      await sql
+        .raw(
+          `create or replace function fsm_count_rows() returns trigger language plpgsql as $$
         begin
           if tg_op = 'INSERT' then
             insert into counters (account_id, name, value) values (new.account_id, 'rows:' || tg_table_name, 1)
@@ -68,10 +91,14 @@ export const performance = (dialect: Dialect): Migration => ({
           end if;
           update counters set value = value - 1 where account_id = old.account_id and name = 'rows:' || tg_table_name;
           return old;
-        end $$`).execute(db);
+        end $$`,
+        )
+        .execute(db);
       if (await tryTrigram(db)) {
         for (const [table, column] of TRIGRAM_COLUMNS) {
-          await sql.raw(`create index ${table}_${column}_trgm on ${table} using gin (lower(${column}) gin_trgm_ops)`).execute(db);
+          await sql
+            .raw(`create index ${table}_${column}_trgm on ${table} using gin (lower(${column}) gin_trgm_ops)`)
+            .execute(db);
         }
       }
     }
@@ -79,9 +106,13 @@ export const performance = (dialect: Dialect): Migration => ({
       if (dialect === 'postgres') await postgresCounters(db, table);
       else await sqliteCounters(db, table);
       // Existing rows: the triggers count from here on.
-      await sql.raw(`insert into counters (account_id, name, value)
+      await sql
+        .raw(
+          `insert into counters (account_id, name, value)
         select account_id, '${rowCounter(table)}', count(*) from ${table} where true group by account_id
-        on conflict (account_id, name) do update set value = excluded.value`).execute(db);
+        on conflict (account_id, name) do update set value = excluded.value`,
+        )
+        .execute(db);
     }
   },
 });

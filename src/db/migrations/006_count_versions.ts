@@ -12,9 +12,14 @@ import { COUNTED_TABLES, rowCounter } from './004_performance.js';
  */
 export const countVersions = (dialect: Dialect): Migration => ({
   async up(db: AnyDb) {
-    await db.schema.alterTable('counters').addColumn('version', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('counters')
+      .addColumn('version', 'bigint', (c) => c.notNull().defaultTo(0))
+      .execute();
     if (dialect === 'postgres') {
-      await sql.raw(`create or replace function fsm_count_rows() returns trigger language plpgsql as $$
+      await sql
+        .raw(
+          `create or replace function fsm_count_rows() returns trigger language plpgsql as $$
         begin
           if tg_op = 'INSERT' then
             insert into counters (account_id, name, value, version) values (new.account_id, 'rows:' || tg_table_name, 1, 1)
@@ -27,10 +32,16 @@ export const countVersions = (dialect: Dialect): Migration => ({
           end if;
           update counters set value = value - 1, version = version + 1 where account_id = old.account_id and name = 'rows:' || tg_table_name;
           return old;
-        end $$`).execute(db);
+        end $$`,
+        )
+        .execute(db);
       for (const table of COUNTED_TABLES) {
         await sql.raw(`drop trigger ${table}_count on ${table}`).execute(db);
-        await sql.raw(`create trigger ${table}_count after insert or update or delete on ${table} for each row execute function fsm_count_rows()`).execute(db);
+        await sql
+          .raw(
+            `create trigger ${table}_count after insert or update or delete on ${table} for each row execute function fsm_count_rows()`,
+          )
+          .execute(db);
       }
       return;
     }
@@ -38,16 +49,28 @@ export const countVersions = (dialect: Dialect): Migration => ({
       const name = rowCounter(table);
       await sql.raw(`drop trigger ${table}_count_insert`).execute(db);
       await sql.raw(`drop trigger ${table}_count_delete`).execute(db);
-      await sql.raw(`create trigger ${table}_count_insert after insert on ${table} begin
+      await sql
+        .raw(
+          `create trigger ${table}_count_insert after insert on ${table} begin
         insert into counters (account_id, name, value, version) values (new.account_id, '${name}', 1, 1)
           on conflict (account_id, name) do update set value = value + 1, version = version + 1;
-      end`).execute(db);
-      await sql.raw(`create trigger ${table}_count_delete after delete on ${table} begin
+      end`,
+        )
+        .execute(db);
+      await sql
+        .raw(
+          `create trigger ${table}_count_delete after delete on ${table} begin
         update counters set value = value - 1, version = version + 1 where account_id = old.account_id and name = '${name}';
-      end`).execute(db);
-      await sql.raw(`create trigger ${table}_count_update after update on ${table} begin
+      end`,
+        )
+        .execute(db);
+      await sql
+        .raw(
+          `create trigger ${table}_count_update after update on ${table} begin
         update counters set version = version + 1 where name = '${name}' and account_id in (old.account_id, new.account_id);
-      end`).execute(db);
+      end`,
+        )
+        .execute(db);
     }
   },
 });

@@ -24,7 +24,12 @@ export const idempotencyKeys = (dialect: Dialect): Migration => ({
       .addColumn('body', 'text')
       .addColumn('created', 'bigint', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('idempotency_keys_scope').unique().on('idempotency_keys').columns(['account_id', 'client_id', 'user_id', 'key']).execute();
+    await db.schema
+      .createIndex('idempotency_keys_scope')
+      .unique()
+      .on('idempotency_keys')
+      .columns(['account_id', 'client_id', 'user_id', 'key'])
+      .execute();
     await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created').execute();
   },
 });

@@ -17,40 +17,70 @@ const TABLES = ['users', 'workgroups', 'statuses', 'clients', 'jobs', 'visits', 
 export const rowVersions = (dialect: Dialect): Migration => ({
   async up(db: AnyDb) {
     for (const table of TABLES) {
-      await db.schema.alterTable(table).addColumn('version', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      await db.schema
+        .alterTable(table)
+        .addColumn('version', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
     }
     if (dialect === 'postgres') {
-      await sql.raw(`create or replace function fsm_bump_version() returns trigger language plpgsql as $$
+      await sql
+        .raw(
+          `create or replace function fsm_bump_version() returns trigger language plpgsql as $$
         begin
           new.version := old.version + 1;
           return new;
-        end $$`).execute(db);
-      await sql.raw(`create or replace function fsm_bump_members() returns trigger language plpgsql as $$
+        end $$`,
+        )
+        .execute(db);
+      await sql
+        .raw(
+          `create or replace function fsm_bump_members() returns trigger language plpgsql as $$
         declare r record;
         begin
           if tg_op = 'DELETE' then r := old; else r := new; end if;
           update workgroups set version = version + 1 where id = r.workgroup_id;
           update users set version = version + 1 where id = r.user_id;
           return null;
-        end $$`).execute(db);
+        end $$`,
+        )
+        .execute(db);
       for (const table of TABLES) {
-        await sql.raw(`create trigger ${table}_version before update on ${table} for each row execute function fsm_bump_version()`).execute(db);
+        await sql
+          .raw(
+            `create trigger ${table}_version before update on ${table} for each row execute function fsm_bump_version()`,
+          )
+          .execute(db);
       }
-      await sql.raw('create trigger workgroup_members_version after insert or delete on workgroup_members for each row execute function fsm_bump_members()').execute(db);
+      await sql
+        .raw(
+          'create trigger workgroup_members_version after insert or delete on workgroup_members for each row execute function fsm_bump_members()',
+        )
+        .execute(db);
       return;
     }
     // SQLite cannot change NEW in a trigger: a second update sets the version. Recursive triggers
     // are off, and the WHEN guard would stop a loop anyway.
     for (const table of TABLES) {
-      await sql.raw(`create trigger ${table}_version after update on ${table} when new.version = old.version begin
+      await sql
+        .raw(
+          `create trigger ${table}_version after update on ${table} when new.version = old.version begin
         update ${table} set version = old.version + 1 where id = new.id;
-      end`).execute(db);
+      end`,
+        )
+        .execute(db);
     }
-    for (const [event, row] of [['insert', 'new'], ['delete', 'old']]) {
-      await sql.raw(`create trigger workgroup_members_version_${event} after ${event} on workgroup_members begin
+    for (const [event, row] of [
+      ['insert', 'new'],
+      ['delete', 'old'],
+    ]) {
+      await sql
+        .raw(
+          `create trigger workgroup_members_version_${event} after ${event} on workgroup_members begin
         update workgroups set version = version + 1 where id = ${row}.workgroup_id;
         update users set version = version + 1 where id = ${row}.user_id;
-      end`).execute(db);
+      end`,
+        )
+        .execute(db);
     }
   },
 });

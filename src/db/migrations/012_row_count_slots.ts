@@ -17,7 +17,8 @@ import type { AnyDb } from './columns.js';
  */
 export const rowCountSlots = (dialect: Dialect): Migration => ({
   async up(db: AnyDb) {
-    await db.schema.createTable('row_counts')
+    await db.schema
+      .createTable('row_counts')
       .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
       .addColumn('tbl', 'text', (c) => c.notNull())
       .addColumn('slot', 'integer', (c) => c.notNull())
@@ -28,7 +29,9 @@ export const rowCountSlots = (dialect: Dialect): Migration => ({
     if (dialect === 'postgres') {
       // Update first (the common case, one index probe); the insert only on a slot's first change.
       // A row deleted by an account's own deletion (cascade) finds its account gone: nothing to keep.
-      await sql.raw(`create or replace function fsm_add_rows(a integer, t text, d integer) returns void language plpgsql as $$
+      await sql
+        .raw(
+          `create or replace function fsm_add_rows(a integer, t text, d integer) returns void language plpgsql as $$
         declare s integer := coalesce(nullif(current_setting('fsm.slot', true), ''), '0')::integer;
         begin
           update row_counts set value = value + d, version = version + 1 where account_id = a and tbl = t and slot = s;
@@ -37,8 +40,12 @@ export const rowCountSlots = (dialect: Dialect): Migration => ({
               select a, t, s, d, 1 where exists (select 1 from accounts where id = a)
               on conflict (account_id, tbl, slot) do update set value = row_counts.value + d, version = row_counts.version + 1;
           end if;
-        end $$`).execute(db);
-      await sql.raw(`create or replace function fsm_count_rows() returns trigger language plpgsql as $$
+        end $$`,
+        )
+        .execute(db);
+      await sql
+        .raw(
+          `create or replace function fsm_count_rows() returns trigger language plpgsql as $$
         begin
           if tg_op = 'INSERT' then
             perform fsm_add_rows(new.account_id, tg_table_name, 1);
@@ -50,9 +57,15 @@ export const rowCountSlots = (dialect: Dialect): Migration => ({
           perform fsm_add_rows(new.account_id, tg_table_name, 0);
           if old.account_id <> new.account_id then perform fsm_add_rows(old.account_id, tg_table_name, 0); end if;
           return new;
-        end $$`).execute(db);
+        end $$`,
+        )
+        .execute(db);
     } else {
-      const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'trigger' and (name like '%\\_count\\_insert' escape '\\' or name like '%\\_count\\_delete' escape '\\' or name like '%\\_count\\_update' escape '\\')`.execute(db);
+      const { rows } = await sql<{
+        name: string;
+      }>`select name from sqlite_master where type = 'trigger' and (name like '%\\_count\\_insert' escape '\\' or name like '%\\_count\\_delete' escape '\\' or name like '%\\_count\\_update' escape '\\')`.execute(
+        db,
+      );
       for (const { name } of rows) await sql.raw(`drop trigger ${name}`).execute(db);
     }
     await sql`insert into row_counts (account_id, tbl, slot, value, version)

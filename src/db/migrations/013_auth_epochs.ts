@@ -12,7 +12,8 @@ import type { AnyDb } from './columns.js';
  * verified again.
  */
 const BUMP = (account: string) => `update accounts set auth_epoch = auth_epoch + 1 where id = ${account}`;
-const BUMP_CLIENT = (clientId: string) => `update accounts set auth_epoch = auth_epoch + 1 where id in (select distinct account_id from oauth_tokens where client_id = ${clientId} and kind = 'access')`;
+const BUMP_CLIENT = (clientId: string) =>
+  `update accounts set auth_epoch = auth_epoch + 1 where id in (select distinct account_id from oauth_tokens where client_id = ${clientId} and kind = 'access')`;
 
 /** Table, events, condition (on `old`/`new`), the bump. */
 const TRIGGERS: [string, string, string, string][] = [
@@ -27,13 +28,24 @@ const TRIGGERS: [string, string, string, string][] = [
 
 export const authEpochs = (dialect: Dialect): Migration => ({
   async up(db: AnyDb) {
-    await db.schema.alterTable('accounts').addColumn('auth_epoch', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('accounts')
+      .addColumn('auth_epoch', 'bigint', (c) => c.notNull().defaultTo(0))
+      .execute();
     for (const [table, event, when, bump] of TRIGGERS) {
       const name = `${table}_auth_epoch_${event}`;
       if (dialect === 'postgres') {
-        await sql.raw(`create function fsm_${name}() returns trigger language plpgsql as $$
-          begin ${bump}; return null; end $$`).execute(db);
-        await sql.raw(`create trigger ${name} after ${event} on ${table} for each row when (${when}) execute function fsm_${name}()`).execute(db);
+        await sql
+          .raw(
+            `create function fsm_${name}() returns trigger language plpgsql as $$
+          begin ${bump}; return null; end $$`,
+          )
+          .execute(db);
+        await sql
+          .raw(
+            `create trigger ${name} after ${event} on ${table} for each row when (${when}) execute function fsm_${name}()`,
+          )
+          .execute(db);
       } else {
         await sql.raw(`create trigger ${name} after ${event} on ${table} when ${when} begin ${bump}; end`).execute(db);
       }

@@ -22,7 +22,10 @@ export const countStatements = (dialect: Dialect): Migration => ({
         end loop;
         return null;
       end $$`.execute(db);
-    const { rows } = await sql<{ name: string; tbl: string }>`select t.tgname as name, c.relname as tbl from pg_trigger t join pg_class c on c.oid = t.tgrelid
+    const { rows } = await sql<{
+      name: string;
+      tbl: string;
+    }>`select t.tgname as name, c.relname as tbl from pg_trigger t join pg_class c on c.oid = t.tgrelid
       where t.tgname like '%\_count' and not t.tgisinternal and t.tgfoid = 'fsm_count_rows'::regproc`.execute(db);
     for (const r of rows) await sql.raw(`drop trigger ${r.name} on ${r.tbl}`).execute(db);
   },

@@ -6,15 +6,28 @@ import type { AnyDb } from './columns.js';
  * A statement trigger on `table` after `event`, running `body` (PL/pgSQL statements; the deleted
  * rows are the transition table `gone`): `<table>_<event>d`, its function `fsm_<table>_<event>d`.
  */
-async function afterStatement(db: AnyDb, table: 'events' | 'webhooks', event: 'delete' | 'truncate', body: string): Promise<void> {
+async function afterStatement(
+  db: AnyDb,
+  table: 'events' | 'webhooks',
+  event: 'delete' | 'truncate',
+  body: string,
+): Promise<void> {
   const name = `${table}_${event}d`;
-  await sql.raw(`create function fsm_${name}() returns trigger language plpgsql as $$
+  await sql
+    .raw(
+      `create function fsm_${name}() returns trigger language plpgsql as $$
       begin
         ${body}
         return null;
-      end $$`).execute(db);
-  await sql.raw(`create trigger ${name} after ${event} on ${table}${event === 'delete' ? ' referencing old table as gone' : ''}
-      for each statement execute function fsm_${name}()`).execute(db);
+      end $$`,
+    )
+    .execute(db);
+  await sql
+    .raw(
+      `create trigger ${name} after ${event} on ${table}${event === 'delete' ? ' referencing old table as gone' : ''}
+      for each statement execute function fsm_${name}()`,
+    )
+    .execute(db);
 }
 
 /**
@@ -45,17 +58,28 @@ export const deliveriesEventLink = (dialect: Dialect): Migration => ({
     if (dialect !== 'postgres') return;
     await sql`alter table deliveries drop constraint if exists deliveries_event_id_fkey`.execute(db);
     await sql`alter table deliveries drop constraint if exists deliveries_webhook_id_fkey`.execute(db);
-    await afterStatement(db, 'events', 'delete', 'delete from deliveries d using gone where d.event_id = gone.id and d.account_id = gone.account_id;');
+    await afterStatement(
+      db,
+      'events',
+      'delete',
+      'delete from deliveries d using gone where d.event_id = gone.id and d.account_id = gone.account_id;',
+    );
     // The deliveries go first, then the accounts' events locks are taken (the row made when
     // missing, for accounts that still exist: not while an account's deletion cascades here), which
     // waits for a commit queueing deliveries for these webhooks right now, and what it queued goes
     // too. The lock is held to the end of the transaction; the first delete keeps that short.
-    const webhooksDeliveries = 'delete from deliveries d using gone where d.webhook_id = gone.id and d.account_id = gone.account_id;';
-    await afterStatement(db, 'webhooks', 'delete', `${webhooksDeliveries}
+    const webhooksDeliveries =
+      'delete from deliveries d using gone where d.webhook_id = gone.id and d.account_id = gone.account_id;';
+    await afterStatement(
+      db,
+      'webhooks',
+      'delete',
+      `${webhooksDeliveries}
         insert into counters (account_id, name, value)
           select distinct g.account_id, 'events', 0 from gone g join accounts a on a.id = g.account_id order by 1
           on conflict (account_id, name) do update set value = counters.value;
-        ${webhooksDeliveries}`);
+        ${webhooksDeliveries}`,
+    );
     // TRUNCATE, which the keys refused, empties the deliveries that pointed at the rows.
     await afterStatement(db, 'events', 'truncate', 'delete from deliveries where event_id is not null;');
     await afterStatement(db, 'webhooks', 'truncate', 'delete from deliveries;');

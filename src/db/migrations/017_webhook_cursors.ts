@@ -24,10 +24,13 @@ import type { AnyDb } from './columns.js';
 export const webhookCursors = (dialect: Dialect): Migration => ({
   async up(db: AnyDb) {
     await db.schema.alterTable('webhooks').addColumn('events_after', 'integer').execute();
-    await db.schema.createTable('webhook_cursors')
+    await db.schema
+      .createTable('webhook_cursors')
       .addColumn('account_id', 'integer', (c) => c.notNull())
       // PostgreSQL: kept by the webhooks' delete and truncate triggers, like deliveries (016).
-      .addColumn('webhook_id', 'integer', (c) => (dialect === 'postgres' ? c.notNull() : c.notNull().references('webhooks.id').onDelete('cascade')))
+      .addColumn('webhook_id', 'integer', (c) =>
+        dialect === 'postgres' ? c.notNull() : c.notNull().references('webhooks.id').onDelete('cascade'),
+      )
       .addColumn('event_id', 'integer', (c) => c.notNull())
       // Whether the webhook was receiving (active, not deleted, not disabled) as of that event.
       .addColumn('live', 'integer', (c) => c.notNull())
@@ -36,8 +39,12 @@ export const webhookCursors = (dialect: Dialect): Migration => ({
     await db.schema.createIndex('webhook_cursors_webhook_id').on('webhook_cursors').column('webhook_id').execute();
     // A webhook's own changes, found past its cursor without reading the events between; and its
     // deliveries waiting for a first attempt, counted without reading its history of sent ones.
-    await sql`create index events_webhook_changes on events (account_id, item_id, id) where collection = 'webhooks'`.execute(db);
-    await sql`create index deliveries_waiting on deliveries (account_id, webhook_id) where state = 'pending' and attempts = 0`.execute(db);
+    await sql`create index events_webhook_changes on events (account_id, item_id, id) where collection = 'webhooks'`.execute(
+      db,
+    );
+    await sql`create index deliveries_waiting on deliveries (account_id, webhook_id) where state = 'pending' and attempts = 0`.execute(
+      db,
+    );
     await sql`insert into webhook_cursors (account_id, webhook_id, event_id, live)
       select w.account_id, w.id, coalesce((select max(e.id) from events e where e.account_id = w.account_id), 0),
         case when w.active = 1 and w.deleted = 0 and w.disabled_reason is null then 1 else 0 end

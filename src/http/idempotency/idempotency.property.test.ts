@@ -1,7 +1,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { DIALECTS, call, createTenant, createTestApp, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+import {
+  DIALECTS,
+  call,
+  createTenant,
+  createTestApp,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { SEED, runs } from '../../../test/arbitraries.js';
 
 /**
@@ -18,7 +26,13 @@ type Command =
 // '' is refused (422): failures are kept and replayed too.
 const name = fc.constantFrom('Ada', 'Bob', 'Cy', 'Dee', '');
 const command: fc.Arbitrary<Command> = fc.oneof(
-  { arbitrary: fc.record({ kind: fc.constant('create' as const), names: fc.array(name, { minLength: 1, maxLength: 3 }) }), weight: 3 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('create' as const),
+      names: fc.array(name, { minLength: 1, maxLength: 3 }),
+    }),
+    weight: 3,
+  },
   { arbitrary: fc.record({ kind: fc.constant('update' as const), ref: fc.nat(20), name }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('delete' as const), ref: fc.nat(20) }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('repeat' as const), ref: fc.nat(20) }), weight: 3 },
@@ -45,16 +59,20 @@ async function play(t: TestApp, tenant: Tenant, commands: Command[], keyed: bool
     if (c.kind === 'repeat') {
       if (!keyed || !sent.length) continue;
       const first = sent[c.ref % sent.length];
-      const again = await call(t.app, tenant.token, first.method, first.url, first.body, { 'idempotency-key': first.key });
+      const again = await call(t.app, tenant.token, first.method, first.url, first.body, {
+        'idempotency-key': first.key,
+      });
       assert.equal(again.status, first.status);
       assert.equal(again.headers['idempotency-replayed'], 'true');
       assert.equal(again.raw, first.raw);
       continue;
     }
     const [method, url, body] =
-      c.kind === 'create' ? ['POST', '/clients', { clients: c.names.map((n) => ({ name: n })) }]
-      : c.kind === 'update' ? ['PATCH', `/clients/${idOf(c.ref)}`, { clients: [{ name: c.name }] }]
-      : ['DELETE', `/clients/${idOf(c.ref)}`, undefined];
+      c.kind === 'create'
+        ? ['POST', '/clients', { clients: c.names.map((n) => ({ name: n })) }]
+        : c.kind === 'update'
+          ? ['PATCH', `/clients/${idOf(c.ref)}`, { clients: [{ name: c.name }] }]
+          : ['DELETE', `/clients/${idOf(c.ref)}`, undefined];
     const key = `p-${i}`;
     const res = await call(t.app, tenant.token, method, url, body, keyed ? { 'idempotency-key': key } : {});
     assert.equal(res.headers['idempotency-replayed'], undefined);
@@ -76,17 +94,21 @@ for (const dialect of DIALECTS) {
     before(async () => (t = await createTestApp(dialect)));
     after(async () => t?.close());
 
-    test('a sequence with random repeats of earlier keyed requests leaves the data of the sequence without them', { timeout: 300_000 }, async () => {
-      await fc.assert(
-        fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 14 }), async (commands) => {
-          const [withRepeats, without] = [await createTenant(t, 'Keyed'), await createTenant(t, 'Plain')];
-          const keyedStatuses = await play(t, withRepeats, commands, true);
-          const plainStatuses = await play(t, without, commands, false);
-          assert.deepEqual(keyedStatuses, plainStatuses);
-          assert.deepEqual(await data(t, withRepeats), await data(t, without));
-        }),
-        { seed: SEED, numRuns: runs(8) },
-      );
-    });
+    test(
+      'a sequence with random repeats of earlier keyed requests leaves the data of the sequence without them',
+      { timeout: 300_000 },
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 14 }), async (commands) => {
+            const [withRepeats, without] = [await createTenant(t, 'Keyed'), await createTenant(t, 'Plain')];
+            const keyedStatuses = await play(t, withRepeats, commands, true);
+            const plainStatuses = await play(t, without, commands, false);
+            assert.deepEqual(keyedStatuses, plainStatuses);
+            assert.deepEqual(await data(t, withRepeats), await data(t, without));
+          }),
+          { seed: SEED, numRuns: runs(8) },
+        );
+      },
+    );
   });
 }

@@ -4,7 +4,16 @@ import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { ALL_PERMISSIONS } from '../../collections/index.js';
 import { issueToken } from '../../oauth/tokens.js';
-import { DIALECTS, addUser, appWithTenants, call, createClient, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+import {
+  DIALECTS,
+  addUser,
+  appWithTenants,
+  call,
+  createClient,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { purgeInBackground } from './purge.js';
 import { LEASE_MS, RETENTION_MS, claim, keep, keepOnce, purgeExpired } from './store.js';
 import { withTransaction } from '../../db/tx.js';
@@ -24,8 +33,16 @@ for (const dialect of DIALECTS) {
       call(t.app, token, method, url, body, k === undefined ? {} : { 'idempotency-key': k });
     /** Jobs of the tenant with this title, read from the database. */
     const jobsTitled = async (tenant: Tenant, title: string) =>
-      (await t.database.db.selectFrom('jobs').select('id').where('account_id', '=', tenant.accountId).where('title', '=', title).execute()).length;
-    const keptRows = async (k: string) => (await t.database.db.selectFrom('idempotency_keys').selectAll().where('key', '=', k).execute());
+      (
+        await t.database.db
+          .selectFrom('jobs')
+          .select('id')
+          .where('account_id', '=', tenant.accountId)
+          .where('title', '=', title)
+          .execute()
+      ).length;
+    const keptRows = async (k: string) =>
+      await t.database.db.selectFrom('idempotency_keys').selectAll().where('key', '=', k).execute();
 
     test('a repeat gets the first answer again, byte for byte, with Idempotency-Replayed: true; the job is created once', async () => {
       const k = key();
@@ -39,7 +56,10 @@ for (const dialect of DIALECTS) {
       assert.match(String(again.headers['content-type']), /^application\/json/);
       assert.equal(await jobsTitled(a, 'once'), 1);
       // The same body re-serialised differently (whitespace) is the same request.
-      const spaced = await call(t.app, a.token, 'POST', '/jobs', JSON.stringify(job('once'), null, 2), { 'idempotency-key': k, 'content-type': 'application/json' });
+      const spaced = await call(t.app, a.token, 'POST', '/jobs', JSON.stringify(job('once'), null, 2), {
+        'idempotency-key': k,
+        'content-type': 'application/json',
+      });
       assert.equal(spaced.headers['idempotency-replayed'], 'true');
       assert.equal(await jobsTitled(a, 'once'), 1);
     });
@@ -111,7 +131,12 @@ for (const dialect of DIALECTS) {
       assert.equal(byOtherUser.status, 200);
       assert.equal(byOtherUser.headers['idempotency-replayed'], undefined);
       const { clientId } = await createClient(t.database);
-      const { token } = await issueToken(t.database.db, 'access', { clientId, userId: a.adminId, accountId: a.accountId, permissions: [...ALL_PERMISSIONS] }, t.clock.now);
+      const { token } = await issueToken(
+        t.database.db,
+        'access',
+        { clientId, userId: a.adminId, accountId: a.accountId, permissions: [...ALL_PERMISSIONS] },
+        t.clock.now,
+      );
       const byOtherClient = await post(token, k, job('scoped'));
       assert.equal(byOtherClient.status, 200);
       assert.equal(byOtherClient.headers['idempotency-replayed'], undefined);
@@ -124,7 +149,10 @@ for (const dialect of DIALECTS) {
       const body = job('in flight');
       // The first request has claimed the key and not answered yet (or died doing so).
       const scope = { accountId: a.accountId, clientId: a.clientId, userId: a.adminId, key: k };
-      const fingerprint = crypto.createHash('sha256').update(`POST /jobs\n${crypto.createHash('sha256').update(JSON.stringify(body)).digest('hex')}`).digest('hex');
+      const fingerprint = crypto
+        .createHash('sha256')
+        .update(`POST /jobs\n${crypto.createHash('sha256').update(JSON.stringify(body)).digest('hex')}`)
+        .digest('hex');
       assert.equal((await claim(t.database.db, scope, fingerprint, t.clock.now)).kind, 'claimed');
       const busy = await post(a.token, k, body);
       assert.equal(busy.status, 409);
@@ -150,8 +178,14 @@ for (const dialect of DIALECTS) {
       assert.equal(taker.kind, 'claimed');
       const answer = { status: 200, headers: {}, body: '{}' };
       // The slow one's keep (in its write's transaction) matches nothing: that write rolls back.
-      assert.equal(await keep(t.database.db, (slow as { id: number }).id, (slow as { lease: string }).lease, answer), false);
-      assert.equal(await keep(t.database.db, (taker as { id: number }).id, (taker as { lease: string }).lease, answer), true);
+      assert.equal(
+        await keep(t.database.db, (slow as { id: number }).id, (slow as { lease: string }).lease, answer),
+        false,
+      );
+      assert.equal(
+        await keep(t.database.db, (taker as { id: number }).id, (taker as { lease: string }).lease, answer),
+        true,
+      );
       assert.equal((await claim(t.database.db, scope, 'fp', now + LEASE_MS + 2)).kind, 'done');
     });
 
@@ -172,9 +206,13 @@ for (const dialect of DIALECTS) {
     });
 
     test('a 5xx is not kept: nothing was committed, so a retry runs again', async () => {
-      const fail = dialect === 'postgres'
-        ? [sql`create function fsm_test_fail() returns trigger language plpgsql as $$ begin raise exception 'boom'; end $$`, sql`create trigger fsm_test_fail before insert on jobs for each row execute function fsm_test_fail()`]
-        : [sql`create trigger fsm_test_fail before insert on jobs begin select raise(abort, 'boom'); end`];
+      const fail =
+        dialect === 'postgres'
+          ? [
+              sql`create function fsm_test_fail() returns trigger language plpgsql as $$ begin raise exception 'boom'; end $$`,
+              sql`create trigger fsm_test_fail before insert on jobs for each row execute function fsm_test_fail()`,
+            ]
+          : [sql`create trigger fsm_test_fail before insert on jobs begin select raise(abort, 'boom'); end`];
       for (const s of fail) await s.execute(t.database.db);
       const k = key();
       try {
@@ -182,7 +220,13 @@ for (const dialect of DIALECTS) {
         assert.equal(res.status, 500);
         assert.deepEqual(await keptRows(k), []);
       } finally {
-        await sql.raw(dialect === 'postgres' ? 'drop trigger fsm_test_fail on jobs; drop function fsm_test_fail()' : 'drop trigger fsm_test_fail').execute(t.database.db);
+        await sql
+          .raw(
+            dialect === 'postgres'
+              ? 'drop trigger fsm_test_fail on jobs; drop function fsm_test_fail()'
+              : 'drop trigger fsm_test_fail',
+          )
+          .execute(t.database.db);
       }
       const retry = await post(a.token, k, job('after a 500'));
       assert.equal(retry.status, 200);
@@ -190,11 +234,19 @@ for (const dialect of DIALECTS) {
       assert.equal(await jobsTitled(a, 'after a 500'), 1);
     });
 
-    test('uploads: the same bytes replay, other bytes with the key are 422; the fingerprint is the bytes\' SHA-256', async () => {
-      const upload = (k: string, bytes: Buffer, name = 'photo.jpg') => t.app.inject({
-        method: 'POST', url: `/files/upload?name=${name}`, payload: bytes,
-        headers: { authorization: `Bearer ${a.token}`, 'x-version': '1.0', 'content-type': 'image/jpeg', 'idempotency-key': k },
-      });
+    test("uploads: the same bytes replay, other bytes with the key are 422; the fingerprint is the bytes' SHA-256", async () => {
+      const upload = (k: string, bytes: Buffer, name = 'photo.jpg') =>
+        t.app.inject({
+          method: 'POST',
+          url: `/files/upload?name=${name}`,
+          payload: bytes,
+          headers: {
+            authorization: `Bearer ${a.token}`,
+            'x-version': '1.0',
+            'content-type': 'image/jpeg',
+            'idempotency-key': k,
+          },
+        });
       const bytes = crypto.randomBytes(50_000);
       const k = key();
       const first = await upload(k, bytes);
@@ -204,7 +256,17 @@ for (const dialect of DIALECTS) {
       assert.equal(again.headers['idempotency-replayed'], 'true');
       assert.equal(again.body, first.body);
       const sha256 = crypto.createHash('sha256').update(bytes).digest('hex');
-      assert.equal((await t.database.db.selectFrom('files').select('id').where('account_id', '=', a.accountId).where('sha256', '=', sha256).execute()).length, 1);
+      assert.equal(
+        (
+          await t.database.db
+            .selectFrom('files')
+            .select('id')
+            .where('account_id', '=', a.accountId)
+            .where('sha256', '=', sha256)
+            .execute()
+        ).length,
+        1,
+      );
       const otherBytes = await upload(k, crypto.randomBytes(50_000));
       assert.equal(otherBytes.statusCode, 422);
       assert.equal(JSON.parse(otherBytes.body).error.code, 1249);
@@ -214,15 +276,29 @@ for (const dialect of DIALECTS) {
     test('multipart uploads: a retry with a new boundary is the same request; another name field is not', async () => {
       const form = (k: string, bytes: Buffer, name: string) => {
         const boundary = `----fsm${crypto.randomBytes(8).toString('hex')}`;
-        const part = (head: string, value: Buffer | string) => [Buffer.from(`--${boundary}\r\n${head}\r\n\r\n`), Buffer.from(value), Buffer.from('\r\n')];
+        const part = (head: string, value: Buffer | string) => [
+          Buffer.from(`--${boundary}\r\n${head}\r\n\r\n`),
+          Buffer.from(value),
+          Buffer.from('\r\n'),
+        ];
         const payload = Buffer.concat([
           ...part('Content-Disposition: form-data; name="name"', name),
-          ...part('Content-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: application/pdf', bytes),
+          ...part(
+            'Content-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: application/pdf',
+            bytes,
+          ),
           Buffer.from(`--${boundary}--\r\n`),
         ]);
         return t.app.inject({
-          method: 'POST', url: '/files/upload', payload,
-          headers: { authorization: `Bearer ${a.token}`, 'x-version': '1.0', 'content-type': `multipart/form-data; boundary=${boundary}`, 'idempotency-key': k },
+          method: 'POST',
+          url: '/files/upload',
+          payload,
+          headers: {
+            authorization: `Bearer ${a.token}`,
+            'x-version': '1.0',
+            'content-type': `multipart/form-data; boundary=${boundary}`,
+            'idempotency-key': k,
+          },
         });
       };
       const bytes = crypto.randomBytes(20_000);
@@ -237,7 +313,10 @@ for (const dialect of DIALECTS) {
       assert.equal(renamed.statusCode, 422);
       assert.equal(JSON.parse(renamed.body).error.code, 1249);
       const sha256 = crypto.createHash('sha256').update(bytes).digest('hex');
-      assert.equal((await t.database.db.selectFrom('files').select('id').where('sha256', '=', sha256).execute()).length, 1);
+      assert.equal(
+        (await t.database.db.selectFrom('files').select('id').where('sha256', '=', sha256).execute()).length,
+        1,
+      );
     });
 
     test('answers are kept 24 h, then purged in small batches; an expired key runs again', async () => {
@@ -274,7 +353,14 @@ for (const dialect of DIALECTS) {
       assert.equal((await post(token, k, job('purged in the background'))).status, 200);
       const hooks = new Map<string, () => Promise<void>>();
       const clock = () => t.clock.now + RETENTION_MS + 1;
-      purgeInBackground({ database: t.database, clock, addHook: ((name: string, fn: () => Promise<void>) => hooks.set(name, fn)) as never }, 20);
+      purgeInBackground(
+        {
+          database: t.database,
+          clock,
+          addHook: ((name: string, fn: () => Promise<void>) => hooks.set(name, fn)) as never,
+        },
+        20,
+      );
       await hooks.get('onReady')!();
       try {
         for (let i = 0; i < 100 && (await keptRows(k)).length; i++) await new Promise((r) => setTimeout(r, 20));
@@ -299,8 +385,12 @@ for (const dialect of DIALECTS) {
         return r;
       });
       await new Promise<void>((r) => (inserted = r));
-      const second = withTransaction(t.database, (tx) => keepOnce(tx, scope, 'fp', t.clock.now, { ...answer, body: '{"second":true}' }));
-      const other = withTransaction(t.database, (tx) => keepOnce(tx, scope, 'another fingerprint', t.clock.now, answer));
+      const second = withTransaction(t.database, (tx) =>
+        keepOnce(tx, scope, 'fp', t.clock.now, { ...answer, body: '{"second":true}' }),
+      );
+      const other = withTransaction(t.database, (tx) =>
+        keepOnce(tx, scope, 'another fingerprint', t.clock.now, answer),
+      );
       await new Promise((r) => setTimeout(r, 100));
       release();
       assert.deepEqual(await first, { kind: 'kept' });
@@ -316,8 +406,13 @@ for (const dialect of DIALECTS) {
         const title = `race ${round} ${k}`;
         const answers = await Promise.all(Array.from({ length: 6 }, () => post(token, k, job(title))));
         const fresh = answers.filter((r) => r.status === 200 && r.headers['idempotency-replayed'] === undefined);
-        assert.equal(fresh.length, 1, answers.map((r) => `${r.status} ${r.headers['idempotency-replayed']}`).join(', '));
-        for (const r of answers) assert.ok(r.status === 200 || (r.status === 409 && r.body.error.code === 1090), `${r.status} ${r.raw}`);
+        assert.equal(
+          fresh.length,
+          1,
+          answers.map((r) => `${r.status} ${r.headers['idempotency-replayed']}`).join(', '),
+        );
+        for (const r of answers)
+          assert.ok(r.status === 200 || (r.status === 409 && r.body.error.code === 1090), `${r.status} ${r.raw}`);
         for (const r of answers.filter((x) => x.status === 200)) assert.equal(r.raw, fresh[0].raw);
         assert.equal(await jobsTitled(a, title), 1);
       }

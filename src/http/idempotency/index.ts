@@ -73,7 +73,12 @@ export class Retry implements RetryHandle {
   private answerFor(found: Exclude<Claim, { kind: 'claimed' }>): Answer {
     if (found.kind === 'mismatch') throw new ApiError('idempotencyKeyReused');
     if (found.kind === 'inFlight') throw new ApiError('idempotencyInFlight');
-    return { status: found.answer.status, headers: { ...found.answer.headers, 'idempotency-replayed': 'true' }, body: undefined, raw: found.answer.body };
+    return {
+      status: found.answer.status,
+      headers: { ...found.answer.headers, 'idempotency-replayed': 'true' },
+      body: undefined,
+      raw: found.answer.body,
+    };
   }
 
   async claim(digest: string): Promise<Answer | undefined> {
@@ -89,7 +94,8 @@ export class Retry implements RetryHandle {
   async keep(tx: Executor, answer: Answer): Promise<void> {
     if (this.claimed) {
       // False when our lease ran out and another request took the key: this write must not commit.
-      if (!(await keep(tx, this.claimed.id, this.claimed.lease, kept(answer)))) throw new ApiError('idempotencyInFlight');
+      if (!(await keep(tx, this.claimed.id, this.claimed.lease, kept(answer))))
+        throw new ApiError('idempotencyInFlight');
     } else if (this.write && this.bodyDigest !== undefined) {
       const r = await keepOnce(tx, this.scope, this.fingerprint(this.bodyDigest), this.now, kept(answer));
       if (r.kind !== 'kept') throw new KeyTaken(r);
@@ -135,7 +141,11 @@ export class Retry implements RetryHandle {
         const e = toApiError(err);
         if (e.status >= 500) throw err;
         // A 4xx: nothing was committed; it is the final answer, unless another request kept one first.
-        const r = await keepOnce(this.database.db, this.scope, this.fingerprint(digest), this.now, { status: e.status, headers: e.headers, body: JSON.stringify({ result: 'error', error: e.body }) });
+        const r = await keepOnce(this.database.db, this.scope, this.fingerprint(digest), this.now, {
+          status: e.status,
+          headers: e.headers,
+          body: JSON.stringify({ result: 'error', error: e.body }),
+        });
         if (r.kind !== 'kept') return this.answerFor(r);
         throw err;
       }
@@ -157,7 +167,11 @@ export class Retry implements RetryHandle {
     try {
       if (err.status < 500) {
         const body = JSON.stringify({ result: 'error', error: err.body });
-        await keep(this.database.db, this.claimed.id, this.claimed.lease, { status: err.status, headers: err.headers, body });
+        await keep(this.database.db, this.claimed.id, this.claimed.lease, {
+          status: err.status,
+          headers: err.headers,
+          body,
+        });
       } else {
         await release(this.database.db, this.claimed.id, this.claimed.lease);
       }
@@ -171,7 +185,13 @@ export class Retry implements RetryHandle {
  * The Retry of a POST, PATCH or DELETE carrying `Idempotency-Key` (400 when malformed); undefined
  * without the header, and for GET, where it is ignored.
  */
-export function openRetry(database: Database, request: FastifyRequest, caller: Caller, method: string, write: boolean): Retry | undefined {
+export function openRetry(
+  database: Database,
+  request: FastifyRequest,
+  caller: Caller,
+  method: string,
+  write: boolean,
+): Retry | undefined {
   if (method === 'GET') return undefined;
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
   if (key === undefined) return undefined;

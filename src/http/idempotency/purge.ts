@@ -8,7 +8,10 @@ const BATCH = 500;
  * Deletes kept answers past their 24 h in the background, a small batch at a time (short
  * statements that never hold up the writes); a full batch is followed by another a second later.
  */
-export function purgeInBackground(app: Pick<FastifyInstance, 'database' | 'clock' | 'addHook'>, every = EVERY_MS): void {
+export function purgeInBackground(
+  app: Pick<FastifyInstance, 'database' | 'clock' | 'addHook'>,
+  every = EVERY_MS,
+): void {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const tick = async () => {

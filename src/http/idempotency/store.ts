@@ -29,19 +29,37 @@ export type Claim =
   | { kind: 'mismatch' }
   | { kind: 'inFlight' };
 
-type KeyRow = { id: number; fingerprint: string; state: string; lease: string; status: number | null; headers: string | null; body: string | null; created: number };
+type KeyRow = {
+  id: number;
+  fingerprint: string;
+  state: string;
+  lease: string;
+  status: number | null;
+  headers: string | null;
+  body: string | null;
+  created: number;
+};
 
 /** What a stored row of the key means for a request with `fingerprint` at `now`; 'expired' when it may be taken over. */
 function judge(row: KeyRow, fingerprint: string, now: number): Exclude<Claim, { kind: 'claimed' }> | 'expired' {
   if (row.created + (row.state === 'pending' ? LEASE_MS : RETENTION_MS) <= now) return 'expired';
   if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
   if (row.state === 'pending') return { kind: 'inFlight' };
-  return { kind: 'done', answer: { status: row.status!, headers: JSON.parse(row.headers ?? '{}'), body: row.body ?? '' } };
+  return {
+    kind: 'done',
+    answer: { status: row.status!, headers: JSON.parse(row.headers ?? '{}'), body: row.body ?? '' },
+  };
 }
 
-const stored = (db: Executor, s: Scope) => db.selectFrom('idempotency_keys').selectAll()
-  .where('account_id', '=', s.accountId).where('client_id', '=', s.clientId).where('user_id', '=', s.userId).where('key', '=', s.key)
-  .executeTakeFirst();
+const stored = (db: Executor, s: Scope) =>
+  db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('account_id', '=', s.accountId)
+    .where('client_id', '=', s.clientId)
+    .where('user_id', '=', s.userId)
+    .where('key', '=', s.key)
+    .executeTakeFirst();
 
 /**
  * Claims the key for this request, each statement on its own (committed at once, outside the
@@ -53,16 +71,30 @@ const stored = (db: Executor, s: Scope) => db.selectFrom('idempotency_keys').sel
 export async function claim(db: Kysely<DB>, s: Scope, fingerprint: string, now: number): Promise<Claim> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const lease = crypto.randomBytes(12).toString('base64url');
-    const [inserted] = await run(db, insertClaim(db).bind({ account: s.accountId, client: s.clientId, user: s.userId, key: s.key, fingerprint, lease, now }));
+    const [inserted] = await run(
+      db,
+      insertClaim(db).bind({
+        account: s.accountId,
+        client: s.clientId,
+        user: s.userId,
+        key: s.key,
+        fingerprint,
+        lease,
+        now,
+      }),
+    );
     if (inserted) return { kind: 'claimed', id: inserted.id, lease };
     const row = await stored(db, s);
     if (!row) continue; // purged in between: insert again
     const judged = judge(row, fingerprint, now);
     if (judged !== 'expired') return judged;
     // Expired: a crashed or failed first request, or an answer past its retention.
-    const taken = await db.updateTable('idempotency_keys')
+    const taken = await db
+      .updateTable('idempotency_keys')
       .set({ fingerprint, state: 'pending', lease, status: null, headers: null, body: null, created: now })
-      .where('id', '=', row.id).where('lease', '=', row.lease).where('state', '=', row.state)
+      .where('id', '=', row.id)
+      .where('lease', '=', row.lease)
+      .where('state', '=', row.state)
       .executeTakeFirst();
     if (Number(taken.numUpdatedRows) === 1) return { kind: 'claimed', id: row.id, lease };
   }
@@ -75,8 +107,24 @@ export async function claim(db: Kysely<DB>, s: Scope, fingerprint: string, now: 
  * (then this write must not commit). Two requests that both get here: the unique index lets one
  * insert; the other waits for its commit (PostgreSQL) or runs after it (SQLite), then finds its row.
  */
-export async function keepOnce(db: Executor, s: Scope, fingerprint: string, now: number, answer: KeptAnswer): Promise<{ kind: 'kept' } | Exclude<Claim, { kind: 'claimed' }>> {
-  const values = { account: s.accountId, client: s.clientId, user: s.userId, key: s.key, fingerprint, now, status: answer.status, headers: JSON.stringify(answer.headers), body: answer.body };
+export async function keepOnce(
+  db: Executor,
+  s: Scope,
+  fingerprint: string,
+  now: number,
+  answer: KeptAnswer,
+): Promise<{ kind: 'kept' } | Exclude<Claim, { kind: 'claimed' }>> {
+  const values = {
+    account: s.accountId,
+    client: s.clientId,
+    user: s.userId,
+    key: s.key,
+    fingerprint,
+    now,
+    status: answer.status,
+    headers: JSON.stringify(answer.headers),
+    body: answer.body,
+  };
   for (let attempt = 0; attempt < 3; attempt++) {
     const [inserted] = await run(untyped(db), insertKept(db).bind(values));
     if (inserted) return { kind: 'kept' };
@@ -84,9 +132,20 @@ export async function keepOnce(db: Executor, s: Scope, fingerprint: string, now:
     if (!row) continue;
     const judged = judge(row, fingerprint, now);
     if (judged !== 'expired') return judged;
-    const taken = await db.updateTable('idempotency_keys')
-      .set({ fingerprint, state: 'done', lease: '', status: answer.status, headers: values.headers, body: answer.body, created: now })
-      .where('id', '=', row.id).where('lease', '=', row.lease).where('state', '=', row.state)
+    const taken = await db
+      .updateTable('idempotency_keys')
+      .set({
+        fingerprint,
+        state: 'done',
+        lease: '',
+        status: answer.status,
+        headers: values.headers,
+        body: answer.body,
+        created: now,
+      })
+      .where('id', '=', row.id)
+      .where('lease', '=', row.lease)
+      .where('state', '=', row.state)
       .executeTakeFirst();
     if (Number(taken.numUpdatedRows) === 1) return { kind: 'kept' };
   }
@@ -99,33 +158,80 @@ export async function keepOnce(db: Executor, s: Scope, fingerprint: string, now:
  * another request took the key over (our lease ran out), and the write must not commit.
  */
 export async function keep(db: Executor, id: number, lease: string, answer: KeptAnswer): Promise<boolean> {
-  const r = await db.executeQuery(updateKept(db).bind({ id, lease, status: answer.status, headers: JSON.stringify(answer.headers), body: answer.body }));
+  const r = await db.executeQuery(
+    updateKept(db).bind({
+      id,
+      lease,
+      status: answer.status,
+      headers: JSON.stringify(answer.headers),
+      body: answer.body,
+    }),
+  );
   return Number(r.numAffectedRows) === 1;
 }
 
 // The two statements every keyed write runs, built and compiled once (src/db/compiled.ts); on
 // SQLite the claim then runs directly on the connection.
-const insertClaim = (db: Executor) => prepared(db, 'idempotency|claim', () =>
-  db.insertInto('idempotency_keys')
-    .values({ account_id: slot<number>('account'), client_id: slot('client'), user_id: slot<number>('user'), key: slot('key'), fingerprint: slot('fingerprint'), state: 'pending', lease: slot('lease'), created: slot<number>('now') })
-    .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
-    .returning('id').compile());
+const insertClaim = (db: Executor) =>
+  prepared(db, 'idempotency|claim', () =>
+    db
+      .insertInto('idempotency_keys')
+      .values({
+        account_id: slot<number>('account'),
+        client_id: slot('client'),
+        user_id: slot<number>('user'),
+        key: slot('key'),
+        fingerprint: slot('fingerprint'),
+        state: 'pending',
+        lease: slot('lease'),
+        created: slot<number>('now'),
+      })
+      .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
+      .returning('id')
+      .compile(),
+  );
 
-const insertKept = (db: Executor) => prepared<{ id: number }>(untyped(db), 'idempotency|keepOnce', () =>
-  db.insertInto('idempotency_keys')
-    .values({ account_id: slot<number>('account'), client_id: slot('client'), user_id: slot<number>('user'), key: slot('key'), fingerprint: slot('fingerprint'), state: 'done', lease: '', created: slot<number>('now'), status: slot<number>('status'), headers: slot('headers'), body: slot('body') })
-    .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
-    .returning('id').compile());
+const insertKept = (db: Executor) =>
+  prepared<{ id: number }>(untyped(db), 'idempotency|keepOnce', () =>
+    db
+      .insertInto('idempotency_keys')
+      .values({
+        account_id: slot<number>('account'),
+        client_id: slot('client'),
+        user_id: slot<number>('user'),
+        key: slot('key'),
+        fingerprint: slot('fingerprint'),
+        state: 'done',
+        lease: '',
+        created: slot<number>('now'),
+        status: slot<number>('status'),
+        headers: slot('headers'),
+        body: slot('body'),
+      })
+      .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
+      .returning('id')
+      .compile(),
+  );
 
-const updateKept = (db: Executor) => prepared(db, 'idempotency|keep', () =>
-  db.updateTable('idempotency_keys')
-    .set({ state: 'done', status: slot<number>('status'), headers: slot('headers'), body: slot('body') })
-    .where('id', '=', slot<number>('id')).where('lease', '=', slot('lease')).where('state', '=', 'pending')
-    .compile());
+const updateKept = (db: Executor) =>
+  prepared(db, 'idempotency|keep', () =>
+    db
+      .updateTable('idempotency_keys')
+      .set({ state: 'done', status: slot<number>('status'), headers: slot('headers'), body: slot('body') })
+      .where('id', '=', slot<number>('id'))
+      .where('lease', '=', slot('lease'))
+      .where('state', '=', 'pending')
+      .compile(),
+  );
 
 /** Gives the key up (a 5xx: nothing was committed, so a retry runs again). */
 export async function release(db: Kysely<DB>, id: number, lease: string): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('id', '=', id).where('lease', '=', lease).where('state', '=', 'pending').execute();
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('id', '=', id)
+    .where('lease', '=', lease)
+    .where('state', '=', 'pending')
+    .execute();
 }
 
 /** Deletes up to `limit` rows claimed more than 24 h ago (answers and dead claims); returns how many. */
@@ -133,6 +239,14 @@ export async function purgeExpired(db: Kysely<DB>, now: number, limit = 500): Pr
   const before = now - RETENTION_MS;
   const ids = await db.selectFrom('idempotency_keys').select('id').where('created', '<', before).limit(limit).execute();
   if (!ids.length) return 0;
-  const r = await db.deleteFrom('idempotency_keys').where('id', 'in', ids.map((x) => x.id)).where('created', '<', before).executeTakeFirst();
+  const r = await db
+    .deleteFrom('idempotency_keys')
+    .where(
+      'id',
+      'in',
+      ids.map((x) => x.id),
+    )
+    .where('created', '<', before)
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }

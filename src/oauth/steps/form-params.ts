@@ -17,6 +17,7 @@ export function formParams(request: FastifyRequest): Record<string, string> {
   }
   const body = request.body as Record<string, string | string[]>;
   const repeated = Object.keys(body).find((k) => Array.isArray(body[k]));
-  if (repeated !== undefined) throw new InvalidRequestError(`Invalid request: parameter \`${repeated.slice(0, 40)}\` is repeated`);
+  if (repeated !== undefined)
+    throw new InvalidRequestError(`Invalid request: parameter \`${repeated.slice(0, 40)}\` is repeated`);
   return body as Record<string, string>;
 }

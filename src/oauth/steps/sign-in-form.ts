@@ -10,7 +10,11 @@ export type SignInOutcome = { ok: true } | { ok: false; status: number; error: s
  * A posted login form: CSRF (the pre-session cookie), the password check with its throttle, and on
  * success a new session cookie. The caller decides where to go next (303) or re-shows the form.
  */
-export async function submitSignIn(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<SignInOutcome> {
+export async function submitSignIn(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<SignInOutcome> {
   if (!csrfMatches(request.cookies[LOGIN_CSRF_COOKIE], single(request.body, 'csrf'))) {
     return { ok: false, status: 403, error: 'The form expired. Please sign in again.' };
   }

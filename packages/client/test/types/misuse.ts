@@ -1,7 +1,7 @@
 // Misuse the client's types must refuse. Each `@ts-expect-error` line is checked by tsc
 // (test/types.test.ts): compiled as is, this file passes; without the directives, exactly the
 // lines below them fail. The last function shows the same calls written correctly.
-import { FieldService } from '@fieldservice/client';
+import { type FieldService } from '@fieldservice/client';
 
 export async function misuse(fsm: FieldService) {
   // @ts-expect-error: no collection `job` (it is `jobs`)
@@ -36,9 +36,21 @@ export async function misuse(fsm: FieldService) {
 
 export async function use(fsm: FieldService) {
   fsm.list('jobs');
-  for await (const job of fsm.list('jobs', { fields: ['title', 'priority'], where: { and: [['title', '~', 'pipe'], ['status.id', '=', 1]] }, sort: ['-title'] })) console.log(job.id, job.title, job.priority);
+  for await (const job of fsm.list('jobs', {
+    fields: ['title', 'priority'],
+    where: {
+      and: [
+        ['title', '~', 'pipe'],
+        ['status.id', '=', 1],
+      ],
+    },
+    sort: ['-title'],
+  }))
+    console.log(job.id, job.title, job.priority);
   await fsm.create('jobs', [{ title: 'Leak', priority: 'urgent' }]);
-  await fsm.create('visits', [{ job: { id: 1 }, label: 'Survey', startTime: '2030-01-01T09:00:00Z', endTime: '2030-01-01T10:00:00Z' }]);
+  await fsm.create('visits', [
+    { job: { id: 1 }, label: 'Survey', startTime: '2030-01-01T09:00:00Z', endTime: '2030-01-01T10:00:00Z' },
+  ]);
   await fsm.update('jobs', [{ id: 1, title: 'Leak' }]);
   await fsm.updateItem('visits', 1, { state: 'completed' });
   await fsm.api.GET('/jobs/{id}', { params: { path: { id: 1 } } });

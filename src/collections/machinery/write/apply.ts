@@ -22,7 +22,9 @@ function isForeignKeyViolation(err: unknown): boolean {
 /** The association a refused foreign key names (PostgreSQL says which column; SQLite does not). */
 function referenceField(c: Collection, item: Record<string, unknown>, err: Error): string {
   const text = `${err.message} ${(err as { detail?: string }).detail ?? ''}`;
-  const assocs = Object.entries(c.fields).filter(([name, f]) => (f.kind === 'assoc' || f.kind === 'assocList') && item[name] !== undefined);
+  const assocs = Object.entries(c.fields).filter(
+    ([name, f]) => (f.kind === 'assoc' || f.kind === 'assocList') && item[name] !== undefined,
+  );
   const named = assocs.find(([, f]) => f.kind === 'assoc' && new RegExp(`\\b${f.column}\\b`).test(text));
   return (named ?? assocs[0])?.[0] ?? 'id';
 }
@@ -40,11 +42,26 @@ function uniqueField(c: Collection, err: Error): string {
  * statement: SQLite's trigger (src/db/versions.ts) then has nothing to add, instead of a second
  * UPDATE of the row (PostgreSQL's sets it anyway).
  */
-async function updateRow(db: Executor, table: string, row: Record<string, unknown>, id: number, accountId: number): Promise<Row | undefined> {
+async function updateRow(
+  db: Executor,
+  table: string,
+  row: Record<string, unknown>,
+  id: number,
+  accountId: number,
+): Promise<Row | undefined> {
   const cols = columnsOf(row);
-  const q = prepared<Row>(db, `update|${table}|${cols.join(',')}`, () =>
-    untyped(db).updateTable(table).set((eb) => ({ ...Object.fromEntries(cols.map((k) => [k, slot(k)])), version: eb('version', '+', 1) }))
-      .where('id', '=', slot<number>('where.id')).where('account_id', '=', slot<number>('where.account')).returningAll().compile() as CompiledQuery<Row>);
+  const q = prepared<Row>(
+    db,
+    `update|${table}|${cols.join(',')}`,
+    () =>
+      untyped(db)
+        .updateTable(table)
+        .set((eb) => ({ ...Object.fromEntries(cols.map((k) => [k, slot(k)])), version: eb('version', '+', 1) }))
+        .where('id', '=', slot<number>('where.id'))
+        .where('account_id', '=', slot<number>('where.account'))
+        .returningAll()
+        .compile() as CompiledQuery<Row>,
+  );
   return (await run(db, q.bind({ ...row, 'where.id': id, 'where.account': accountId })))[0];
 }
 
@@ -65,12 +82,23 @@ export class RetryOneByOne extends Error {
  * (`jsonb_populate_recordset` gives each value its column's type). The row version moves as in
  * updateRow.
  */
-async function updateRows(db: Executor, table: string, rows: Record<string, unknown>[], ids: number[], accountId: number): Promise<Row[]> {
+async function updateRows(
+  db: Executor,
+  table: string,
+  rows: Record<string, unknown>[],
+  ids: number[],
+  accountId: number,
+): Promise<Row[]> {
   const cols = columnsOf(rows[0]);
   const q = prepared<Row>(db, `updateRows|${table}|${cols.join(',')}`, () => {
-    const set = [...cols.map((k) => sql`${sql.ref(k)} = r.${sql.ref(k)}`), sql`version = ${sql.table(table)}.version + 1`];
+    const set = [
+      ...cols.map((k) => sql`${sql.ref(k)} = r.${sql.ref(k)}`),
+      sql`version = ${sql.table(table)}.version + 1`,
+    ];
     return sql<Row>`update ${sql.table(table)} set ${sql.join(set)} from jsonb_populate_recordset(null::${sql.table(table)}, ${slot('rows')}::jsonb) as r
-      where ${sql.table(table)}.id = r.id and ${sql.table(table)}.account_id = ${slot<number>('account')} returning ${sql.table(table)}.*`.compile(db);
+      where ${sql.table(table)}.id = r.id and ${sql.table(table)}.account_id = ${slot<number>('account')} returning ${sql.table(table)}.*`.compile(
+      db,
+    );
   });
   return run(db, q.bind({ rows: JSON.stringify(rows.map((row, i) => ({ ...row, id: ids[i] }))), account: accountId }));
 }
@@ -104,7 +132,8 @@ export async function applyAll(b: Batch, db: Executor, changes: ChangeRecorder, 
   const { collection: c, op } = b.request;
   if (op === 'update') await changes.touchRows(c, b.existing as never[]);
   if (op === 'delete') await changes.deleting(c, b.ids);
-  const together = !oneByOne && !c.rules.exclusive && b.items.length > 1 && (op === 'create' || (op === 'update' && isPostgres(db)));
+  const together =
+    !oneByOne && !c.rules.exclusive && b.items.length > 1 && (op === 'create' || (op === 'update' && isPostgres(db)));
   if (together) await writeTogether(b, db, changes);
   else for (let i = 0; i < b.items.length; i++) await guarded(b, i, () => writeOne(b, db, changes, i));
 }
@@ -146,8 +175,16 @@ async function writeTogether(b: Batch, db: Executor, changes: ChangeRecorder): P
     try {
       // The rows come back whole: the change recorder need not read them again.
       if (op === 'create') {
-        const made = await insertRows<Row>(untyped(db), c.table, rows.map((row) => ({ ...row, account_id: caller.accountId })), '*');
-        changes.created(c, made.map((r) => r.id));
+        const made = await insertRows<Row>(
+          untyped(db),
+          c.table,
+          rows.map((row) => ({ ...row, account_id: caller.accountId })),
+          '*',
+        );
+        changes.created(
+          c,
+          made.map((r) => r.id),
+        );
         changes.wrote(c, made);
         b.written.push(...made.map((r) => r.id));
       } else {
@@ -170,7 +207,13 @@ async function afterWrite(b: Batch, db: Executor, ctx: TxItemContext, id: number
   if (op !== 'delete') {
     for (const [name, field] of Object.entries(c.fields)) {
       if (field.kind === 'assocList' && Array.isArray(item[name])) {
-        await saveList(db, field, caller.accountId, id, (item[name] as { id: number }[]).map((x) => x.id));
+        await saveList(
+          db,
+          field,
+          caller.accountId,
+          id,
+          (item[name] as { id: number }[]).map((x) => x.id),
+        );
       }
     }
   }
@@ -187,7 +230,8 @@ async function guarded(b: Batch, i: number, fn: () => Promise<void>): Promise<vo
     const errors: ApiErrorBody[][] = b.items.map(() => []);
     if (op === 'delete' && isForeignKeyViolation(err)) errors[i].push(validationError('inUse', 'id'));
     // A referenced item removed by another transaction after the reference check.
-    else if (isForeignKeyViolation(err)) errors[i].push(validationError('reference', referenceField(c, item, err as Error)));
+    else if (isForeignKeyViolation(err))
+      errors[i].push(validationError('reference', referenceField(c, item, err as Error)));
     else if (isUniqueViolation(err)) errors[i].push(validationError('unique', uniqueField(c, err as Error)));
     else throw err;
     throw new BatchFailed(errors);

@@ -9,7 +9,11 @@ export function roleAccess(b: Batch): void {
   const access = c.policy.write[caller.role];
   if (access === 'none') throw new ApiError('roleForbids');
   const valid = b.items.filter((_, i) => !b.errors[i].length);
-  if (access === 'own' && op === 'create' && !(c.policy.ownsNew && valid.every((it) => c.policy.ownsNew!(caller, it)))) {
+  if (
+    access === 'own' &&
+    op === 'create' &&
+    !(c.policy.ownsNew && valid.every((it) => c.policy.ownsNew!(caller, it)))
+  ) {
     throw new ApiError('roleForbids');
   }
   b.access = access;

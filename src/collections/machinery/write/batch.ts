@@ -56,7 +56,15 @@ export class Batch {
 
   itemContext(index: number): ItemContext {
     const r = this.request;
-    return { caller: r.caller, op: r.op, item: this.items[index], index, existing: this.existing[index], row: this.rows[index] ?? {}, attached: r.attached?.[index] };
+    return {
+      caller: r.caller,
+      op: r.op,
+      item: this.items[index],
+      index,
+      existing: this.existing[index],
+      row: this.rows[index] ?? {},
+      attached: r.attached?.[index],
+    };
   }
 
   /** What `fn` finds, looked up once per attempt under `key` (TxItemContext.once). */
@@ -69,5 +77,4 @@ export class Batch {
   txContext(index: number, db: Executor, changes: ChangeRecorder): TxItemContext {
     return { ...this.itemContext(index), db, changes, once: this.once };
   }
-
 }

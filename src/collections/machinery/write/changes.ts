@@ -107,10 +107,18 @@ export class ChangeRecorder {
       for (const field of Object.values(other.fields)) {
         if (other.recorded === false) continue;
         if (field.kind === 'assoc' && field.target === c.name && field.onDelete !== 'restrict') {
-          const rows = await untyped(this.db).selectFrom(other.table).selectAll()
-            .where('account_id', '=', this.caller.accountId).where(field.column, 'in', ids).execute();
+          const rows = await untyped(this.db)
+            .selectFrom(other.table)
+            .selectAll()
+            .where('account_id', '=', this.caller.accountId)
+            .where(field.column, 'in', ids)
+            .execute();
           await this.touchRows(other, rows);
-          if (field.onDelete === 'cascade') await this.deleting(other, rows.map((r) => r.id as number));
+          if (field.onDelete === 'cascade')
+            await this.deleting(
+              other,
+              rows.map((r) => r.id as number),
+            );
         } else if (field.kind === 'assocList' && field.target === c.name) {
           await this.touch(other, await ownersListing(this.db, field, this.caller.accountId, ids));
         }

@@ -13,7 +13,8 @@ export function checkItems(b: Batch): void {
   b.items = input as Item[];
   b.ids = op === 'create' ? [] : b.items.map((it, i) => (b.errors[i].length ? 0 : (it.id as number)));
   b.ids.forEach((id, i) => {
-    if (id && b.request.urlId !== undefined && id !== b.request.urlId) b.errors[i].push(validationError('invalid', 'id', 'must be the id in the URL'));
+    if (id && b.request.urlId !== undefined && id !== b.request.urlId)
+      b.errors[i].push(validationError('invalid', 'id', 'must be the id in the URL'));
     else if (id && b.ids.indexOf(id) !== i) b.errors[i].push(validationError('duplicate', 'id'));
   });
 }

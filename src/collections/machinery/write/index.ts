@@ -72,37 +72,48 @@ export function createWriter(deps: WriterDeps): Writer {
     validateRules(b);
     if (b.errors.some((e) => e.length)) return failure(c, input, b.errors);
     b.rows = b.items.map((it) => (op === 'delete' ? {} : itemToRow(c, it, op, caller.now)));
-    if (c.rules.prepare && op !== 'delete') await Promise.all(b.items.map((_, i) => c.rules.prepare!(b.itemContext(i))));
+    if (c.rules.prepare && op !== 'delete')
+      await Promise.all(b.items.map((_, i) => c.rules.prepare!(b.itemContext(i))));
 
-    const attempt = (oneByOne: boolean) => transact(caller, async (tx, changes): Promise<WriteResult> => {
-      b.beginAttempt();
-      await lockRows(b, tx, database.dialect);
-      await loadAndAuthorize(b, tx);
-      stopOnErrors(b.errors);
-      authorizeRules(b);
-      if (op !== 'delete') {
-        await checkReferences(b, tx);
-        await checkUnique(b, tx);
-      }
-      if (c.rules.check) for (let i = 0; i < b.items.length; i++) b.errors[i].push(...(await c.rules.check(b.txContext(i, tx, changes))));
-      stopOnErrors(b.errors);
-      await checkIfMatch(b, tx, database.dialect);
-      await applyAll(b, tx, changes, oneByOne);
-      await changes.settle();
-      const items = op === 'delete' ? b.written.map((id) => ({ id })) : b.written.map((id) => changes.item(c, id)!);
-      // What is sealed (an idempotency record) is the answer without the secrets a create shows
-      // once: a secret is stored where it is needed, nowhere else. A replay answers without it.
-      // Without such a secret the answer is the sealed result itself (its kept text is sent as is).
-      const sealed = success(input, items);
-      await request.seal?.(tx, sealed);
-      const reveal = c.rules.reveal;
-      return op === 'create' && reveal ? success(input, items.map((it, i) => ({ ...it, ...reveal(b.rows[i]) }))) : sealed;
-    });
+    const attempt = (oneByOne: boolean) =>
+      transact(caller, async (tx, changes): Promise<WriteResult> => {
+        b.beginAttempt();
+        await lockRows(b, tx, database.dialect);
+        await loadAndAuthorize(b, tx);
+        stopOnErrors(b.errors);
+        authorizeRules(b);
+        if (op !== 'delete') {
+          await checkReferences(b, tx);
+          await checkUnique(b, tx);
+        }
+        if (c.rules.check)
+          for (let i = 0; i < b.items.length; i++)
+            b.errors[i].push(...(await c.rules.check(b.txContext(i, tx, changes))));
+        stopOnErrors(b.errors);
+        await checkIfMatch(b, tx, database.dialect);
+        await applyAll(b, tx, changes, oneByOne);
+        await changes.settle();
+        const items = op === 'delete' ? b.written.map((id) => ({ id })) : b.written.map((id) => changes.item(c, id)!);
+        // What is sealed (an idempotency record) is the answer without the secrets a create shows
+        // once: a secret is stored where it is needed, nowhere else. A replay answers without it.
+        // Without such a secret the answer is the sealed result itself (its kept text is sent as is).
+        const sealed = success(input, items);
+        await request.seal?.(tx, sealed);
+        const reveal = c.rules.reveal;
+        return op === 'create' && reveal
+          ? success(
+              input,
+              items.map((it, i) => ({ ...it, ...reveal(b.rows[i]) })),
+            )
+          : sealed;
+      });
 
     let result: WriteResult;
     try {
       // The database refused a statement that wrote several items: again, one item at a time, to name it.
-      result = await attempt(false).catch((err) => (err instanceof RetryOneByOne ? attempt(true) : Promise.reject(err)));
+      result = await attempt(false).catch((err) =>
+        err instanceof RetryOneByOne ? attempt(true) : Promise.reject(err),
+      );
     } catch (err) {
       if (err instanceof BatchFailed) return failure(c, input, err.errors);
       throw err;

@@ -21,12 +21,21 @@ import type { Batch } from './batch.js';
 export async function lockRows(b: Batch, db: Executor, dialect: Dialect): Promise<void> {
   if (dialect !== 'postgres') return;
   const { collection: c, caller, op } = b.request;
-  const lists = Object.entries(c.fields).filter(([, f]) => f.kind === 'assocList').map(([name]) => name);
-  const others = c.rules.exclusive || (op !== 'create' && (op === 'delete' || b.items.some((it) => lists.some((name) => it[name] !== undefined))));
+  const lists = Object.entries(c.fields)
+    .filter(([, f]) => f.kind === 'assocList')
+    .map(([name]) => name);
+  const others =
+    c.rules.exclusive ||
+    (op !== 'create' && (op === 'delete' || b.items.some((it) => lists.some((name) => it[name] !== undefined))));
   if (others) await sql`select pg_advisory_xact_lock(${caller.accountId}, hashtext(${c.table}))`.execute(db);
   if (op === 'create' || !b.ids.length) return;
   // The rows come whole: the next step reads them from here instead of a second round trip.
-  const q = untyped(db).selectFrom(c.table).selectAll().where('account_id', '=', caller.accountId).where('id', 'in', [...new Set(b.ids)]).orderBy('id');
+  const q = untyped(db)
+    .selectFrom(c.table)
+    .selectAll()
+    .where('account_id', '=', caller.accountId)
+    .where('id', 'in', [...new Set(b.ids)])
+    .orderBy('id');
   const rows = await (op === 'delete' ? q.forUpdate() : q.forNoKeyUpdate()).execute();
   b.locked = new Map(rows.map((r) => [r.id as number, r as Row]));
 }

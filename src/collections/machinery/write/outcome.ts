@@ -40,13 +40,25 @@ export function failure(c: Collection, input: unknown[], errors: ApiErrorBody[][
   return {
     result: 'failure',
     failures: invalid.map((i) => ({ rawData: rawData(c, input[i]), errors: errors[i] })),
-    metadata: { receivedItemsCount: input.length, validItems: errors.flatMap((e, i) => (e.length ? [] : [i])), invalidItems: invalid },
+    metadata: {
+      receivedItemsCount: input.length,
+      validItems: errors.flatMap((e, i) => (e.length ? [] : [i])),
+      invalidItems: invalid,
+    },
   };
 }
 
 /** The metadata of an action's answer: it took no items (spec §2.2: metadata in every non-error answer). */
-export const NO_ITEMS: WriteMetadata = Object.freeze({ receivedItemsCount: 0, validItems: [], invalidItems: [] }) as WriteMetadata;
+export const NO_ITEMS: WriteMetadata = Object.freeze({
+  receivedItemsCount: 0,
+  validItems: [],
+  invalidItems: [],
+}) as WriteMetadata;
 
 export function success(input: unknown[], items: Item[]): WriteSuccess {
-  return { result: 'success', items, metadata: { receivedItemsCount: input.length, validItems: input.map((_, i) => i), invalidItems: [] } };
+  return {
+    result: 'success',
+    items,
+    metadata: { receivedItemsCount: input.length, validItems: input.map((_, i) => i), invalidItems: [] },
+  };
 }

@@ -15,11 +15,18 @@ export async function checkReferences(b: Batch, db: Executor): Promise<void> {
     if (field.kind !== 'assoc' && field.kind !== 'assocList') continue;
     const list = field.kind === 'assocList';
     // The caller's own account exists (a user's `account` names it): nothing to look up.
-    const wanted = [...new Set(b.items.flatMap((it) => idsOf(it[name], list)))].filter((id) => !(field.table === 'accounts' && id === caller.accountId));
+    const wanted = [...new Set(b.items.flatMap((it) => idsOf(it[name], list)))].filter(
+      (id) => !(field.table === 'accounts' && id === caller.accountId),
+    );
     if (!wanted.length) continue;
     const accountColumn = field.kind === 'assoc' ? field.accountColumn : 'account_id';
-    let q = untyped(db).selectFrom(field.table).select('id').where('id', 'in', wanted).where(accountColumn, '=', caller.accountId);
-    for (const [col, val] of Object.entries(field.kind === 'assoc' ? (field.referenceFilter ?? {}) : {})) q = q.where(col, '=', val);
+    let q = untyped(db)
+      .selectFrom(field.table)
+      .select('id')
+      .where('id', 'in', wanted)
+      .where(accountColumn, '=', caller.accountId);
+    for (const [col, val] of Object.entries(field.kind === 'assoc' ? (field.referenceFilter ?? {}) : {}))
+      q = q.where(col, '=', val);
     const found = new Set((await q.execute()).map((r) => r.id as number));
     b.items.forEach((it, i) => {
       if (idsOf(it[name], list).some((id) => !found.has(id))) b.errors[i].push(validationError('reference', name));
@@ -33,17 +40,27 @@ export async function checkUnique(b: Batch, db: Executor): Promise<void> {
   for (const [name, field] of Object.entries(c.fields)) {
     if (field.kind !== 'scalar' || !field.unique) continue;
     const seen = new Map<unknown, number>();
-    const values = b.items.flatMap((it: Item, i) => (it[name] === undefined || it[name] === null ? [] : [[i, it[name]] as const]));
+    const values = b.items.flatMap((it: Item, i) =>
+      it[name] === undefined || it[name] === null ? [] : [[i, it[name]] as const],
+    );
     for (const [i, v] of values) {
       if (seen.has(v)) b.errors[i].push(validationError('duplicate', name));
       seen.set(v, i);
     }
     if (!values.length) continue;
-    let q = untyped(db).selectFrom(c.table).select(['id', field.column]).where(field.column, 'in', values.map(([, v]) => v));
+    let q = untyped(db)
+      .selectFrom(c.table)
+      .select(['id', field.column])
+      .where(
+        field.column,
+        'in',
+        values.map(([, v]) => v),
+      );
     if (field.unique === 'account') q = q.where('account_id', '=', caller.accountId);
     const taken = await q.execute();
     for (const [i, v] of values) {
-      if (taken.some((t) => t[field.column] === v && t.id !== b.existing[i]?.id)) b.errors[i].push(validationError('unique', name));
+      if (taken.some((t) => t[field.column] === v && t.id !== b.existing[i]?.id))
+        b.errors[i].push(validationError('unique', name));
     }
   }
 }
