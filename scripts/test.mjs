@@ -23,7 +23,14 @@ if (files.length === 0) {
 if (!process.env.TEST_DATABASE_URL) {
   console.log('TEST_DATABASE_URL is not set: the PostgreSQL suites are reported as skipped.');
 }
-const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=2', ...files], {
-  stdio: 'inherit',
-});
+// A hang fails instead of holding CI: each test has TEST_TIMEOUT_MS (3 minutes; the longest takes
+// under a minute), and the whole run RUN_TIMEOUT_MS (40 minutes; it takes about six).
+const testTimeout = Number(process.env.TEST_TIMEOUT_MS ?? 180_000);
+const runTimeout = Number(process.env.RUN_TIMEOUT_MS ?? 40 * 60_000);
+const r = spawnSync(
+  process.execPath,
+  ['--test', '--test-reporter=spec', '--test-concurrency=2', `--test-timeout=${testTimeout}`, ...files],
+  { stdio: 'inherit', timeout: runTimeout, killSignal: 'SIGKILL' },
+);
+if (r.error?.code === 'ETIMEDOUT') console.error(`the test run passed ${runTimeout} ms and was stopped`);
 process.exit(r.status ?? 1);
