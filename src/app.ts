@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/index.js';
 import { apiPlugin } from './http/api.js';
 import { STANDARD_HEADERS, sendError, toApiError } from './http/envelope.js';
-import { ApiError } from './http/errors.js';
+import { ApiError } from './errors.js';
 import { oauthPlugin } from './oauth/index.js';
 import { oauthRateLimitPlugin } from './oauth/rate-limits.js';
 import { rateLimitPlugin } from './http/rate-limit.js';

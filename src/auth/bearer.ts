@@ -3,7 +3,7 @@ import { prepared, run, slot } from '../db/compiled.js';
 import type { Database } from '../db/index.js';
 import { untyped, type Executor } from '../db/tx.js';
 import type { DB } from '../db/types.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import type { AuthContext, EpochCheck, RoleKind } from './context.js';
 import { hashToken } from './secrets.js';
 

@@ -6,7 +6,7 @@ import { present } from '../collections/machinery/present.js';
 import { projectedRows } from '../collections/machinery/read.js';
 import type { Services } from '../collections/machinery/services.js';
 import { sendJson, sendText } from './envelope.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { listAnswer } from './serialize.js';
 import type { Answer, Retry } from './idempotency/index.js';
 import type { WriteSuccess } from '../collections/machinery/write/outcome.js';

@@ -5,7 +5,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { browserSkip, launchBrowser } from '../../test/browser.js';
 import { createTestApp, type TestApp } from '../../test/helpers.js';
 import { registry } from '../collections/index.js';
-import { ERRORS, VALIDATION } from './errors.js';
+import { ERRORS, VALIDATION } from '../errors.js';
 import { authorizationServerMetadata } from '../oauth/metadata.js';
 
 describe('OpenAPI document and reference page', () => {

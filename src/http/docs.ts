@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import { registry } from '../collections/index.js';
 import { JSON_TYPE } from './envelope.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { buildOpenApi } from './openapi.js';
 
 // Swagger UI's own prebuilt files from the swagger-ui-dist package: the page needs no CDN.

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { ApiError, ERRORS } from './errors.js';
+import { ApiError, ERRORS } from '../errors.js';
 import { errorAnswer } from './serialize.js';
 
 export const API_VERSION = '1.0';

@@ -4,7 +4,7 @@ import client from 'prom-client';
 import { safeEqual } from '../auth/secrets.js';
 import { registry as collections } from '../collections/index.js';
 import { sendError } from './envelope.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { parsePath } from './route.js';
 
 /**

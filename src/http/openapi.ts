@@ -3,7 +3,7 @@ import { MAX_ID } from '../collections/machinery/fields.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../collections/machinery/modifiers.js';
 import { MAX_ITEMS } from '../collections/machinery/write/index.js';
 import { API_VERSION } from './envelope.js';
-import { ERRORS, VALIDATION } from './errors.js';
+import { ERRORS, VALIDATION } from '../errors.js';
 import { envelope, itemSchema, pascal, plain, ref, SHARED_SCHEMAS, type Json } from './schemas.js';
 import { oauthPaths, OAUTH_SCHEMAS } from './openapi-oauth.js';
 import { operationsPaths } from './openapi-ops.js';

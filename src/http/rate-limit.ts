@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fp from 'fastify-plugin';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { countRateLimitRefusal } from './metrics.js';
 
 /**

@@ -1,4 +1,4 @@
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 
 /** `/:collection[/:item][/:action]` (spec §4.1). */
 export interface ApiRoute {

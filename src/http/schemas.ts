@@ -1,6 +1,6 @@
 import type { Collection } from '../collections/machinery/collection.js';
 import type { Field } from '../collections/machinery/fields.js';
-import { ERRORS, VALIDATION } from './errors.js';
+import { ERRORS, VALIDATION } from '../errors.js';
 
 /**
  * The JSON Schemas of answers, from the collection declarations and each field's TypeBox schema:

@@ -7,7 +7,7 @@ import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { present } from '../collections/machinery/present.js';
 import { itemToRow } from '../collections/machinery/validate.js';
 import { createAccount } from '../accounts/service.js';
-import { ApiError, validationError } from './errors.js';
+import { ApiError, validationError } from '../errors.js';
 import { compiledCount, errorAnswer, fallbacks, listAnswer } from './serialize.js';
 import { DIALECTS, createTestDb, skipUnless, type TestDb } from '../../test/helpers.js';
 

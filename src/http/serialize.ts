@@ -1,7 +1,7 @@
 import fastJson from 'fast-json-stringify';
 import type { Collection, Item } from '../collections/machinery/collection.js';
 import { fieldsKey } from '../collections/machinery/present.js';
-import type { ApiErrorBody } from './errors.js';
+import type { ApiErrorBody } from '../errors.js';
 import { envelope, itemSchema, pascal, SHARED_SCHEMAS, type Json } from './schemas.js';
 
 /**

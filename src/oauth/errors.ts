@@ -1,7 +1,7 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { sendError, sendJson } from '../http/envelope.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 
 const { OAuthError, InvalidRequestError } = OAuth2Server;
 

@@ -5,7 +5,7 @@ import { sendTokenError } from './errors.js';
 import { registerFormParser } from './form.js';
 import { sendPage } from './html.js';
 import { errorPage } from './pages.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import { tokenEndpoint } from './token-endpoint.js';
 import { revokeEndpoint } from './revoke-endpoint.js';
 import { introspectEndpoint } from './introspect-endpoint.js';

@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { f, standardFields } from '../machinery/fields.js';
 import { defineCollection, type ActionAnswer, type ActionRequest } from '../machinery/collection.js';
 import { readByIds } from '../machinery/read.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { checkLink, DOWNLOAD_PREFIX, signingKey } from './links.js';
 
 /** RFC 6266 + RFC 5987: an ASCII fallback and the exact name percent-encoded as UTF-8. */

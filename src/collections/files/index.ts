@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql } from 'kysely';
 import type { Database } from '../../db/index.js';
 import { withTransaction, type Executor } from '../../db/tx.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import {
   defineCollection,
   type ActionAnswer,

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import type { ActionDoc, ActionRequest } from '../machinery/collection.js';
 import { TooLargeError, type StagedBlob } from '../../storage/blobs.js';
 

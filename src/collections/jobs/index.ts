@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
 import { defineCollection } from '../machinery/collection.js';
 import { jobFields } from './schema.js';

@@ -12,7 +12,7 @@ import {
   type Tenant,
   type TestApp,
 } from '../../../test/helpers.js';
-import { VALIDATION } from '../../http/errors.js';
+import { VALIDATION } from '../../errors.js';
 
 const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kind].code}:${field}`;
 const visit = (job: number, user: number | null) => ({

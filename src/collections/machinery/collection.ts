@@ -1,6 +1,6 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { AuthContext, EpochCheck, RoleKind } from '../../auth/context.js';
-import type { ApiErrorBody } from '../../http/errors.js';
+import type { ApiErrorBody } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
 import type { Field, ScalarField, ValueType } from './fields.js';
 import { INT32_MAX } from './fields.js';

@@ -1,5 +1,5 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import type { Collection, EB, FilterColumn } from './collection.js';
 import { INT32_MAX, INT32_MIN } from './fields.js';
 import type { Value, WhereNode } from './where.js';

@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import type { Collection } from './collection.js';
 import { parseWhere, type WhereNode } from './where.js';
 

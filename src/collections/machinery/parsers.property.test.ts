@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { registry } from '../index.js';
 import { whereToSql } from './filter.js';
 import { parseFields, parseListQuery, MAX_PAGE_SIZE } from './modifiers.js';

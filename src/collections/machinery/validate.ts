@@ -11,7 +11,7 @@ if (!FormatRegistry.Has('date')) {
   });
 }
 if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
-import { validationError, type ApiErrorBody } from '../../http/errors.js';
+import { validationError, type ApiErrorBody } from '../../errors.js';
 import type { Collection, Item, Op, Row } from './collection.js';
 import { MAX_ID, isItemId, type Field, type ScalarField } from './fields.js';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseWhere } from './where.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 
 test('where: precedence (and binds tighter than or) and parentheses', () => {
   assert.deepEqual(parseWhere('a = 1 or b = 2 and c = 3'), {

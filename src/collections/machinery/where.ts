@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 
 /**
  * The `where` modifier: `term (and|or term)*` with parentheses, `and` binding tighter than `or`.

@@ -1,4 +1,4 @@
-import { ApiError, validationError, type ApiErrorBody } from '../../http/errors.js';
+import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
 import {
   defineCollection,

@@ -1,4 +1,4 @@
-import { validationError, type ApiErrorBody } from '../../http/errors.js';
+import { validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type TxItemContext } from '../machinery/collection.js';
 import { statusFields } from './schema.js';
 

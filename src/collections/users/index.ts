@@ -1,5 +1,5 @@
 import { hashPassword } from '../../auth/secrets.js';
-import { ApiError, validationError, type ApiErrorBody } from '../../http/errors.js';
+import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { revokeTokens } from '../../oauth/tokens.js';
 import { defineCollection, type ItemContext } from '../machinery/collection.js';
 import { userFields } from './schema.js';

@@ -1,4 +1,4 @@
-import { ApiError, validationError, type ApiErrorBody } from '../../http/errors.js';
+import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
 import { visitFields } from './schema.js';
 

@@ -1,7 +1,7 @@
 import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
 import { readByIds } from '../machinery/read.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { sql } from 'kysely';
 import type { Executor } from '../../db/tx.js';
 import { newMessageId, newSecret } from '../../webhooks/sign.js';

@@ -1,4 +1,4 @@
-import { validationError, type ApiErrorBody } from '../../http/errors.js';
+import { validationError, type ApiErrorBody } from '../../errors.js';
 import { refusedUrl, resolveChecked, RefusedTarget } from '../../webhooks/address.js';
 import { newSecret } from '../../webhooks/sign.js';
 import { defineCollection, type Item, type ItemContext } from '../machinery/collection.js';

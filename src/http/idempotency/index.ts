@@ -5,7 +5,7 @@ import type { ActionAnswer, Caller, RetryHandle } from '../../collections/machin
 import type { Database } from '../../db/index.js';
 import type { Executor } from '../../db/tx.js';
 import { toApiError } from '../envelope.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 import { parseIdempotencyKey } from './key.js';
 import { claim, keep, keepOnce, release, type Claim, type KeptAnswer, type Scope } from './store.js';
 

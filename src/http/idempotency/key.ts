@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 
 /** Printable ASCII, as the IETF draft's sf-string allows: space to tilde. */
 const BARE = /^[\x20-\x7e]{1,255}$/;

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { addressBucket, enforceRateLimit } from '../../http/rate-limit.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../errors.js';
 import { clientBucket } from '../rate-limits.js';
 
 /**

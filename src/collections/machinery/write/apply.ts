@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type CompiledQuery } from 'kysely';
 import { columnsOf, insertRows, prepared, run, slot } from '../../../db/compiled.js';
 import { untyped, type Executor } from '../../../db/tx.js';
-import { validationError, type ApiErrorBody } from '../../../http/errors.js';
+import { validationError, type ApiErrorBody } from '../../../errors.js';
 import type { Collection, Row, TxItemContext } from '../collection.js';
 import { saveList } from '../links.js';
 import type { Batch } from './batch.js';

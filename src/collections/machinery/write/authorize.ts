@@ -1,5 +1,5 @@
 import type { Executor } from '../../../db/tx.js';
-import { ApiError, validationError } from '../../../http/errors.js';
+import { ApiError, validationError } from '../../../errors.js';
 import { readAccess, rowsByIds } from '../read.js';
 import type { Batch } from './batch.js';
 

@@ -1,4 +1,4 @@
-import type { ApiErrorBody } from '../../../http/errors.js';
+import type { ApiErrorBody } from '../../../errors.js';
 import type { Executor } from '../../../db/tx.js';
 import type { Caller, Collection, Item, ItemContext, Op, Row, TxItemContext } from '../collection.js';
 import type { ChangeRecorder } from './changes.js';

@@ -1,4 +1,4 @@
-import { validationError, type ApiErrorBody } from '../../../http/errors.js';
+import { validationError, type ApiErrorBody } from '../../../errors.js';
 import type { Item } from '../collection.js';
 import { validateItem } from '../validate.js';
 import type { Batch } from './batch.js';

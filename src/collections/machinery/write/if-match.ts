@@ -1,6 +1,6 @@
 import type { Dialect } from '../../../db/index.js';
 import type { Executor } from '../../../db/tx.js';
-import { ApiError } from '../../../http/errors.js';
+import { ApiError } from '../../../errors.js';
 import { currentEtag, ifMatchHolds } from '../etag.js';
 import type { Batch } from './batch.js';
 

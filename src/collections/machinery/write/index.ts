@@ -1,6 +1,6 @@
 import { withTransaction, type Executor } from '../../../db/tx.js';
 import { holdEpoch } from '../../../auth/bearer.js';
-import { ApiError } from '../../../http/errors.js';
+import { ApiError } from '../../../errors.js';
 import type { Caller } from '../collection.js';
 import { itemToRow } from '../validate.js';
 import { lockRows } from './lock-rows.js';

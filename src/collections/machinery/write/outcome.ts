@@ -1,4 +1,4 @@
-import type { ApiErrorBody } from '../../../http/errors.js';
+import type { ApiErrorBody } from '../../../errors.js';
 import type { Collection, Item } from '../collection.js';
 import { rawData } from '../validate.js';
 

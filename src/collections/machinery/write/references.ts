@@ -1,5 +1,5 @@
 import { untyped, type Executor } from '../../../db/tx.js';
-import { validationError } from '../../../http/errors.js';
+import { validationError } from '../../../errors.js';
 import type { Item } from '../collection.js';
 import type { Batch } from './batch.js';
 

@@ -1,22 +1,8 @@
 /**
- * Where `a=b&c=d` text (a query string, a form body) is not valid percent-encoded UTF-8: the first
- * bad parameter, shortened, or undefined when every part decodes. URLSearchParams and the query
- * parser would silently keep bad escapes as text or turn them into U+FFFD.
- */
-export function badPercentEncoding(text: string): string | undefined {
-  for (const part of text.split('&')) {
-    try {
-      decodeURIComponent(part.replace(/\+/g, ' '));
-    } catch {
-      return `in '${part.length > 40 ? `${part.slice(0, 40)}…` : part}' (write '%' as %25; escapes must spell UTF-8)`;
-    }
-  }
-  return undefined;
-}
-
-/**
- * The one set of API errors. Each has a stable numeric code, an HTTP status and an error type;
- * docs/errors.md lists them all and a test keeps that page and this table in step.
+ * The errors of the service, free of any transport: each has a stable numeric code, an error type
+ * and the HTTP status it is answered with (src/http/envelope.ts turns them into the spec's envelope,
+ * in one place). docs/errors.md lists them all and a test keeps that page and this table in step.
+ * Every layer may import this module; it imports nothing.
  */
 export type ErrorType = 'validation' | 'content' | 'client' | 'server';
 
