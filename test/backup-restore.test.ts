@@ -28,7 +28,7 @@ import {
  * (tokens included: they are rows like any other).
  */
 async function backupAndRestore(t: TestApp, dir: string): Promise<{ database: Database; drop: () => Promise<void> }> {
-  if (t.database.dialect === 'sqlite') {
+  if (t.database.dialect.name === 'sqlite') {
     // Online backup with better-sqlite3 (the same as `sqlite3 fsm.sqlite ".backup 'backup.sqlite'"`),
     // while the app holds the database open in WAL mode.
     const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof SQLite;

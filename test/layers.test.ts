@@ -106,28 +106,97 @@ test('migrations import nothing above src/db, and live code never imports a migr
   assert.deepEqual(bad, []);
 });
 
-test('shared layers never import a particular collection; collections never import each other', () => {
-  const g = graph();
-  const collections = path.join(src, 'collections');
-  const own = (p: string) => (p.startsWith(collections) ? path.relative(collections, p).split(path.sep)[0] : undefined);
+/**
+ * The layers, lowest first (docs/design.md): a file imports only files of its own unit or of a
+ * lower layer, at run time and by type alike. A unit is a folder of src/, or a collection's own
+ * folder; files of one layer's different units never import each other (collections never import
+ * each other). Every file of src/ belongs to exactly one layer.
+ */
+const LAYERS: string[][] = [
+  ['errors.ts', 'config.ts'],
+  ['db'],
+  ['storage'],
+  ['auth'],
+  ['collections/machinery'],
+  ['collections/policy.ts'],
+  ['collections/*'],
+  ['collections/index.ts'],
+  ['accounts', 'webhooks'],
+  ['services.ts'],
+  ['http'],
+  ['oauth'],
+  ['app.ts'],
+  ['server.ts', 'cli'],
+];
+
+/** A file's unit (its folder under src/, a collection's folder, or a top-level file) and layer. */
+function placeOf(file: string): { unit: string; layer: number } | undefined {
+  const parts = path.relative(src, file).split(path.sep);
+  const unit = parts[0] === 'collections' ? `collections/${parts[1]}` : parts[0];
+  // Searched lowest first: collections/machinery is listed before collections/*.
+  const layer = LAYERS.findIndex((names) =>
+    names.some((name) => name === unit || (name === 'collections/*' && parts[0] === 'collections' && parts.length > 2)),
+  );
+  return layer === -1 ? undefined : { unit, layer };
+}
+
+/** Every relative import of each source file, runtime and type-only alike, as source paths. */
+function allImports(): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const file of files(src)) {
+    const text = fs.readFileSync(file, 'utf8');
+    const deps: string[] = [];
+    for (const m of text.matchAll(IMPORT))
+      if (m[4].startsWith('.')) deps.push(path.resolve(path.dirname(file), m[4].replace(/\.js$/, '.ts')));
+    for (const m of text.matchAll(/import\(['"](\.[^'"]+)['"]\)/g))
+      deps.push(path.resolve(path.dirname(file), m[1].replace(/\.js$/, '.ts')));
+    out.set(file, deps);
+  }
+  return out;
+}
+
+test('every file of src/ belongs to a layer', () => {
+  assert.deepEqual(
+    files(src)
+      .filter((f) => !f.includes(`${path.sep}migrations${path.sep}`) && !placeOf(f))
+      .map(rel),
+    [],
+  );
+});
+
+test('imports point down the layers (or within one unit): no exceptions', () => {
   const bad: string[] = [];
-  for (const [file, deps] of g) {
-    const mine = own(file);
+  for (const [file, deps] of allImports()) {
+    if (file.includes(`${path.sep}db${path.sep}migrations${path.sep}`)) continue; // checked above
+    const from = placeOf(file)!;
     for (const d of deps) {
-      const theirs = own(d);
-      if (!theirs || theirs === 'machinery' || theirs === 'index.ts' || theirs === mine) continue;
-      // Only the registry (collections/index.ts) and the top (app, services, accounts, cli) name collections.
-      const top =
-        !file.startsWith(path.join(src, 'http')) &&
-        !file.startsWith(path.join(src, 'auth')) &&
-        !file.startsWith(path.join(src, 'db')) &&
-        !file.startsWith(path.join(src, 'oauth')) &&
-        !mine;
-      if (mine === 'index.ts' || top) continue;
-      bad.push(`${rel(file)} imports ${rel(d)}`);
+      const to = placeOf(d);
+      if (!to) continue;
+      if (to.unit === from.unit || to.layer < from.layer) continue;
+      bad.push(`${rel(file)} (${from.unit}) imports ${rel(d)} (${to.unit})`);
     }
-    if (file.startsWith(path.join(src, 'auth')) && deps.some((d) => d.startsWith(collections)))
-      bad.push(`${rel(file)} imports the collections`);
   }
   assert.deepEqual(bad, []);
+});
+
+test('the layer rule finds an upward import (control)', () => {
+  assert.ok(
+    placeOf(path.join(src, 'http', 'api.ts'))!.layer >
+      placeOf(path.join(src, 'collections', 'jobs', 'index.ts'))!.layer,
+  );
+  assert.equal(placeOf(path.join(src, 'collections', 'jobs', 'index.ts'))!.unit, 'collections/jobs');
+  assert.notEqual(
+    placeOf(path.join(src, 'collections', 'jobs', 'index.ts'))!.unit,
+    placeOf(path.join(src, 'collections', 'notes', 'index.ts'))!.unit,
+  );
+});
+
+/** Only the transport knows the web framework: routes, plugins and replies live in src/http, src/oauth and the app. */
+test('the domain knows no web framework: fastify is imported only by src/http, src/oauth, app.ts and server.ts', () => {
+  const allowed = ['http', 'oauth', 'app.ts', 'server.ts'];
+  const bad = files(src).filter((f) => {
+    const top = path.relative(src, f).split(path.sep)[0];
+    return !allowed.includes(top) && /from ['"](fastify|@fastify\/[^'"]+)['"]/.test(fs.readFileSync(f, 'utf8'));
+  });
+  assert.deepEqual(bad.map(rel), []);
 });

@@ -168,7 +168,7 @@ for (const dialect of DIALECTS) {
         assert.equal(refused.status, 403, JSON.stringify(refused.body));
       });
 
-      // A GET reads the cached token's epoch in its own statement, and nothing leaves before it is confirmed.
+      // Every request reads the cached token's epoch first (src/auth/bearer.ts).
       test("a user's role changed through a: b's next GET is answered under the new role", async () => {
         const { userId, token } = await userWithToken('administrator');
         for (let i = 0; i < 2; i++)

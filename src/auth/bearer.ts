@@ -1,10 +1,9 @@
 import type { InferResult, Kysely } from 'kysely';
-import { prepared, run, slot } from '../db/compiled.js';
 import type { Database } from '../db/index.js';
-import { untyped, type Executor } from '../db/tx.js';
+import { query, slot } from '../db/runner.js';
 import type { DB } from '../db/types.js';
 import { ApiError } from '../errors.js';
-import type { AuthContext, EpochCheck, RoleKind } from './context.js';
+import type { AuthContext, RoleKind } from './context.js';
 import { hashToken } from './secrets.js';
 
 // The scheme is case-insensitive (RFC 7235 §2.1), followed by one or more spaces.
@@ -40,57 +39,20 @@ const tokenLookup = (db: Kysely<DB>, hash: string) =>
 
 type TokenRow = InferResult<ReturnType<typeof tokenLookup>>[number];
 
-/**
- * The lookup runs on every request, so it is built and compiled once per database (the profile
- * showed query building on the hot path); each request only binds its token's hash.
- */
-const tokenQuery = (db: Kysely<DB>) =>
-  prepared<TokenRow>(db, 'bearer', () => tokenLookup(db, slot('hash')).compile(), { oneRow: true });
+/** The token's verification: built and compiled once per database; each request only binds its hash. */
+const verify = (db: Kysely<DB>, hash: string) =>
+  query<TokenRow>(db, 'bearer', () => tokenLookup(db, slot('hash')), { hash }, { oneRow: true });
 /** The account's revocation epoch: one primary-key read. */
-const epochQuery = (db: Kysely<DB>) =>
-  prepared<{ auth_epoch: number | string }>(
-    db,
-    'bearer epoch',
-    () => db.selectFrom('accounts').select('auth_epoch').where('id', '=', slot<number>('id')).compile(),
-    { oneRow: true },
-  );
-
-/** The epoch moved since the token was verified: what the request did rolls back, and it is answered again. */
-export class EpochMoved extends Error {
-  constructor() {
-    super('the revocation epoch moved');
-  }
-}
-
-/**
- * Inside a write's transaction, before it commits: the caller's deferred epoch (read by a statement
- * of the transaction that carried it, or now) still holds, else EpochMoved rolls the write back.
- */
-export async function holdEpoch(db: Executor, check: EpochCheck | undefined): Promise<void> {
-  if (!check) return;
-  check.seen ??= Number(
-    (await run(untyped(db), epochQuery(untyped(db)).bind({ id: check.accountId })))[0]?.auth_epoch ?? -1,
-  );
-  if (check.seen !== check.expected) throw new EpochMoved();
-}
-
-/** The account's revocation epoch as a column of another statement: `(select auth_epoch ...) as auth_epoch`. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const epochColumn = (db: Kysely<any>, account: number) =>
-  db.selectFrom('accounts').select('auth_epoch').where('id', '=', account).as('auth_epoch');
-
-/**
- * Whether a deferred check holds: the epoch read by the request's statement (or now, when none
- * carried it) is the one the token was verified under. When it moved, the token leaves the cache:
- * the request is answered again after a full verification (a revoked token gets its 401).
- */
-export async function confirmEpoch(database: Database, check: EpochCheck, tokenHash: string): Promise<boolean> {
-  const db = database.db;
-  const seen = check.seen ?? (await run(db, epochQuery(db).bind({ id: check.accountId })))[0]?.auth_epoch;
-  if (seen !== undefined && Number(seen) === check.expected) return true;
-  cacheOf(db).delete(tokenHash);
-  return false;
-}
+const epochOf = async (db: Kysely<DB>, account: number) =>
+  (
+    await query<{ auth_epoch: number | string }>(
+      db,
+      'bearer epoch',
+      () => db.selectFrom('accounts').select('auth_epoch').where('id', '=', slot<number>('id')),
+      { id: account },
+      { oneRow: true },
+    )
+  )[0]?.auth_epoch;
 
 /** A token the join above accepted, and the account's epoch it was accepted under. */
 interface Verified {
@@ -141,8 +103,7 @@ export async function authenticate(
   database: Database,
   header: string | undefined,
   now: number,
-  opts: { defer?: boolean } = {},
-): Promise<AuthContext & { tokenHash: string; epoch?: EpochCheck }> {
+): Promise<AuthContext & { tokenHash: string }> {
   if (!header) throw new ApiError('tokenMissing', undefined, challenge());
   const m = BEARER.exec(header);
   if (!m) throw new ApiError('tokenInvalid', malformed(header), challenge('invalid_token'));
@@ -150,27 +111,15 @@ export async function authenticate(
   const db = database.db;
   const cache = cacheOf(db);
   let v = cache.get(tokenHash);
-  if (v && opts.defer && v.expiresAt > now) {
-    return {
-      accountId: v.accountId,
-      userId: v.userId,
-      role: v.role,
-      permissions: v.permissions,
-      clientId: v.clientId,
-      now,
-      tokenHash,
-      epoch: { accountId: v.accountId, expected: v.epoch },
-    };
-  }
   if (v) {
-    const epoch = (await run(db, epochQuery(db).bind({ id: v.accountId })))[0]?.auth_epoch;
+    const epoch = await epochOf(db, v.accountId);
     if (epoch === undefined || Number(epoch) !== v.epoch) {
       cache.delete(tokenHash);
       v = undefined;
     }
   }
   if (!v) {
-    const row = (await run(db, tokenQuery(db).bind({ hash: tokenHash })))[0];
+    const [row] = await verify(db, tokenHash);
     if (!row) throw new ApiError('tokenInvalid', undefined, challenge('invalid_token'));
     v = {
       accountId: row.account_id,

@@ -10,16 +10,3 @@ export interface AuthContext {
   clientId: string;
   now: number;
 }
-
-/**
- * A cached token's revocation epoch not read yet (`authenticate` with `defer`, src/auth/bearer.ts):
- * a read carries it as a column of its own first statement (`epochColumn`, filling `seen`), which
- * saves a round trip per request on PostgreSQL; nothing of the answer may leave before
- * `confirmEpoch` says it still holds.
- */
-export interface EpochCheck {
-  accountId: number;
-  expected: number;
-  /** The epoch as the request's first statement read it, when one carried the column. */
-  seen?: number;
-}

@@ -24,7 +24,7 @@ export const rowCountValue = (db: Executor, table: string, accountId: number) =>
 export const rowVersion = (db: Executor, table: string, accountId: number) =>
   slots(db, table, accountId).select((eb) => eb.fn.sum<number>('version').as('version'));
 
-async function hasTrigger(db: Executor, dialect: Database['dialect'], name: string): Promise<boolean> {
+async function hasTrigger(db: Executor, dialect: Database['dialect']['name'], name: string): Promise<boolean> {
   const { rows } =
     dialect === 'postgres'
       ? await sql<{
@@ -48,14 +48,15 @@ async function hasTrigger(db: Executor, dialect: Database['dialect'], name: stri
  * statement, over its transition table (`fsm_count_statement`, migration 015); SQLite's once per row.
  */
 export async function ensureRowCounters(database: Database, tables: readonly string[]): Promise<void> {
-  const first = (table: string) => (database.dialect === 'postgres' ? `${table}_rows_insert` : `${table}_count_insert`);
+  const first = (table: string) =>
+    database.dialect.name === 'postgres' ? `${table}_rows_insert` : `${table}_count_insert`;
   await ensureForTables(
     database,
     tables,
     'counters',
-    (db, table) => hasTrigger(db, database.dialect, first(table)),
+    (db, table) => hasTrigger(db, database.dialect.name, first(table)),
     async (db, table) => {
-      if (database.dialect === 'postgres') {
+      if (database.dialect.name === 'postgres') {
         for (const [op, rows] of [
           ['insert', 'new'],
           ['update', 'new'],

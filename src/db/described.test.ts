@@ -1,10 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import pg from 'pg';
 import { PG_URL, skipUnless } from '../../test/helpers.js';
-import { runNamed } from './described.js';
+import { describedOnceSupport, namedRunner, runNamed } from './described.js';
 import { openDatabase } from './index.js';
-import { prepared, run, slot } from './compiled.js';
+import { query as runQuery, slot } from './runner.js';
 
 /** Counts the Describe messages a client sends (pg's connection writes one per call). */
 function countDescribes(client: pg.ClientBase): { count: number } {
@@ -100,15 +101,52 @@ describe('named statements described once per connection (PostgreSQL)', { skip: 
     const counters: { count: number }[] = [];
     database.pool!.on('connect', (c) => counters.push(countDescribes(c)));
     try {
-      const q = prepared<{ n: number }>(database.db, 'described test', () =>
-        database.db.selectNoFrom((eb) => eb.cast<number>(eb.val(slot<number>('n')), 'integer').as('n')).compile(),
-      );
-      for (const n of [1, 2, 3, 4]) assert.deepEqual(await run(database.db, q.bind({ n })), [{ n }]);
+      const build = () =>
+        database.db.selectNoFrom((eb) => eb.cast<number>(eb.val(slot<number>('n')), 'integer').as('n'));
+      for (const n of [1, 2, 3, 4])
+        assert.deepEqual(await runQuery(database.db, 'described test', build, { n }), [{ n }]);
       assert.equal(counters.length, 1);
       // The connection's own setup query is a simple query (no Describe); the statement's first run describes.
       assert.equal(counters[0].count, 1);
     } finally {
       await database.close();
     }
+  });
+
+  test('a pg without the members it takes over is detected, and its statements run as pg runs them', async () => {
+    const utils = () => createRequire(import.meta.url)('pg/lib/utils');
+    // The pinned pg has them all.
+    assert.ok(describedOnceSupport(pg, utils));
+    // Each missing piece alone turns the trick off: no utils module, no prepareValue, a Query without
+    // a step, a Result without the members the description is kept in.
+    class NoSteps {}
+    class NoResult extends (pg.Query as unknown as new (c: object) => object) {
+      constructor(c: object) {
+        super(c);
+        (this as Record<string, unknown>)._result = {};
+      }
+    }
+    const missing: [string, { Query?: unknown }, () => unknown][] = [
+      [
+        'pg/lib/utils not exported',
+        pg,
+        () => {
+          throw new Error('ERR_PACKAGE_PATH_NOT_EXPORTED');
+        },
+      ],
+      ['no prepareValue', pg, () => ({})],
+      ['no Query', {}, utils],
+      ['a Query without its steps', { Query: NoSteps }, utils],
+      ['a Result without fields', { Query: NoResult }, utils],
+    ];
+    for (const [what, mod, load] of missing) assert.equal(describedOnceSupport(mod, load), undefined, what);
+    // Without support, named statements are pg's own: right rows, a Describe with every execution.
+    const plain = namedRunner(undefined);
+    const describes = countDescribes(client);
+    for (const n of [1, 2, 3]) {
+      const res = await plain(query, { name: 'described_plain', text: 'select $1::int as n', values: [n] });
+      assert.deepEqual(res.rows, [{ n }]);
+    }
+    assert.equal(describes.count, 3);
   });
 });

@@ -19,7 +19,7 @@ import { deliveriesEventLink } from './migrations/016_deliveries_event_link.js';
 import { webhookCursors } from './migrations/017_webhook_cursors.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
-const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
+const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
   '001_core': core,
   '002_fieldservice': fieldService,
   '003_files': files,
@@ -45,7 +45,7 @@ export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);
 export async function migrateToLatest(database: Database): Promise<void> {
   const provider: MigrationProvider = {
     async getMigrations() {
-      return Object.fromEntries(Object.entries(MIGRATIONS).map(([k, m]) => [k, m(database.dialect)]));
+      return Object.fromEntries(Object.entries(MIGRATIONS).map(([k, m]) => [k, m(database.dialect.name)]));
     },
   };
   // Branches number their migrations apart (007 and 008 may land after 009 was applied somewhere):

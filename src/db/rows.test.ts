@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { openDatabase } from './index.js';
-import { ONE_ROW, prepared, run, slot } from './compiled.js';
+import { query, slot } from './runner.js';
 
 /**
  * SQLite's direct runner reads rows as arrays and makes their objects with a function compiled per
@@ -26,32 +26,23 @@ test('SQLite rows read as arrays are the objects better-sqlite3 makes', async ()
       ['__proto__', `select id as "__proto__", name from t where id >= ? order by id`],
     ];
     for (const [what, text] of cases) {
-      const q = prepared<Record<string, unknown>>(db, `rows test ${what}`, () => ({
-        ...sql<Record<string, unknown>>`select 1`.compile(db),
-        sql: text,
-        parameters: [slot('from')],
-      }));
-      const direct = await run(db, q.bind({ from: 1 }));
+      const compiled = { ...sql<Record<string, unknown>>`select 1`.compile(db), sql: text, parameters: [slot('from')] };
+      const direct = await query(db, `rows test ${what}`, () => compiled, { from: 1 });
       // What better-sqlite3 itself makes, through Kysely's executor (it runs the same cached statement).
-      const viaKysely = (await db.executeQuery(q.bind({ from: 1 }))).rows;
+      const viaKysely = (await db.executeQuery({ ...compiled, parameters: [1] })).rows;
       assert.deepEqual(direct, viaKysely, what);
       for (const row of direct) assert.equal(Object.getPrototypeOf(row), Object.prototype, what);
       assert.ok(direct.length >= 1, what);
     }
     // One row by a unique key, and none.
-    const one = prepared<Record<string, unknown>>(
-      db,
-      'rows test one',
-      () => ({
-        ...sql<Record<string, unknown>>`select 1`.compile(db),
-        sql: 'select id, name, n from t where id = ?',
-        parameters: [slot('id')],
-      }),
-      { oneRow: true },
-    );
-    assert.equal(one.bind({ id: 1 })[ONE_ROW as unknown as keyof object], true);
-    assert.deepEqual(await run(db, one.bind({ id: 1 })), [{ id: 1, name: 'one', n: 1.5 }]);
-    assert.deepEqual(await run(db, one.bind({ id: 3 })), []);
+    const one = () => ({
+      ...sql<Record<string, unknown>>`select 1`.compile(db),
+      sql: 'select id, name, n from t where id = ?',
+      parameters: [slot('id')],
+    });
+    const opts = { oneRow: true };
+    assert.deepEqual(await query(db, 'rows test one', one, { id: 1 }, opts), [{ id: 1, name: 'one', n: 1.5 }]);
+    assert.deepEqual(await query(db, 'rows test one', one, { id: 3 }, opts), []);
     // Kysely's builder after the direct runner used the statement: objects still.
     assert.deepEqual(
       await db

@@ -46,7 +46,7 @@ async function liveColumns(t: TestDb, table: string): Promise<Map<string, LiveCo
 }
 
 async function foreignKeys(t: TestDb, table: string): Promise<LiveKey[]> {
-  if (t.database.dialect === 'postgres') {
+  if (t.database.dialect.name === 'postgres') {
     const { rows } = await sql<{ column: string; target: string; rule: string }>`
       select kcu.column_name as column, ccu.table_name as target, rc.delete_rule as rule
       from information_schema.referential_constraints rc
@@ -74,7 +74,7 @@ async function deletedByTrigger(
   table: string,
   column: string,
 ): Promise<LiveKey | undefined> {
-  if (t.database.dialect !== 'postgres') return undefined;
+  if (t.database.dialect.name !== 'postgres') return undefined;
   // tgtype bits: 1 row-level, 2 before, 8 delete; enabled unless 'D'.
   const { rows } = await sql<{
     body: string;

@@ -1,36 +1,16 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './index.js';
-import type { DB } from './types.js';
+import { dialectOf, type Executor } from './runner.js';
 
-export type Executor = Kysely<DB> | Transaction<DB>;
+export { untyped, type Executor } from './runner.js';
 
-/** The collection machinery builds queries from declarations, so it works on untyped table names. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const untyped = (db: Executor) => db as unknown as Kysely<any>;
-
-/**
- * Runs fn in one write transaction. SQLite takes the write lock up front (BEGIN IMMEDIATE), so
- * concurrent writers from other processes wait on busy_timeout instead of failing mid-transaction.
- */
-export async function withTransaction<T>(database: Database, fn: (trx: Executor) => Promise<T>): Promise<T> {
-  if (database.dialect === 'postgres') return database.db.transaction().execute(fn);
-  return database.db.connection().execute(async (conn) => {
-    database.bindDirect?.(conn);
-    await sql`begin immediate`.execute(conn);
-    try {
-      const result = await fn(conn);
-      await sql`commit`.execute(conn);
-      return result;
-    } catch (err) {
-      await sql`rollback`.execute(conn);
-      throw err;
-    }
-  });
+/** Runs fn in one write transaction of the database (Database.transaction). */
+export function withTransaction<T>(database: Database, fn: (trx: Executor) => Promise<T>): Promise<T> {
+  return database.transaction(fn);
 }
 
 /**
  * Makes what `has` finds missing, for each table, at start: in a write transaction after checking
- * again, PostgreSQL under an advisory lock, so processes starting together make it once.
+ * again, under a lock on the key, so processes starting together make it once.
  */
 export async function ensureForTables(
   database: Database,
@@ -42,8 +22,7 @@ export async function ensureForTables(
   for (const table of tables) {
     if (await has(database.db, table)) continue;
     await withTransaction(database, async (db) => {
-      if (database.dialect === 'postgres')
-        await sql`select pg_advisory_xact_lock(hashtext(${`${what}:${table}`}))`.execute(db);
+      await dialectOf(db).lockKey(db, `${what}:${table}`);
       if (!(await has(db, table))) await make(db, table);
     });
   }

@@ -17,7 +17,7 @@ async function hasVersion(db: Executor, table: string): Promise<boolean> {
 export async function ensureRowVersions(database: Database, tables: readonly string[]): Promise<void> {
   await ensureForTables(database, tables, 'versions', hasVersion, async (db, table) => {
     await sql.raw(`alter table ${table} add column version integer not null default 1`).execute(db);
-    if (database.dialect === 'postgres') {
+    if (database.dialect.name === 'postgres') {
       await sql
         .raw(
           `create trigger ${table}_version before update on ${table} for each row execute function fsm_bump_version()`,

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
-import { authenticate, confirmEpoch } from '../auth/bearer.js';
-import type { AuthContext, EpochCheck } from '../auth/context.js';
+import { authenticate } from '../auth/bearer.js';
+import type { AuthContext } from '../auth/context.js';
 import {
   permissionFor,
   type ActionRequest,
@@ -142,27 +142,9 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     const badQuery = q === -1 ? undefined : badPercentEncoding(request.url.slice(q + 1));
     if (badQuery) throw new ApiError('badEncoding', `the query string: ${badQuery}`);
     const method = effectiveMethod(request.method, request.headers['x-method']);
-    // A GET or a write of a collection with a cached token reads its revocation epoch in one of its
-    // own statements (one round trip less; a write checks it before it commits): the answer waits
-    // until that epoch is confirmed, and is made again after a full verification when it moved
-    // (src/auth/bearer.ts). Actions read it first.
-    const auth = await authenticate(app.database, request.headers.authorization, app.clock(), {
-      defer: method === 'GET' || route.action === undefined,
-    });
+    const auth = await authenticate(app.database, request.headers.authorization, app.clock());
     await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(auth.tokenHash));
-    const check = auth.epoch;
-    if (!check) return sendAnswer(reply, await serve(request, route, method, auth));
-    let answer: Answer | undefined;
-    try {
-      answer = await serve(request, route, method, { ...auth, epoch: check });
-    } catch (err) {
-      if (await confirmEpoch(app.database, check, auth.tokenHash)) throw err;
-    }
-    if (answer && (await confirmEpoch(app.database, check, auth.tokenHash))) return sendAnswer(reply, answer);
-    return sendAnswer(
-      reply,
-      await serve(request, route, method, await authenticate(app.database, request.headers.authorization, app.clock())),
-    );
+    return sendAnswer(reply, await serve(request, route, method, auth));
   };
 
   /** The request's answer once its caller is known: permissions, the collection's rules, the read or write. */
@@ -170,7 +152,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     request: FastifyRequest,
     route: ApiRoute,
     method: string,
-    auth: AuthContext & { epoch?: EpochCheck },
+    auth: AuthContext,
   ): Promise<Answer> => {
     const ctx: Caller = {
       accountId: auth.accountId,
@@ -181,7 +163,6 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
       now: auth.now,
       publicUrl: app.config.publicUrl,
       privateUrls: app.config.webhooksAllowPrivateUrls,
-      epoch: auth.epoch,
     };
     const c = app.services.registry.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);

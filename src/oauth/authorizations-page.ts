@@ -3,7 +3,7 @@ import { withTransaction } from '../db/tx.js';
 import { authorizationsPage as view } from './authorizations-view.js';
 import { disconnect, listConnections } from './connections.js';
 import { csrfMatches, loginCsrfToken } from './csrf.js';
-import { PATHS } from './endpoints.js';
+import { PATHS } from '../auth/endpoints.js';
 import { single } from './form.js';
 import { sendPage } from './html.js';
 import { loginPage } from './pages.js';

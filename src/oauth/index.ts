@@ -11,7 +11,7 @@ import { revokeEndpoint } from './revoke-endpoint.js';
 import { introspectEndpoint } from './introspect-endpoint.js';
 import { metadataEndpoint } from './metadata.js';
 import { authorizationsPage } from './authorizations-page.js';
-import { CLIENT_ENDPOINTS } from './endpoints.js';
+import { CLIENT_ENDPOINTS } from '../auth/endpoints.js';
 
 /**
  * The authorization server: /oauth2/code with its login and consent pages, /oauth2/token,

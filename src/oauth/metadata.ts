@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { sendJson } from '../http/envelope.js';
-import { CLIENT_AUTH_METHODS, PATHS, SCOPES } from './endpoints.js';
+import { CLIENT_AUTH_METHODS, PATHS, SCOPES } from '../auth/endpoints.js';
 import { GRANTS } from './model.js';
 
 /**

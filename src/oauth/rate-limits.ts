@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { sendError, toApiError } from '../http/envelope.js';
 import { addressBucket, enforceRateLimit } from '../http/rate-limit.js';
-import { CLIENT_ENDPOINTS } from './endpoints.js';
+import { CLIENT_ENDPOINTS } from '../auth/endpoints.js';
 import { sendPage } from './html.js';
 import { tooManyRequestsPage } from './status-pages.js';
 

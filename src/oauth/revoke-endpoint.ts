@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { clientTokenRoute } from './client-token-route.js';
-import { PATHS } from './endpoints.js';
+import { PATHS } from '../auth/endpoints.js';
 import { revokeTokenRecord } from './token-records.js';
 
 /**

@@ -7,7 +7,7 @@ import { countTokenGrant } from '../http/metrics.js';
 import { CodeGrant, RefreshGrant } from './grants.js';
 import { GRANTS, createModel } from './model.js';
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S } from './tokens.js';
-import { PATHS } from './endpoints.js';
+import { PATHS } from '../auth/endpoints.js';
 import { authenticatedClient } from './steps/authenticate-client.js';
 import { clientRateLimit } from './steps/client-rate-limit.js';
 import { formParams } from './steps/form-params.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/index.js';
-import { insertRows } from '../db/compiled.js';
+import { dialectOf, insertRows } from '../db/runner.js';
 import { untyped, withTransaction, type Executor } from '../db/tx.js';
 import { matches } from '../collections/events/record.js';
 import { newMessageId } from './sign.js';
@@ -61,7 +61,7 @@ export async function fanOut(database: Database, now: number, opts: FanOutOption
   for (const w of behind) {
     try {
       queued += await withTransaction(database, (tx) =>
-        step(tx, database.dialect, w, now, opts.waitingPerWebhook ?? WAITING_PER_WEBHOOK, opts.step ?? STEP),
+        step(tx, w, now, opts.waitingPerWebhook ?? WAITING_PER_WEBHOOK, opts.step ?? STEP),
       );
       opts.onStep?.(w.id);
     } catch (err) {
@@ -89,15 +89,8 @@ function receiving(type: string, data: string): boolean {
  * it after a pause, and one committed while it was paused never is (its own pausing event
  * included: the change applies first, as it did when deliveries were queued at the commit).
  */
-async function step(
-  tx: Executor,
-  dialect: Database['dialect'],
-  w: Behind,
-  now: number,
-  waitingPerWebhook: number,
-  size: number,
-): Promise<number> {
-  const postgres = dialect === 'postgres';
+async function step(tx: Executor, w: Behind, now: number, waitingPerWebhook: number, size: number): Promise<number> {
+  const dialect = dialectOf(tx);
   if (w.cursor === null) {
     // Made once, where the create left the account's events; its own creation event, next, says
     // whether it receives. A row written outside the server (no events_after) starts at the last
@@ -106,7 +99,7 @@ async function step(
     await sql`insert into webhook_cursors (account_id, webhook_id, event_id, live)
       select account_id, id, coalesce(events_after, (select max(e.id) from events e where e.account_id = webhooks.account_id), 0),
         case when events_after is null and ${RECEIVING} then 1 else 0 end
-      from webhooks where account_id = ${w.account_id} and id = ${w.id}${postgres ? sql` for key share` : sql``}
+      from webhooks where account_id = ${w.account_id} and id = ${w.id}${dialect.lockClause('key share')}
       on conflict (account_id, webhook_id) do nothing`.execute(tx);
   }
   // The cursor's row, held to the commit: another process skips this webhook meanwhile, and a
@@ -115,7 +108,7 @@ async function step(
     await sql<{ cursor: number; live: number; events: string; receiving: number | boolean }>`
     select c.event_id as cursor, c.live, w.events, ${RECEIVING} as receiving
     from webhook_cursors c join webhooks w on w.account_id = c.account_id and w.id = c.webhook_id
-    where c.account_id = ${w.account_id} and c.webhook_id = ${w.id}${postgres ? sql` for update of c skip locked` : sql``}`.execute(
+    where c.account_id = ${w.account_id} and c.webhook_id = ${w.id}${dialect.lockClause('update', { of: 'c', skipLocked: true })}`.execute(
       tx,
     )
   ).rows;

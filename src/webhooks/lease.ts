@@ -1,5 +1,6 @@
-import { PostgresAdapter, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Database } from '../db/index.js';
+import { dialectOf } from '../db/runner.js';
 
 /** How long a process holds a delivery it is sending (the 10 s send timeout and a margin); after a crash it runs out. */
 export const LEASE_MS = 20_000;
@@ -69,14 +70,15 @@ export async function leaseDue(
     ids.push(r.id);
   }
   if (!ids.length) return [];
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  // Where other processes lease at the same time (PostgreSQL), rows one of them holds are left to it.
+  const contended = !dialectOf(db).serialWriters;
   return db
     .updateTable('deliveries')
     .set({ lease_until: now + LEASE_MS, lease_owner: owner, attempts: sql`attempts + 1`, modified: now })
     .where(
       'id',
       'in',
-      postgres
+      contended
         ? db.selectFrom('deliveries').select('id').where('id', 'in', ids).where(due).forUpdate().skipLocked()
         : ids,
     )

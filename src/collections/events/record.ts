@@ -1,6 +1,5 @@
-import { PostgresAdapter, sql } from 'kysely';
-import { insertRows, prepared, run, slot } from '../../db/compiled.js';
-import type { Executor } from '../../db/tx.js';
+import { sql } from 'kysely';
+import { dialectOf, insertRows, query, slot, type Executor } from '../../db/runner.js';
 import type { Caller, Collection, Item } from '../machinery/collection.js';
 import type { Change, ChangeHook } from '../machinery/write/index.js';
 
@@ -24,28 +23,25 @@ export function matches(patterns: readonly string[], type: string): boolean {
 }
 
 /**
- * PostgreSQL: the events are staged as one row, and written at the commit by the database itself
- * (migration 014): under the account's events lock, held only while the database commits, so
- * event ids become visible in increasing order per account (docs/events.md) and no writer waits on
- * another's round trips.
+ * Where writers run side by side (PostgreSQL), the events are staged as one row, and written at the
+ * commit by the database itself (migration 014): under the account's events lock, held only while
+ * the database commits, so event ids become visible in increasing order per account
+ * (docs/events.md) and no writer waits on another's round trips.
  */
 async function stageEvents(tx: Executor, caller: Caller, rows: object[]): Promise<void> {
-  // A request's deferred token epoch rides along (src/auth/bearer.ts): the write checks it before it commits.
-  const epoch = caller.epoch && caller.epoch.seen === undefined ? caller.epoch : undefined;
-  const q = prepared<{ auth_epoch?: number | string }>(tx, `stageEvents|${epoch ? 'e' : ''}`, () =>
-    sql<{ auth_epoch?: number | string }>`insert into event_batches (account_id, events, now)
-    values (${slot<number>('account')}, ${slot('events')}::jsonb, ${slot<number>('now')})
-    ${epoch ? sql`returning (select auth_epoch from accounts where id = ${slot<number>('account')}) as auth_epoch` : sql``}`.compile(
-      tx,
-    ),
+  await query(
+    tx,
+    'stageEvents',
+    () =>
+      sql`insert into event_batches (account_id, events, now)
+      values (${slot<number>('account')}, ${slot('events')}::jsonb, ${slot<number>('now')})`.compile(tx),
+    { account: caller.accountId, events: JSON.stringify(rows), now: caller.now },
   );
-  const [row] = await run(tx, q.bind({ account: caller.accountId, events: JSON.stringify(rows), now: caller.now }));
-  if (epoch && row?.auth_epoch !== undefined) epoch.seen = Number(row.auth_epoch);
 }
 
 /**
- * The change hook: one `events` row per change. SQLite runs one write transaction at a time (BEGIN
- * IMMEDIATE): ids drawn now are in commit order already. Deliveries are queued after the commit,
+ * The change hook: one `events` row per change. Where writers are serial (SQLite's BEGIN
+ * IMMEDIATE), ids drawn now are in commit order already. Deliveries are queued after the commit,
  * by the delivery worker (src/webhooks/fanout.ts).
  */
 export const recordEvents: ChangeHook = async (tx, caller, changes) => {
@@ -63,6 +59,6 @@ export const recordEvents: ChangeHook = async (tx, caller, changes) => {
     client_id: caller.clientId || null,
     occurred: caller.now,
   }));
-  if (tx.getExecutor().adapter instanceof PostgresAdapter) return stageEvents(tx, caller, rows);
+  if (!dialectOf(tx).serialWriters) return stageEvents(tx, caller, rows);
   for (let i = 0; i < rows.length; i += CHUNK) await insertRows(tx, 'events', rows.slice(i, i + CHUNK));
 };

@@ -1,6 +1,6 @@
-import { PostgresAdapter, sql } from 'kysely';
 import type { Database } from '../../db/index.js';
 import { withTransaction, type Executor } from '../../db/tx.js';
+import { dialectOf } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
 import {
   defineCollection,
@@ -17,13 +17,11 @@ import { downloadPaths } from './download-doc.js';
 import { receiveUpload, uploadDoc, type Received } from './upload.js';
 
 /**
- * Serialises everything that adds or removes the bytes of one digest. SQLite's BEGIN IMMEDIATE
- * already runs write transactions one at a time; PostgreSQL needs a transaction-scoped lock.
+ * Serialises everything that adds or removes the bytes of one digest (a transaction-scoped lock
+ * where writers run side by side).
  */
 async function lockDigest(db: Executor, sha256: string): Promise<void> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    await sql`select pg_advisory_xact_lock(hashtext(${`files:${sha256}`}))`.execute(db);
-  }
+  await dialectOf(db).lockKey(db, `files:${sha256}`);
 }
 
 /** After rows were deleted: bytes no row (of any account: storage is shared) references go too. */

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { ApiError } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
 import { defineCollection } from '../machinery/collection.js';
+import { seesJob } from '../policy.js';
 import { jobFields } from './schema.js';
 
 /**
@@ -45,15 +46,7 @@ export const jobs = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     // A job is a contractor's when one of its visits is assigned to them. No `ownsNew`: they cannot create jobs.
-    own: (caller, eb, table) =>
-      eb.exists(
-        eb
-          .selectFrom('visits')
-          .select('visits.id')
-          .whereRef('visits.job_id', '=', `${table}.id`)
-          .where('visits.account_id', '=', caller.accountId)
-          .where('visits.user_id', '=', caller.userId),
-      ),
+    own: (caller, eb, table) => seesJob(caller, eb, `${table}.id`),
   },
   rules: {
     // Deleting a job deletes every visit on it, other people's too: not a contractor's call.

@@ -1,5 +1,5 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
-import type { AuthContext, EpochCheck, RoleKind } from '../../auth/context.js';
+import type { AuthContext, RoleKind } from '../../auth/context.js';
 import type { ApiErrorBody } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
 import type { Field, ScalarField, ValueType } from './fields.js';
@@ -16,8 +16,6 @@ export interface Caller extends AuthContext {
   publicUrl: string;
   /** WEBHOOKS_ALLOW_PRIVATE_URLS: webhooks may target private addresses over plain http. */
   privateUrls?: boolean;
-  /** A GET's token epoch to confirm: its first read fills `seen` when it can carry the column. */
-  epoch?: EpochCheck;
 }
 
 export type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

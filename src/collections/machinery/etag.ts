@@ -1,5 +1,5 @@
-import { prepared, run, slot } from '../../db/compiled.js';
-import { untyped, type Executor } from '../../db/tx.js';
+import { sql } from 'kysely';
+import { dialectOf, execute, query, slot, untyped, type Executor } from '../../db/runner.js';
 import type { Caller, Collection } from './collection.js';
 import { readAccess, scope } from './read.js';
 
@@ -11,8 +11,8 @@ import { readAccess, scope } from './read.js';
 export const etagOf = (id: number, version: number): string => `"${id}.${version}"`;
 
 /**
- * The item's current ETag, or undefined when the caller cannot see it. `lock` takes the row lock
- * on PostgreSQL (SELECT … FOR UPDATE), for a check that must hold until the commit.
+ * The item's current ETag, or undefined when the caller cannot see it. `lock` locks the row until
+ * the commit where writers run side by side (SELECT … FOR UPDATE), for a check that must hold.
  */
 export async function currentEtag(
   db: Executor,
@@ -23,30 +23,27 @@ export async function currentEtag(
 ): Promise<string | undefined> {
   const access = opts.access ?? readAccess(c, caller);
   if (!opts.lock && access === 'all') {
-    // Every GET of an item asks this: compiled once per table, bound per request (as read.ts does).
-    const rows = await run(
-      untyped(db),
-      prepared<{ version: number }>(
-        untyped(db),
-        `etag|${c.table}`,
-        () =>
-          untyped(db)
-            .selectFrom(c.table)
-            .select('version')
-            .where('account_id', '=', slot('account'))
-            .where('id', '=', slot('id'))
-            .compile(),
-        { oneRow: true },
-      ).bind({ account: caller.accountId, id }),
+    // Every GET of an item asks this: built once per table, run per request (as read.ts does).
+    const [row] = await query<{ version: number }>(
+      db,
+      `etag|${c.table}`,
+      () =>
+        untyped(db)
+          .selectFrom(c.table)
+          .select('version')
+          .where('account_id', '=', slot('account'))
+          .where('id', '=', slot('id')),
+      { account: caller.accountId, id },
+      { oneRow: true },
     );
-    return rows[0] ? etagOf(id, Number(rows[0].version)) : undefined;
+    return row ? etagOf(id, Number(row.version)) : undefined;
   }
-  let q = untyped(db)
+  const q = untyped(db)
     .selectFrom(c.table)
     .select('version')
-    .where((eb) => eb.and([scope(c, caller, eb, access), eb(`${c.table}.id`, '=', id)]));
-  if (opts.lock) q = q.forUpdate();
-  const row = await q.executeTakeFirst();
+    .where((eb) => eb.and([scope(c, caller, eb, access), eb(`${c.table}.id`, '=', id)]))
+    .modifyEnd(opts.lock ? dialectOf(db).lockClause('update') : sql``);
+  const [row] = await execute<{ version: number }>(db, q);
   return row ? etagOf(id, Number(row.version)) : undefined;
 }
 

@@ -1,35 +1,7 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
-import type { Executor } from '../../db/tx.js';
-import {
-  defineCollection,
-  type Caller,
-  type EB,
-  type ItemContext,
-  type TxItemContext,
-} from '../machinery/collection.js';
+import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
+import { canSeeJob, seesJob } from '../policy.js';
 import { noteFields } from './schema.js';
-
-/** A job is a contractor's when one of its visits is assigned to them (as for `jobs`). */
-const assignedJob = (caller: Caller, eb: EB, jobColumn: string) =>
-  eb.exists(
-    eb
-      .selectFrom('visits')
-      .select('visits.id')
-      .whereRef('visits.job_id', '=', jobColumn)
-      .where('visits.account_id', '=', caller.accountId)
-      .where('visits.user_id', '=', caller.userId),
-  );
-
-async function canSeeJob(db: Executor, caller: Caller, jobId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('visits')
-    .select('id')
-    .where('account_id', '=', caller.accountId)
-    .where('job_id', '=', jobId)
-    .where('user_id', '=', caller.userId)
-    .executeTakeFirst();
-  return row !== undefined;
-}
 
 /** A Contractor changes only their own notes (they read every note of their jobs). */
 function authorize({ caller, op, existing }: ItemContext): void {
@@ -55,7 +27,7 @@ export const notes = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
-    own: (caller, eb, table) => assignedJob(caller, eb, `${table}.job_id`),
+    own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
     // Which job is theirs is checked in the transaction (check).
     ownsNew: () => true,
   },

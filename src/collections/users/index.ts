@@ -2,6 +2,7 @@ import { hashPassword } from '../../auth/secrets.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { revokeTokens } from '../../oauth/tokens.js';
 import { defineCollection, type ItemContext } from '../machinery/collection.js';
+import { isCaller } from '../policy.js';
 import { userFields } from './schema.js';
 
 function validate({ op, item, caller }: ItemContext): ApiErrorBody[] {
@@ -53,7 +54,7 @@ export const users = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'own', contractor: 'none' },
-    own: (caller, eb, table) => eb(`${table}.id`, '=', caller.userId),
+    own: (caller, eb, table) => isCaller(caller, eb, `${table}.id`),
   },
   rules: {
     validate,

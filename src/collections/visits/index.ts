@@ -1,4 +1,5 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
+import { canSeeJob, isCaller } from '../policy.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
 import { visitFields } from './schema.js';
 
@@ -34,15 +35,8 @@ async function check({ caller, db, op, item, existing }: TxItemContext): Promise
     );
   // A contractor adds visits only to jobs already assigned to them; any other job looks missing,
   // as it does when they read it. Otherwise a visit would hand them any job of the account.
-  if (op === 'create' && caller.role === 'contractor') {
-    const mine = await db
-      .selectFrom('visits')
-      .select('id')
-      .where('account_id', '=', caller.accountId)
-      .where('job_id', '=', idOf(item.job)!)
-      .where('user_id', '=', caller.userId)
-      .executeTakeFirst();
-    if (!mine) errors.push(validationError('reference', 'job'));
+  if (op === 'create' && caller.role === 'contractor' && !(await canSeeJob(db, caller, idOf(item.job)!))) {
+    errors.push(validationError('reference', 'job'));
   }
   return errors;
 }
@@ -63,7 +57,7 @@ export const visits = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
-    own: (caller, eb, table) => eb(`${table}.user_id`, '=', caller.userId),
+    own: (caller, eb, table) => isCaller(caller, eb, `${table}.user_id`),
     ownsNew: (caller, item) => idOf(item.user) === caller.userId,
   },
   rules: { authorize, check },

@@ -31,10 +31,10 @@ export async function ping(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'ping');
   const { caller, services } = request;
   const now = caller.now;
-  // One statement, from the webhook's row: on PostgreSQL, where no foreign key ties a delivery to
-  // its webhook (migration 016), the row is locked, so a deletion running meanwhile waits and its
+  // One statement, from the webhook's row: where writers run side by side (PostgreSQL, where no
+  // foreign key ties a delivery to its webhook: migration 016), the row is locked, so a deletion running meanwhile waits and its
   // trigger then takes this delivery too. No row: no such webhook.
-  const lock = services.database.dialect === 'postgres' ? sql` for key share` : sql``;
+  const lock = services.database.dialect.lockClause('key share');
   const { rows } = await sql<{
     id: number;
   }>`insert into deliveries (account_id, webhook_id, event_id, type, msg_id, state, attempts, next_attempt_at, created, modified)

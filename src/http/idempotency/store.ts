@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { prepared, run, slot } from '../../db/compiled.js';
-import { untyped, type Executor } from '../../db/tx.js';
+import { query, slot, type Executor } from '../../db/runner.js';
 import type { DB } from '../../db/types.js';
 
 /** How long a claimed key blocks its repeats while the first request runs (then a repeat takes over). */
@@ -71,18 +70,15 @@ const stored = (db: Executor, s: Scope) =>
 export async function claim(db: Kysely<DB>, s: Scope, fingerprint: string, now: number): Promise<Claim> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const lease = crypto.randomBytes(12).toString('base64url');
-    const [inserted] = await run(
-      db,
-      insertClaim(db).bind({
-        account: s.accountId,
-        client: s.clientId,
-        user: s.userId,
-        key: s.key,
-        fingerprint,
-        lease,
-        now,
-      }),
-    );
+    const [inserted] = await insertClaim(db, {
+      account: s.accountId,
+      client: s.clientId,
+      user: s.userId,
+      key: s.key,
+      fingerprint,
+      lease,
+      now,
+    });
     if (inserted) return { kind: 'claimed', id: inserted.id, lease };
     const row = await stored(db, s);
     if (!row) continue; // purged in between: insert again
@@ -126,7 +122,7 @@ export async function keepOnce(
     body: answer.body,
   };
   for (let attempt = 0; attempt < 3; attempt++) {
-    const [inserted] = await run(untyped(db), insertKept(db).bind(values));
+    const [inserted] = await insertKept(db, values);
     if (inserted) return { kind: 'kept' };
     const row = await stored(db, s);
     if (!row) continue;
@@ -158,70 +154,77 @@ export async function keepOnce(
  * another request took the key over (our lease ran out), and the write must not commit.
  */
 export async function keep(db: Executor, id: number, lease: string, answer: KeptAnswer): Promise<boolean> {
-  const r = await db.executeQuery(
-    updateKept(db).bind({
-      id,
-      lease,
-      status: answer.status,
-      headers: JSON.stringify(answer.headers),
-      body: answer.body,
-    }),
-  );
-  return Number(r.numAffectedRows) === 1;
+  const updated = await updateKept(db, {
+    id,
+    lease,
+    status: answer.status,
+    headers: JSON.stringify(answer.headers),
+    body: answer.body,
+  });
+  return updated.length === 1;
 }
 
-// The two statements every keyed write runs, built and compiled once (src/db/compiled.ts); on
-// SQLite the claim then runs directly on the connection.
-const insertClaim = (db: Executor) =>
-  prepared(db, 'idempotency|claim', () =>
-    db
-      .insertInto('idempotency_keys')
-      .values({
-        account_id: slot<number>('account'),
-        client_id: slot('client'),
-        user_id: slot<number>('user'),
-        key: slot('key'),
-        fingerprint: slot('fingerprint'),
-        state: 'pending',
-        lease: slot('lease'),
-        created: slot<number>('now'),
-      })
-      .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
-      .returning('id')
-      .compile(),
+// The statements every keyed write runs, built once (src/db/runner.ts).
+const insertClaim = (db: Executor, values: Record<string, unknown>) =>
+  query<{ id: number }>(
+    db,
+    'idempotency|claim',
+    () =>
+      db
+        .insertInto('idempotency_keys')
+        .values({
+          account_id: slot<number>('account'),
+          client_id: slot('client'),
+          user_id: slot<number>('user'),
+          key: slot('key'),
+          fingerprint: slot('fingerprint'),
+          state: 'pending',
+          lease: slot('lease'),
+          created: slot<number>('now'),
+        })
+        .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
+        .returning('id'),
+    values,
   );
 
-const insertKept = (db: Executor) =>
-  prepared<{ id: number }>(untyped(db), 'idempotency|keepOnce', () =>
-    db
-      .insertInto('idempotency_keys')
-      .values({
-        account_id: slot<number>('account'),
-        client_id: slot('client'),
-        user_id: slot<number>('user'),
-        key: slot('key'),
-        fingerprint: slot('fingerprint'),
-        state: 'done',
-        lease: '',
-        created: slot<number>('now'),
-        status: slot<number>('status'),
-        headers: slot('headers'),
-        body: slot('body'),
-      })
-      .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
-      .returning('id')
-      .compile(),
+const insertKept = (db: Executor, values: Record<string, unknown>) =>
+  query<{ id: number }>(
+    db,
+    'idempotency|keepOnce',
+    () =>
+      db
+        .insertInto('idempotency_keys')
+        .values({
+          account_id: slot<number>('account'),
+          client_id: slot('client'),
+          user_id: slot<number>('user'),
+          key: slot('key'),
+          fingerprint: slot('fingerprint'),
+          state: 'done',
+          lease: '',
+          created: slot<number>('now'),
+          status: slot<number>('status'),
+          headers: slot('headers'),
+          body: slot('body'),
+        })
+        .onConflict((oc) => oc.columns(['account_id', 'client_id', 'user_id', 'key']).doNothing())
+        .returning('id'),
+    values,
   );
 
-const updateKept = (db: Executor) =>
-  prepared(db, 'idempotency|keep', () =>
-    db
-      .updateTable('idempotency_keys')
-      .set({ state: 'done', status: slot<number>('status'), headers: slot('headers'), body: slot('body') })
-      .where('id', '=', slot<number>('id'))
-      .where('lease', '=', slot('lease'))
-      .where('state', '=', 'pending')
-      .compile(),
+const updateKept = (db: Executor, values: Record<string, unknown>) =>
+  query<{ id: number }>(
+    db,
+    'idempotency|keep',
+    () =>
+      db
+        .updateTable('idempotency_keys')
+        .set({ state: 'done', status: slot<number>('status'), headers: slot('headers'), body: slot('body') })
+        .where('id', '=', slot<number>('id'))
+        .where('lease', '=', slot('lease'))
+        .where('state', '=', 'pending')
+        .returning('id'),
+    values,
   );
 
 /** Gives the key up (a 5xx: nothing was committed, so a retry runs again). */

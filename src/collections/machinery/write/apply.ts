@@ -1,23 +1,11 @@
-import { PostgresAdapter, sql, type CompiledQuery } from 'kysely';
-import { columnsOf, insertRows, prepared, run, slot } from '../../../db/compiled.js';
-import { untyped, type Executor } from '../../../db/tx.js';
+import { sql } from 'kysely';
+import { columnsOf, dialectOf, insertRows, query, slot, untyped, type Executor } from '../../../db/runner.js';
 import { validationError, type ApiErrorBody } from '../../../errors.js';
 import type { Collection, Row, TxItemContext } from '../collection.js';
 import { saveList } from '../links.js';
 import type { Batch } from './batch.js';
 import type { ChangeRecorder } from './changes.js';
 import { BatchFailed } from './outcome.js';
-
-function isUniqueViolation(err: unknown): err is Error {
-  const e = err as { code?: string };
-  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}
-
-/** A restricting foreign key refused a delete: the row is still referenced elsewhere. */
-function isForeignKeyViolation(err: unknown): boolean {
-  const e = err as { code?: string };
-  return e?.code === '23503' || e?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
-}
 
 /** The association a refused foreign key names (PostgreSQL says which column; SQLite does not). */
 function referenceField(c: Collection, item: Record<string, unknown>, err: Error): string {
@@ -50,7 +38,7 @@ async function updateRow(
   accountId: number,
 ): Promise<Row | undefined> {
   const cols = columnsOf(row);
-  const q = prepared<Row>(
+  const [updated] = await query<Row>(
     db,
     `update|${table}|${cols.join(',')}`,
     () =>
@@ -59,10 +47,10 @@ async function updateRow(
         .set((eb) => ({ ...Object.fromEntries(cols.map((k) => [k, slot(k)])), version: eb('version', '+', 1) }))
         .where('id', '=', slot<number>('where.id'))
         .where('account_id', '=', slot<number>('where.account'))
-        .returningAll()
-        .compile() as CompiledQuery<Row>,
+        .returningAll(),
+    { ...row, 'where.id': id, 'where.account': accountId },
   );
-  return (await run(db, q.bind({ ...row, 'where.id': id, 'where.account': accountId })))[0];
+  return updated;
 }
 
 /**
@@ -90,17 +78,21 @@ async function updateRows(
   accountId: number,
 ): Promise<Row[]> {
   const cols = columnsOf(rows[0]);
-  const q = prepared<Row>(db, `updateRows|${table}|${cols.join(',')}`, () => {
-    const set = [
-      ...cols.map((k) => sql`${sql.ref(k)} = r.${sql.ref(k)}`),
-      sql`version = ${sql.table(table)}.version + 1`,
-    ];
-    return sql<Row>`update ${sql.table(table)} set ${sql.join(set)} from jsonb_populate_recordset(null::${sql.table(table)}, ${slot('rows')}::jsonb) as r
+  return query<Row>(
+    db,
+    `updateRows|${table}|${cols.join(',')}`,
+    () => {
+      const set = [
+        ...cols.map((k) => sql`${sql.ref(k)} = r.${sql.ref(k)}`),
+        sql`version = ${sql.table(table)}.version + 1`,
+      ];
+      return sql<Row>`update ${sql.table(table)} set ${sql.join(set)} from jsonb_populate_recordset(null::${sql.table(table)}, ${slot('rows')}::jsonb) as r
       where ${sql.table(table)}.id = r.id and ${sql.table(table)}.account_id = ${slot<number>('account')} returning ${sql.table(table)}.*`.compile(
-      db,
-    );
-  });
-  return run(db, q.bind({ rows: JSON.stringify(rows.map((row, i) => ({ ...row, id: ids[i] }))), account: accountId }));
+        db,
+      );
+    },
+    { rows: JSON.stringify(rows.map((row, i) => ({ ...row, id: ids[i] }))), account: accountId },
+  );
 }
 
 /** Consecutive indexes whose rows set the same columns: each run is written by one statement. */
@@ -115,8 +107,6 @@ function runsOfShape(rows: Row[]): number[][] {
   });
   return runs;
 }
-
-const isPostgres = (db: Executor) => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /**
  * Step 4, in the transaction: each item's row (with the collection's `fill` before and `after`
@@ -133,9 +123,12 @@ export async function applyAll(b: Batch, db: Executor, changes: ChangeRecorder, 
   if (op === 'update') await changes.touchRows(c, b.existing as never[]);
   if (op === 'delete') await changes.deleting(c, b.ids);
   const together =
-    !oneByOne && !c.rules.exclusive && b.items.length > 1 && (op === 'create' || (op === 'update' && isPostgres(db)));
+    !oneByOne &&
+    !c.rules.exclusive &&
+    b.items.length > 1 &&
+    (op === 'create' || (op === 'update' && dialectOf(db).updatesInOneStatement));
   if (together) await writeTogether(b, db, changes);
-  else for (let i = 0; i < b.items.length; i++) await guarded(b, i, () => writeOne(b, db, changes, i));
+  else for (let i = 0; i < b.items.length; i++) await guarded(b, db, i, () => writeOne(b, db, changes, i));
 }
 
 /** One item: fill, its row, lists, after. */
@@ -193,11 +186,12 @@ async function writeTogether(b: Batch, db: Executor, changes: ChangeRecorder): P
         b.written.push(...ids);
       }
     } catch (err) {
-      if (isForeignKeyViolation(err) || isUniqueViolation(err)) throw new RetryOneByOne();
+      const dialect = dialectOf(db);
+      if (dialect.isForeignKeyViolation(err) || dialect.isUniqueViolation(err)) throw new RetryOneByOne();
       throw err;
     }
   }
-  for (let i = 0; i < b.items.length; i++) await guarded(b, i, () => afterWrite(b, db, contexts[i], b.written[i]));
+  for (let i = 0; i < b.items.length; i++) await guarded(b, db, i, () => afterWrite(b, db, contexts[i], b.written[i]));
 }
 
 /** The item's association lists, then the collection's `after`. */
@@ -221,13 +215,14 @@ async function afterWrite(b: Batch, db: Executor, ctx: TxItemContext, id: number
 }
 
 /** A refusal by the database while writing item i is that item's failure; the batch rolls back. */
-async function guarded(b: Batch, i: number, fn: () => Promise<void>): Promise<void> {
+async function guarded(b: Batch, db: Executor, i: number, fn: () => Promise<void>): Promise<void> {
   const { collection: c, op } = b.request;
   const item = b.items[i];
   try {
     await fn();
   } catch (err) {
     const errors: ApiErrorBody[][] = b.items.map(() => []);
+    const { isForeignKeyViolation, isUniqueViolation } = dialectOf(db);
     if (op === 'delete' && isForeignKeyViolation(err)) errors[i].push(validationError('inUse', 'id'));
     // A referenced item removed by another transaction after the reference check.
     else if (isForeignKeyViolation(err))

@@ -1,5 +1,4 @@
 import { withTransaction, type Executor } from '../../../db/tx.js';
-import { holdEpoch } from '../../../auth/bearer.js';
 import { ApiError } from '../../../errors.js';
 import type { Caller } from '../collection.js';
 import { itemToRow } from '../validate.js';
@@ -57,8 +56,6 @@ export function createWriter(deps: WriterDeps): Writer {
       const changes = new ChangeRecorder(tx, caller, registry, hooks);
       const out = await fn(tx, changes);
       await changes.settle();
-      // A request's token checked last, in the transaction (src/auth/bearer.ts): a revoked one commits nothing.
-      await holdEpoch(tx, caller.epoch);
       return out;
     });
   }
@@ -78,7 +75,7 @@ export function createWriter(deps: WriterDeps): Writer {
     const attempt = (oneByOne: boolean) =>
       transact(caller, async (tx, changes): Promise<WriteResult> => {
         b.beginAttempt();
-        await lockRows(b, tx, database.dialect);
+        await lockRows(b, tx);
         await loadAndAuthorize(b, tx);
         stopOnErrors(b.errors);
         authorizeRules(b);
@@ -90,7 +87,7 @@ export function createWriter(deps: WriterDeps): Writer {
           for (let i = 0; i < b.items.length; i++)
             b.errors[i].push(...(await c.rules.check(b.txContext(i, tx, changes))));
         stopOnErrors(b.errors);
-        await checkIfMatch(b, tx, database.dialect);
+        await checkIfMatch(b, tx);
         await applyAll(b, tx, changes, oneByOne);
         await changes.settle();
         const items = op === 'delete' ? b.written.map((id) => ({ id })) : b.written.map((id) => changes.item(c, id)!);

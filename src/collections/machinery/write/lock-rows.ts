@@ -1,12 +1,10 @@
-import { sql } from 'kysely';
-import type { Dialect } from '../../../db/index.js';
-import { untyped, type Executor } from '../../../db/tx.js';
+import { dialectOf, execute, untyped, type Executor } from '../../../db/runner.js';
 import type { Row } from '../collection.js';
 import type { Batch } from './batch.js';
 
 /**
- * PostgreSQL, in the transaction, before anything is written: one lock order, so two batches never
- * deadlock.
+ * Where writers run side by side (PostgreSQL), in the transaction, before anything is written: one
+ * lock order, so two batches never deadlock.
  * - The rows an update or delete will write are locked first, all at once and in id order (`FOR NO
  *   KEY UPDATE`, what an UPDATE takes, so inserts referencing them are not held up; `FOR UPDATE` for
  *   a delete): two batches naming the same rows in different orders queue on the first row they
@@ -18,8 +16,9 @@ import type { Batch } from './batch.js';
  *   association list (link rows, and the row versions at both ends), and collections whose rules
  *   change other rows (`exclusive`, e.g. statuses: a new default clears the old one).
  */
-export async function lockRows(b: Batch, db: Executor, dialect: Dialect): Promise<void> {
-  if (dialect !== 'postgres') return;
+export async function lockRows(b: Batch, db: Executor): Promise<void> {
+  const dialect = dialectOf(db);
+  if (dialect.serialWriters) return;
   const { collection: c, caller, op } = b.request;
   const lists = Object.entries(c.fields)
     .filter(([, f]) => f.kind === 'assocList')
@@ -27,7 +26,7 @@ export async function lockRows(b: Batch, db: Executor, dialect: Dialect): Promis
   const others =
     c.rules.exclusive ||
     (op !== 'create' && (op === 'delete' || b.items.some((it) => lists.some((name) => it[name] !== undefined))));
-  if (others) await sql`select pg_advisory_xact_lock(${caller.accountId}, hashtext(${c.table}))`.execute(db);
+  if (others) await dialect.lockKey(db, c.table, caller.accountId);
   if (op === 'create' || !b.ids.length) return;
   // The rows come whole: the next step reads them from here instead of a second round trip.
   const q = untyped(db)
@@ -36,6 +35,6 @@ export async function lockRows(b: Batch, db: Executor, dialect: Dialect): Promis
     .where('account_id', '=', caller.accountId)
     .where('id', 'in', [...new Set(b.ids)])
     .orderBy('id');
-  const rows = await (op === 'delete' ? q.forUpdate() : q.forNoKeyUpdate()).execute();
+  const rows = await execute(db, q.modifyEnd(dialect.lockClause(op === 'delete' ? 'update' : 'no key update')));
   b.locked = new Map(rows.map((r) => [r.id as number, r as Row]));
 }
