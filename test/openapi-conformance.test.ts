@@ -59,7 +59,7 @@ for (const dialect of DIALECTS) {
       const user = { id: 1, firstName: 'a', lastName: 'b', account: { id: 1, companyAccountCode: null } };
       const ok = {
         method: 'GET',
-        url: '/users/1',
+        url: '/users/1?fields=firstName,lastName,account',
         requestHeaders: {},
         status: 200,
         headers,
@@ -75,6 +75,11 @@ for (const dialect of DIALECTS) {
         /firstName must be string/,
       );
       assert.throws(() => c.check({ ...ok, status: 418 }), /status 418 is not declared/);
+      // Without `fields` every default field must be there (the <Collection>Default schema).
+      assert.throws(
+        () => c.check({ ...ok, url: '/users/1' }),
+        /item 0 without fields does not match \/components\/schemas\/UsersDefault: .*required property 'mobile'/,
+      );
       assert.throws(() => c.check({ ...ok, headers: { ...headers, pragma: undefined } as never }), /header pragma/);
       const notAllowed = {
         ...ok,

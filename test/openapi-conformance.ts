@@ -142,7 +142,30 @@ export class Conformance {
     const media = Object.hasOwn(content, base) ? base : Object.hasOwn(content, '*/*') ? '*/*' : undefined;
     if (!media)
       throw this.fail(x, `content type ${type} is not declared (declared: ${Object.keys(content).join(', ')})`);
-    if (media === 'application/json' && content[media].schema) this.body(x, `${pointer}/content/${esc(media)}/schema`);
+    if (media === 'application/json' && content[media].schema) {
+      this.body(x, `${pointer}/content/${esc(media)}/schema`);
+      this.defaults(x, content[media].schema.$ref);
+    }
+  }
+
+  /**
+   * A read without `fields` answers every default field of each item: its items are checked
+   * against the `<Collection>Default` schema the document publishes for that (the typed client's
+   * items rely on it), which a list's schema cannot require since `fields` may leave them out.
+   */
+  private defaults(x: Exchange, listRef: unknown): void {
+    const m = typeof listRef === 'string' ? /^#\/components\/schemas\/([A-Za-z]+)List$/.exec(listRef) : null;
+    if (!m || x.method !== 'GET' || x.status !== 200 || x.requestHeaders['x-method'] !== undefined) return;
+    if (new URL(x.url, 'http://localhost').searchParams.has('fields')) return;
+    const pointer = `/components/schemas/${m[1]}Default`;
+    const list = this.at(`/components/schemas/${m[1]}List`);
+    if (!this.at(pointer) || !list) return;
+    const name = Object.keys(list.properties ?? {}).find((k) => k !== 'result' && k !== 'metadata')!;
+    const item = this.validator(pointer);
+    for (const [i, it] of ((JSON.parse(x.body) as Json)[name] ?? []).entries()) {
+      if (!item(it))
+        throw this.fail(x, `item ${i} without fields does not match ${pointer}: ${this.ajv.errorsText(item.errors)}`);
+    }
   }
 
   private body(x: Exchange, pointer: string): void {

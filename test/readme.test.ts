@@ -14,17 +14,26 @@ import { DIALECTS, PG_URL, formAction, inputValue, skipUnless } from './helpers.
  * The README's shell commands run as written, in order, on a fresh setup: every ```sh block is
  * run with bash from the project's directory against a fresh server started as `npm start` does
  * (`node dist/src/server.js`, a temporary DATA_DIR, a free PORT). Shell variables a block sets
- * (CLIENT_ID, ACCESS_TOKEN, …) carry over to the next. The browser step is driven here (login
- * and consent forms with a cookie jar), and sets CODE as the README tells its reader to.
- * New sections are covered as they are written: only the blocks listed in STAND_INS are not run.
+ * (BASE, CLIENT_ID, ACCESS_TOKEN, …) carry over to the next; the README's one `BASE=` line is
+ * pointed at the test's server, and no command names the server's address otherwise. The browser
+ * step is driven here (login and consent forms with a cookie jar), and sets CODE as the README
+ * tells its reader to. New sections are covered as they are written: only the blocks listed in
+ * STAND_INS are not run.
+ *
+ * Every answer of every `curl` is checked on its own, whether printed or kept in a variable: a
+ * shell function in front of curl records each answer's status and body, and prints a newline
+ * after it (two answers never share a line). A block fails on a non-2xx status, an error or
+ * failure envelope, an OAuth error, or a line that is not one JSON document where one starts.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const README_ORIGIN = 'http://127.0.0.1:8080';
+/** The README's one definition of the server's address, which the test points at its own server. */
+const BASE_LINE = /^BASE=http:\/\/127\.0\.0\.1:8080(?=\s|$)/m;
 
 /** Commands the test stands in for: it installs nothing, does not run itself, and starts the server itself. */
 const STAND_INS: [RegExp, string][] = [
   [/^npm ci && npm start$/, 'the server: started by the test'],
+  [/^createdb \S+(\s+#.*)?$/, 'the PostgreSQL database: the test makes its own'],
   [/^DATABASE_URL=\S+ npm start$/, 'the server on PostgreSQL: started by the test for that dialect'],
   [/^npm ci && npm test$/, 'the test suite: this is it'],
   [/^(DATABASE_URL=\S+ )?npm run bench(\s+#.*)?$/, 'the benchmark: minutes of load'],
@@ -101,19 +110,139 @@ async function authorize(url: string, base: string, who: { login: string; passwo
   return code;
 }
 
-/** Every JSON line a block printed that is an error or a failure envelope (or an OAuth error). */
-function refusals(stdout: string): string[] {
-  return stdout.split('\n').filter((line) => {
-    try {
-      const v = JSON.parse(line);
-      return (
-        v && typeof v === 'object' && (v.result === 'error' || v.result === 'failure' || typeof v.error === 'string')
-      );
-    } catch {
-      return false;
+const refused = (v: unknown) =>
+  !!v &&
+  typeof v === 'object' &&
+  ((v as { result?: unknown }).result === 'error' ||
+    (v as { result?: unknown }).result === 'failure' ||
+    typeof (v as { error?: unknown }).error === 'string');
+/** An error envelope or an OAuth error in text that is not one JSON document. */
+const REFUSAL_TEXT = /"result"\s*:\s*"(error|failure)"|"error"\s*:\s*"/;
+
+/**
+ * What is wrong in a block's output (its stdout, or the answers its curls received), line by line:
+ * a line that starts as JSON must be one JSON document (two answers on one line, or a cut one,
+ * are reported, not skipped), and no answer may be an error or failure envelope or an OAuth error.
+ */
+export function problems(output: string): string[] {
+  const found: string[] = [];
+  for (const line of output.split('\n')) {
+    const text = line.trim();
+    if (text.startsWith('{') || text.startsWith('[')) {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        found.push(`not one JSON document: ${text.slice(0, 300)}`);
+        continue;
+      }
+      if (refused(value)) found.push(`refused: ${text.slice(0, 300)}`);
+    } else if (REFUSAL_TEXT.test(text)) found.push(`refused: ${text.slice(0, 300)}`);
+  }
+  return found;
+}
+
+/** Each HTTP status curl received (the last of each answer's header block) that is not 2xx. */
+export function badStatuses(statuses: string): string[] {
+  return statuses
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !/^HTTP\/[\d.]+ 2\d\d\b/.test(l));
+}
+
+/**
+ * In front of curl in every block: each answer's body goes to stdout as usual and to
+ * $README_ANSWERS, its status to $README_STATUSES, and a newline follows it in both.
+ */
+const CURL_RECORDER = `curl() {
+  local headers rc
+  headers=$(mktemp)
+  command curl -D "$headers" "$@" | tee -a "$README_ANSWERS"
+  rc=\${PIPESTATUS[0]}
+  echo
+  echo >> "$README_ANSWERS"
+  { grep -a '^HTTP/' "$headers" | tail -n 1 || echo "no answer (curl exited $rc)"; } >> "$README_STATUSES"
+  rm -f "$headers"
+  return "$rc"
+}`;
+
+interface BlockRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  answers: string;
+  statuses: string;
+}
+
+/** One block with bash, the shell state of the blocks before it, and curl recorded; its state is kept for the next. */
+function runBlock(code: string, env: NodeJS.ProcessEnv): BlockRun {
+  fs.writeFileSync(env.README_ANSWERS!, '');
+  fs.writeFileSync(env.README_STATUSES!, '');
+  const script = [
+    'set -euo pipefail',
+    '[ -f "$README_STATE" ] && source "$README_STATE"',
+    CURL_RECORDER,
+    code,
+    // Hand the shell variables and functions the block set to the next block.
+    `{ declare -p | grep -E '^declare -[-aAix]* [A-Z][A-Z0-9_]*=' | grep -Ev '^declare -[-aAix]* (BASH[A-Z_]*|PIPESTATUS|GROUPS|RANDOM|SRANDOM|SECONDS|LINENO|EPOCHSECONDS|EPOCHREALTIME|HISTCMD|PPID|UID|EUID|SHELLOPTS|BASHOPTS|COLUMNS|LINES|README_[A-Z]+)=' || true; declare -f; } > "$README_STATE.next"`,
+    'mv "$README_STATE.next" "$README_STATE"',
+  ].join('\n');
+  const r = spawnSync('bash', ['-c', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+  return {
+    status: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    answers: fs.readFileSync(env.README_ANSWERS!, 'utf8'),
+    statuses: fs.readFileSync(env.README_STATUSES!, 'utf8'),
+  };
+}
+
+/** Everything wrong with a block's run: its exit status, what it printed, and every answer curl received. */
+function failuresOf(r: BlockRun): string[] {
+  return [
+    ...(r.status === 0 ? [] : [`exited ${r.status}`]),
+    ...problems(r.stdout).map((p) => `stdout: ${p}`),
+    ...problems(r.answers).map((p) => `an answer: ${p}`),
+    ...badStatuses(r.statuses).map((s) => `status: ${s}`),
+  ];
+}
+
+describe("the README runner's checks", () => {
+  const clean = [
+    '{"account":{"id":1},"user":{"id":1,"login":"ada"}}',
+    'http://127.0.0.1:8080/oauth2/code?response_type=code&client_id=abc&state=xyz',
+    '{"result":"success","users":[{"id":1,"lastError":"none"}],"metadata":{}}',
+    '{"active":false}',
+    '{}',
+    '',
+  ].join('\n');
+  it('pass what a good block prints', () => {
+    assert.deepEqual(problems(clean), []);
+    assert.deepEqual(badStatuses('HTTP/1.1 200 OK\nHTTP/2 201\n'), []);
+  });
+  it('fail an error envelope, a failure envelope and an OAuth error', () => {
+    for (const bad of [
+      '{"result":"error","error":{"type":"client","code":1010,"message":"unauthorized"}}',
+      '{"result":"failure","failures":[],"metadata":{"receivedItemsCount":1,"validItems":[],"invalidItems":[0]}}',
+      '{"error":"invalid_grant","error_description":"the code was used"}',
+      '{"error":"invalid_client"}',
+    ]) {
+      assert.equal(problems(`${clean}\n${bad}\n`).length, 1, bad);
     }
   });
-}
+  it('fail two answers on one line, a cut answer, and an error after text on a line', () => {
+    assert.equal(problems('{"active":true}{"error":"invalid_client"}').length, 1);
+    assert.equal(problems('{"users":[]}{"users":[]}').length, 1, 'two good answers on one line are not read as fine');
+    assert.equal(problems('{"users":[{"id":1}').length, 1);
+    assert.equal(problems('done: {"error":"invalid_client"}').length, 1);
+  });
+  it('fail a status other than 2xx, and a request that got no answer', () => {
+    assert.deepEqual(badStatuses('HTTP/1.1 200 OK\nHTTP/1.1 401 Unauthorized\nno answer (curl exited 7)\n'), [
+      'HTTP/1.1 401 Unauthorized',
+      'no answer (curl exited 7)',
+    ]);
+  });
+});
 
 it('the README has sh blocks, and each is either run or stood in for', () => {
   const blocks = shBlocks(README);
@@ -122,6 +251,18 @@ it('the README has sh blocks, and each is either run or stood in for', () => {
     blocks.some((b) => b.code.includes('/oauth2/code?')),
     'the browser step prints its address',
   );
+});
+
+it('the README names the server address once, as BASE in the first block that runs, and uses $BASE after', () => {
+  const run = shBlocks(README).filter((b) => !standIn(b.code));
+  assert.match(run[0].code, BASE_LINE);
+  const named = run.flatMap((b) =>
+    commands(b.code)
+      .filter((c) => /127\.0\.0\.1:8080|localhost:8080/.test(c) && !BASE_LINE.test(c))
+      .map((c) => `line ${b.line}: ${c}`),
+  );
+  assert.deepEqual(named, [], 'commands that name the address instead of $BASE');
+  assert.equal(run.filter((b) => BASE_LINE.test(b.code)).length, 1);
 });
 
 for (const dialect of DIALECTS) {
@@ -142,6 +283,8 @@ for (const dialect of DIALECTS) {
         PORT: String(port),
         HOST: '127.0.0.1',
         README_STATE: path.join(dataDir, 'shell-state.sh'),
+        README_ANSWERS: path.join(dataDir, 'answers.txt'),
+        README_STATUSES: path.join(dataDir, 'statuses.txt'),
         LOG_LEVEL: 'warn',
       });
       if (dialect === 'postgres') {
@@ -194,6 +337,7 @@ for (const dialect of DIALECTS) {
       const who = /--login (\S+) --password "([^"]+)"/.exec(README);
       assert.ok(who, 'the README creates a user with --login and --password');
       let ran = 0;
+      let last = '';
       for (const block of shBlocks(README)) {
         const skip = standIn(block.code);
         if (skip) {
@@ -202,19 +346,11 @@ for (const dialect of DIALECTS) {
           continue;
         }
         await startServer();
-        const script = [
-          'set -euo pipefail',
-          '[ -f "$README_STATE" ] && source "$README_STATE"',
-          block.code.replaceAll(README_ORIGIN, base),
-          // Hand the shell variables and functions the block set to the next block.
-          `{ declare -p | grep -E '^declare -[-aAix]* [A-Z][A-Z0-9_]*=' | grep -Ev '^declare -[-aAix]* (BASH[A-Z_]*|PIPESTATUS|GROUPS|RANDOM|SRANDOM|SECONDS|LINENO|EPOCHSECONDS|EPOCHREALTIME|HISTCMD|PPID|UID|EUID|SHELLOPTS|BASHOPTS|COLUMNS|LINES|README_STATE)=' || true; declare -f; } > "$README_STATE.next"`,
-          'mv "$README_STATE.next" "$README_STATE"',
-        ].join('\n');
-        const r = spawnSync('bash', ['-c', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+        const r = runBlock(block.code.replace(BASE_LINE, `BASE=${base}`), env);
         const what = `README line ${block.line}:\n${block.code}\n--- stdout:\n${r.stdout}\n--- stderr:\n${r.stderr}`;
-        assert.equal(r.status, 0, `exited ${r.status}: ${what}`);
-        assert.deepEqual(refusals(r.stdout), [], `the server refused a command: ${what}`);
+        assert.deepEqual(failuresOf(r), [], what);
         ran++;
+        last = r.stdout;
         // The browser step: the block printed the authorization address; sign in, allow, and
         // hand the code to the shell as the README says (CODE=…).
         const address = /https?:\/\/\S+\/oauth2\/code\?\S+/.exec(r.stdout)?.[0];
@@ -224,7 +360,33 @@ for (const dialect of DIALECTS) {
         }
       }
       assert.ok(ran >= 6, `only ${ran} blocks ran`);
+      // The page ends signed out: its last command finds the access token revoked with the grant.
+      assert.equal(last.trim().split('\n').at(-1), '{"active":false}', last);
       t.diagnostic(`${ran} README blocks ran against ${base}`);
+    });
+
+    it('a refused command fails its block, printed or kept in a variable', async () => {
+      await startServer();
+      // The README's old step 7: placeholders where the shell variables belong.
+      const placeholders = runBlock(
+        `curl -s -X POST "${base}/oauth2/introspect" -u CLIENT_ID:CLIENT_SECRET -d token=ACCESS_TOKEN\n` +
+          `curl -s -X POST "${base}/oauth2/revoke" -u CLIENT_ID:CLIENT_SECRET -d token=REFRESH_TOKEN`,
+        env,
+      );
+      assert.equal(placeholders.status, 0, placeholders.stderr);
+      const found = failuresOf(placeholders);
+      assert.ok(
+        found.some((f) => f.startsWith('stdout: refused') && f.includes('invalid_client')),
+        found.join('\n'),
+      );
+      assert.equal(found.filter((f) => f.startsWith('status: HTTP/1.1 401')).length, 2, found.join('\n'));
+      // An answer never printed: the API's 401 envelope kept in a variable.
+      const kept = runBlock(`USERS=$(curl -s "${base}/users" -H "X-Version: 1.0")`, env);
+      assert.equal(kept.stdout, '');
+      assert.deepEqual(
+        failuresOf(kept).map((f) => f.split(':')[0]),
+        ['an answer', 'status'],
+      );
     });
   });
 }

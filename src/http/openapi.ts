@@ -4,7 +4,17 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../collections/machi
 import { MAX_ITEMS } from '../collections/machinery/write/index.js';
 import { API_VERSION } from './envelope.js';
 import { ERRORS, VALIDATION } from '../errors.js';
-import { envelope, itemSchema, pascal, plain, ref, SHARED_SCHEMAS, type Json } from './schemas.js';
+import {
+  defaultItemSchema,
+  envelope,
+  eventSchema,
+  itemSchema,
+  pascal,
+  plain,
+  ref,
+  SHARED_SCHEMAS,
+  type Json,
+} from './schemas.js';
 import { oauthPaths, OAUTH_SCHEMAS } from './openapi-oauth.js';
 import { operationsPaths } from './openapi-ops.js';
 import { RETRY_HEADERS, RETRY_PARAMETERS, withRetries } from './openapi-retries.js';
@@ -41,8 +51,11 @@ function schemasFor(c: Collection): Record<string, Json> {
       required: ['id'],
       additionalProperties: false,
     },
+    [`${N}Default`]: defaultItemSchema(c),
     [`${N}List`]: envelope(c.name, N, 'ListMetadata'),
-    [`${N}Write`]: envelope(c.name, N, 'WriteMetadata'),
+    [`${N}Write`]: envelope(c.name, `${N}Default`, 'WriteMetadata'),
+    // A deletion answers each item's id alone.
+    [`${N}Deleted`]: envelope(c.name, `${N}Delete`, 'WriteMetadata'),
   };
 }
 
@@ -183,7 +196,7 @@ function pathsFor(c: Collection): Record<string, Json> {
       ok: 'Write',
       write: true,
     }),
-    delete: operation(c, `delete${N}`, `Delete ${c.name}`, { body: `${N}Delete`, ok: 'Write', write: true }),
+    delete: operation(c, `delete${N}`, `Delete ${c.name}`, { body: `${N}Delete`, ok: 'Deleted', write: true }),
   };
   if (!c.createVia)
     collection.post = operation(c, `create${N}`, `Create ${c.name}`, { body: `${N}Create`, ok: 'Write', write: true });
@@ -198,7 +211,7 @@ function pathsFor(c: Collection): Record<string, Json> {
       write: true,
     }),
     delete: {
-      ...operation(c, `delete${N}Item`, `Delete one of ${c.name} (no body needed)`, { ok: 'Write', write: true }),
+      ...operation(c, `delete${N}Item`, `Delete one of ${c.name} (no body needed)`, { ok: 'Deleted', write: true }),
     },
   };
   if (c.readOnly) for (const m of ['patch', 'delete']) delete item[m];
@@ -236,6 +249,16 @@ export function buildOpenApi(collections: Iterable<Collection>, publicUrl: strin
       properties: { id: { type: 'integer', minimum: 1, maximum: MAX_ID } },
       required: ['id'],
       additionalProperties: false,
+    };
+  }
+  // Without `fields`, an event is one of the recorded collections' events (its type says which).
+  const events = cs.find((c) => c.name === 'events');
+  if (events) {
+    const recorded = cs.filter((c) => c.recorded !== false);
+    for (const c of recorded) schemas[`${pascal(c.name)}Event`] = eventSchema(c, events);
+    schemas.EventsDefault = {
+      description: 'An event as answered without `fields`: its `type` and `collection` say whose `data` it carries.',
+      oneOf: recorded.map((c) => ref(`${pascal(c.name)}Event`)),
     };
   }
   const scopes = {

@@ -59,6 +59,40 @@ export function itemSchema(c: Collection): Json & { properties: Record<string, J
   };
 }
 
+/**
+ * An item as answered without `fields`, and by a create, an update or an action: `id` and every
+ * default field, each present (null when empty). `fields` answers the fields it names instead.
+ */
+export function defaultItemSchema(c: Collection): Json {
+  return {
+    description: `${pascal(c.name)} as answered without \`fields\` (and by writes): every default field is present.`,
+    allOf: [ref(pascal(c.name))],
+    required: ['id', ...c.defaultFields],
+  };
+}
+
+/**
+ * One collection's event as `/events` answers it without `fields`, and as a webhook delivery's
+ * `data`: its `type` and `collection` are that collection's, and its `data` has the collection's
+ * default fields except the computed ones (events leave them out: a signed URL is a credential).
+ */
+export function eventSchema(c: Collection, events: Collection): Json {
+  return {
+    description: `An event of ${c.name}.`,
+    type: 'object',
+    properties: {
+      ...itemSchema(events).properties,
+      type: { type: 'string', enum: ['created', 'updated', 'deleted'].map((t) => `${c.name}.${t}`) },
+      collection: { type: 'string', const: c.name },
+      data: {
+        allOf: [ref(pascal(c.name))],
+        required: ['id', ...c.defaultFields.filter((n) => c.fields[n].kind !== 'computed')],
+      },
+    },
+    required: ['id', ...events.defaultFields],
+  };
+}
+
 export function envelope(name: string, item: string, metadata: string): Json {
   return {
     type: 'object',

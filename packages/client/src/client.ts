@@ -1,13 +1,16 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/api.js';
 import { FieldServiceError } from './errors.js';
+import { follow, pollEvents, type FollowOptions } from './events.js';
 import { Session, type SessionOptions } from './session.js';
 import { retryAfterSeconds, transport, type RetryOptions } from './transport.js';
 import type {
+  ChangeEvent,
   Changes,
   Collection,
   Creatable,
   Deletable,
+  Deleted,
   Item,
   ItemChange,
   ListMetadata,
@@ -30,6 +33,30 @@ export interface FieldServiceOptions extends SessionOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
+export interface WriteOptions {
+  /**
+   * The write's `Idempotency-Key`. By default each call makes its own, the same on each of its
+   * retries; give your own (kept with the work to do) so that a retry after a crash or a restart
+   * is recognised too: the server answers the first result again and does nothing twice.
+   */
+  idempotencyKey?: string;
+}
+
+export interface ItemWriteOptions extends WriteOptions {
+  /**
+   * The `ETag` the item was read with (`get()` answers it beside the item; keep it with your copy):
+   * sent as `If-Match`, so the write applies only if nobody changed the item since; otherwise a
+   * `FieldServiceError` with status 412 (code 1080) is thrown and nothing changes.
+   */
+  ifMatch?: string;
+}
+
+/** An item and the `ETag` of the version it is. */
+export interface Versioned<T> {
+  item: T;
+  etag: string;
+}
+
 type Id = { readonly id: number };
 type Target = number | Id;
 type Answer = { data?: unknown; error?: unknown; response: Response };
@@ -40,7 +67,20 @@ type Untyped = { request(method: string, path: string, init?: object): Promise<A
 export class FieldService {
   /** The typed `openapi-fetch` client for any operation, with `X-Version`, the token and retries already handled. */
   readonly api: Client<paths>;
-  private readonly etags = new WeakMap<object, string>();
+  /** The account's events, in commit order. */
+  readonly events = {
+    /**
+     * Every event after `after`, in id order, then each new one as it commits, until `signal`
+     * aborts (the loop then ends without an error). `onCursor(id)` is called once the loop body
+     * for that event has finished: save it and pass it back as `after` to resume with nothing
+     * missed (an event whose body threw or broke out comes again).
+     */
+    follow: (opts: FollowOptions = {}): AsyncGenerator<ChangeEvent> =>
+      follow(
+        pollEvents((where, recordsPerPage, signal) => this.eventsAfter(where, recordsPerPage, signal), opts),
+        opts,
+      ),
+  };
 
   private constructor(
     readonly session: Session,
@@ -91,70 +131,103 @@ export class FieldService {
     }
   }
 
-  /** One item; its `ETag` is remembered, so `updateItem`/`deleteItem` of it send `If-Match`. */
+  /** One item and its `ETag`: pass it as `ifMatch` to `updateItem`/`deleteItem` to change this version only. */
   async get<N extends Collection, F extends Selector<N> = '*'>(
     collection: N,
     id: number,
     opts: { fields?: readonly F[] } = {},
-  ): Promise<Selected<N, F>> {
+  ): Promise<Versioned<Selected<N, F>>> {
     const query = opts.fields ? { fields: opts.fields.join(',') } : {};
     const { body, response } = await this.call<Record<N, Selected<N, F>[]>>('GET', `/${collection}/{id}`, {
       params: { path: { id }, query },
     });
-    return this.remember(body[collection][0], response);
-  }
-
-  /** The `ETag` the item was read or written with, if known. */
-  etag(item: object): string | undefined {
-    return this.etags.get(item);
+    return { item: body[collection][0], etag: etagOf(response) };
   }
 
   /** Creates the items in one atomic write; answers them in order. */
-  async create<N extends Creatable>(collection: N, items: readonly NewItem<N>[]): Promise<Item<N>[]> {
-    return (await this.write<N>('POST', `/${collection}`, collection, { body: { [collection]: items } })).items;
+  async create<N extends Creatable>(
+    collection: N,
+    items: readonly NewItem<N>[],
+    opts: WriteOptions = {},
+  ): Promise<Item<N>[]> {
+    return (await this.write<N, Item<N>>('POST', `/${collection}`, collection, { body: { [collection]: items } }, opts))
+      .items;
   }
 
   /** Changes the items (each names its `id`) in one atomic write. */
-  async update<N extends Updatable>(collection: N, items: readonly ItemChange<N>[]): Promise<Item<N>[]> {
-    return (await this.write<N>('PATCH', `/${collection}`, collection, { body: { [collection]: items } })).items;
-  }
-
-  /** Deletes the items in one atomic write. */
-  async delete<N extends Deletable>(collection: N, targets: readonly Target[]): Promise<Item<N>[]> {
+  async update<N extends Updatable>(
+    collection: N,
+    items: readonly ItemChange<N>[],
+    opts: WriteOptions = {},
+  ): Promise<Item<N>[]> {
     return (
-      await this.write<N>('DELETE', `/${collection}`, collection, {
-        body: { [collection]: targets.map((t) => ({ id: idOf(t) })) },
-      })
+      await this.write<N, Item<N>>('PATCH', `/${collection}`, collection, { body: { [collection]: items } }, opts)
     ).items;
   }
 
-  /**
-   * Changes one item. Given an item read by `get` (or answered by a previous `updateItem`), the
-   * change applies only if the item is unchanged since (`If-Match`); otherwise a
-   * `FieldServiceError` with status 412 (code 1080) is thrown and nothing changes.
-   */
-  async updateItem<N extends Updatable>(collection: N, target: Target, changes: Changes<N>): Promise<Item<N>> {
-    const { items, response } = await this.write<N>('PATCH', `/${collection}/{id}`, collection, {
-      params: { path: { id: idOf(target) } },
-      body: { [collection]: [changes] },
-      headers: this.ifMatch(target),
-    });
-    return this.remember(items[0], response);
+  /** Deletes the items in one atomic write; answers their ids. */
+  async delete<N extends Deletable>(
+    collection: N,
+    targets: readonly Target[],
+    opts: WriteOptions = {},
+  ): Promise<Deleted[]> {
+    const body = { [collection]: targets.map((t) => ({ id: typeof t === 'number' ? t : t.id })) };
+    return (await this.write<N, Deleted>('DELETE', `/${collection}`, collection, { body }, opts)).items;
   }
 
-  /** Deletes one item, with `If-Match` as `updateItem`. */
-  async deleteItem<N extends Deletable>(collection: N, target: Target): Promise<Item<N>> {
+  /**
+   * Changes one item; with `ifMatch` (the `ETag` from `get()`), only if it is unchanged since.
+   * Answers the item and its new `ETag`, for the next change.
+   */
+  async updateItem<N extends Updatable>(
+    collection: N,
+    id: number,
+    changes: Changes<N>,
+    opts: ItemWriteOptions = {},
+  ): Promise<Versioned<Item<N>>> {
+    const { items, response } = await this.write<N, Item<N>>(
+      'PATCH',
+      `/${collection}/{id}`,
+      collection,
+      { params: { path: { id } }, body: { [collection]: [changes] } },
+      opts,
+    );
+    return { item: items[0], etag: etagOf(response) };
+  }
+
+  /** Deletes one item; with `ifMatch`, only if it is unchanged since it was read. */
+  async deleteItem<N extends Deletable>(collection: N, id: number, opts: ItemWriteOptions = {}): Promise<Deleted> {
     return (
-      await this.write<N>('DELETE', `/${collection}/{id}`, collection, {
-        params: { path: { id: idOf(target) } },
-        headers: this.ifMatch(target),
-      })
+      await this.write<N, Deleted>('DELETE', `/${collection}/{id}`, collection, { params: { path: { id } } }, opts)
     ).items[0];
   }
 
-  private async write<N extends Collection>(method: string, path: string, collection: N, init: object) {
-    const { body, response } = await this.call<{ metadata: WriteMetadata } & Record<N, Item<N>[]>>(method, path, init);
+  private async write<N extends Collection, T>(
+    method: string,
+    path: string,
+    collection: N,
+    init: object,
+    opts: ItemWriteOptions,
+  ) {
+    const headers = {
+      ...(opts.idempotencyKey !== undefined ? { 'Idempotency-Key': opts.idempotencyKey } : {}),
+      ...(opts.ifMatch !== undefined ? { 'If-Match': opts.ifMatch } : {}),
+    };
+    const { body, response } = await this.call<{ metadata: WriteMetadata } & Record<N, T[]>>(method, path, {
+      ...init,
+      headers,
+    });
     return { items: body[collection], response };
+  }
+
+  /** One page of events matching `where`, in id order (the feed moves `where`'s cursor, so always page 1). */
+  private async eventsAfter(where: Where<'events'>, recordsPerPage: number, signal?: AbortSignal) {
+    const query = { where: whereString(where), sort: 'id', recordsPerPage, page: 1 };
+    const { body } = await this.call<{ events: ChangeEvent[] }>('GET', '/events', {
+      params: { query },
+      ...(signal ? { signal } : {}),
+    });
+    return body.events;
   }
 
   private async call<T>(method: string, path: string, init: object): Promise<{ body: T; response: Response }> {
@@ -162,20 +235,15 @@ export class FieldService {
     if (!response.ok) throw new FieldServiceError(response.status, error, retryAfterSeconds(response));
     return { body: data as T, response };
   }
-
-  private ifMatch(target: Target): Record<string, string> {
-    const etag = typeof target === 'object' ? this.etags.get(target) : undefined;
-    return etag ? { 'If-Match': etag } : {};
-  }
-
-  private remember<T>(item: T, response: Response): T {
-    const etag = response.headers.get('etag');
-    if (etag && item && typeof item === 'object') this.etags.set(item, etag);
-    return item;
-  }
 }
 
-const idOf = (t: Target) => (typeof t === 'number' ? t : t.id);
+/** The answer's `ETag`; the server sends one with every item read or changed by its URL. */
+function etagOf(response: Response): string {
+  const etag = response.headers.get('etag');
+  // Without it the caller could not make a conditional change: better said now than lost later.
+  if (!etag) throw new Error(`${response.url} answered without an ETag (a proxy dropped it?)`);
+  return etag;
+}
 
 /** The `where` modifier's text: values quoted and escaped, never spliced as given. */
 export function whereString<N extends Collection>(w: Where<N>): string {

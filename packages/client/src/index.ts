@@ -1,7 +1,15 @@
-export { FieldService, whereString, type FieldServiceOptions } from './client.js';
+export {
+  FieldService,
+  whereString,
+  type FieldServiceOptions,
+  type ItemWriteOptions,
+  type Versioned,
+  type WriteOptions,
+} from './client.js';
+export { type FollowOptions } from './events.js';
 export { FieldServiceError, type Failure } from './errors.js';
 export { Session, type SessionOptions, type Tokens } from './session.js';
 export { type RetryOptions } from './transport.js';
-export { verifyWebhook, type Delivery } from './webhooks.js';
+export { verifyWebhook, type Delivery, type NodeRequest } from './webhooks.js';
 export type * from './types.js';
 export type { components, paths } from './generated/api.js';

@@ -32,8 +32,8 @@ export function retryAfterSeconds(res: Response): number | undefined {
 
 /**
  * The one place every API request goes through: `X-Version`, the bearer token (refreshed on
- * expiry, and once after a 401), an `Idempotency-Key` on every write (one per call, the same on
- * each of its retries), and bounded retries on network errors, 409, 429 and 503.
+ * expiry, and once after a 401), an `Idempotency-Key` on every write (the caller's, or one per
+ * call; the same on each of its retries), and bounded retries on network errors, 409, 429 and 503.
  */
 export function transport(opts: TransportOptions): (request: Request) => Promise<Response> {
   const { session } = opts;
@@ -58,7 +58,8 @@ export function transport(opts: TransportOptions): (request: Request) => Promise
         res = await send(r);
       } catch (err) {
         // The answer was lost (connection reset, timeout): the key makes repeating a write safe.
-        if (attempt >= retries) throw err;
+        // Aborted by the caller: not a loss to repeat.
+        if (attempt >= retries || request.signal.aborted) throw err;
         await sleep(backoff(attempt));
         continue;
       }

@@ -23,8 +23,14 @@ export type Creatable = { [N in Collection]: Has<N, 'post'> }[Collection];
 export type Updatable = { [N in Collection]: Has<N, 'patch'> }[Collection];
 export type Deletable = { [N in Collection]: Has<N, 'delete'> }[Collection];
 
-/** An item as the API answers it (only `id` is always present: the rest depends on `fields`). */
-export type Item<N extends Collection> = Schema<Capitalize<N>>;
+/** Every field an item can have, each optional: which ones an answer has depends on `fields`. */
+export type ItemFields<N extends Collection> = Schema<Capitalize<N>>;
+/**
+ * An item as answered without `fields`, and by `create` and `update`: `id` and every default
+ * field, present (null when empty); the extended ones (`fields=*`) optional. An event is a union
+ * by `type` (`ChangeEvent`).
+ */
+export type Item<N extends Collection> = Schema<`${Capitalize<N>}Default`>;
 /** An item to create: required members required, enums checked, read-only members refused. */
 export type NewItem<N extends Creatable> = Schema<`${Capitalize<N>}Create`>;
 /** A change to one item of a batch update: its `id` and the members to change. */
@@ -33,12 +39,12 @@ export type ItemChange<N extends Updatable> = Schema<`${Capitalize<N>}Update`>;
 export type Changes<N extends Updatable> = Omit<Schema<`${Capitalize<N>}ItemUpdate`>, 'id'>;
 
 /** A field name of the collection's items. */
-export type Field<N extends Collection> = Extract<keyof Item<N>, string>;
+export type Field<N extends Collection> = Extract<keyof ItemFields<N>, string>;
 /** Association fields (`status`, `client`, …), filtered and sorted on as `status.id`. */
 type AssocField<N extends Collection> = {
-  [K in Field<N>]: NonNullable<Item<N>[K]> extends readonly unknown[]
+  [K in Field<N>]: NonNullable<ItemFields<N>[K]> extends readonly unknown[]
     ? never
-    : NonNullable<Item<N>[K]> extends { id: number }
+    : NonNullable<ItemFields<N>[K]> extends { id: number }
       ? K
       : never;
 }[Field<N>];
@@ -55,10 +61,15 @@ export type Where<N extends Collection> =
 
 /** `fields`: field names, `*` (every field) and `[*]` (associations in full). */
 export type Selector<N extends Collection> = Field<N> | '*' | '[*]';
-/** The items a `fields` selection yields: `id` and the fields named (any field with `*` or `[*]`). */
+/**
+ * The items a `fields` selection yields: `id` and the fields named, each present (null when
+ * empty); with `*` or `[*]` (or no `fields`), an `Item` (its default fields present).
+ */
 export type Selected<N extends Collection, F extends Selector<N>> = [Extract<F, '*' | '[*]'>] extends [never]
-  ? Pick<Item<N>, Extract<F | 'id', keyof Item<N>>>
+  ? Required<Pick<ItemFields<N>, Extract<F | 'id', keyof ItemFields<N>>>>
   : Item<N>;
+/** What a deletion answers of each item: its id. */
+export type Deleted = { id: number };
 
 export interface ListOptions<N extends Collection, F extends Selector<N>> {
   where?: Where<N>;
@@ -69,16 +80,32 @@ export interface ListOptions<N extends Collection, F extends Selector<N>> {
   recordsPerPage?: number;
 }
 
+type AnyEvent = Schema<'EventsDefault'>;
+/** The collections whose changes are events (all but `events` and `deliveries`). */
+export type Recorded = AnyEvent['collection'];
+/**
+ * An event as `/events` answers it without `fields` (and `events.follow` yields it): a union by
+ * `type`, so `if (e.type === 'jobs.updated')` makes `e.data` a job with its default fields.
+ */
+export type ChangeEvent<C extends Recorded = Recorded> = Extract<AnyEvent, { collection: C }>;
 /** Every event type a webhook can receive. */
-export type EventType = `${Collection}.${'created' | 'updated' | 'deleted'}` | 'webhook.ping';
-/** The body of a webhook delivery (docs/events.md): the event item as `/events` shows it. */
-export interface WebhookEvent {
-  /** `webhook-id`: the same on every retry of this delivery; dedupe on it. */
-  id: string;
-  type: EventType;
-  timestamp: string;
-  data: Schemas['Events'];
-}
+export type EventType = AnyEvent['type'] | 'webhook.ping';
+
+type Delivered<E> = E extends AnyEvent
+  ? {
+      /** `webhook-id`: the same on every retry of this delivery; dedupe on it. */
+      id: string;
+      type: E['type'];
+      timestamp: string;
+      data: E;
+    }
+  : never;
+/**
+ * The body of a webhook delivery (docs/events.md), a union by `type`: a change's `data` is its
+ * event as `/events` shows it; a `webhook.ping` names its webhook.
+ */
+export type WebhookEvent =
+  Delivered<AnyEvent> | { id: string; type: 'webhook.ping'; timestamp: string; data: { webhook: { id: number } } };
 
 export type ApiError = Schemas['Error'];
 export type WriteMetadata = Schemas['WriteMetadata'];

@@ -1,10 +1,17 @@
-import type { IncomingMessage } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import type { WebhookEvent } from './types.js';
 
 type Headers_ = Headers | Record<string, string | string[] | undefined>;
+/**
+ * A `node:http` request (`IncomingMessage`), its body unread: what is read of it, so the
+ * declarations need no Node.js types.
+ */
+export interface NodeRequest extends AsyncIterable<Uint8Array | string> {
+  headers: Record<string, string | string[] | undefined>;
+  socket: unknown;
+}
 /** A delivery as a receiver has it: a fetch `Request`, a `node:http` request (its body unread), or headers and the raw body. */
-export type Delivery = Request | IncomingMessage | { headers: Headers_; body: string | Uint8Array };
+export type Delivery = Request | NodeRequest | { headers: Headers_; body: string | Uint8Array };
 
 /**
  * Checks a delivery's `webhook-signature` (Standard Webhooks: HMAC-SHA256 with the webhook's
@@ -18,15 +25,16 @@ export async function verifyWebhook(delivery: Delivery, secret: string): Promise
   else
     for (const [k, v] of Object.entries(headers))
       if (v !== undefined) flat[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
-  const event = new Webhook(secret).verify(body, flat) as Omit<WebhookEvent, 'id'>;
-  return { id: flat['webhook-id'], ...event };
+  const event = new Webhook(secret).verify(body, flat) as object;
+  return { id: flat['webhook-id'], ...event } as WebhookEvent;
 }
 
 async function read(d: Delivery): Promise<{ headers: Headers_; body: string }> {
   if (d instanceof Request) return { headers: d.headers, body: await d.text() };
   if ('body' in d && !('socket' in d))
     return { headers: d.headers, body: typeof d.body === 'string' ? d.body : new TextDecoder().decode(d.body) };
-  const chunks: Buffer[] = [];
-  for await (const c of d as IncomingMessage) chunks.push(c as Buffer);
-  return { headers: (d as IncomingMessage).headers, body: Buffer.concat(chunks).toString('utf8') };
+  const chunks: Uint8Array[] = [];
+  const encoder = new TextEncoder();
+  for await (const c of d as NodeRequest) chunks.push(typeof c === 'string' ? encoder.encode(c) : c);
+  return { headers: (d as NodeRequest).headers, body: Buffer.concat(chunks).toString('utf8') };
 }

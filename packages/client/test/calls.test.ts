@@ -127,29 +127,130 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    test('If-Match from the ETag of a read item: a change made since is a 412 typed error, nothing changes', async () => {
+    test('If-Match from the ETag read with the item: a change made since is a 412 typed error, nothing changes', async () => {
       const [created] = await fsm.create('jobs', [{ title: 'Service the boiler' }]);
       const seen = await fsm.get('jobs', created.id);
-      assert.match(fsm.etag(seen)!, /^"\d+\.\d+"$/);
+      assert.match(seen.etag, /^"\d+\.\d+"$/);
+      assert.equal(seen.item.title, 'Service the boiler');
       // Someone else changes the job after we read it.
       const other = await signedInClient(s);
       await other.updateItem('jobs', created.id, { title: 'Service the boiler (urgent)' });
       requests.length = 0;
       await assert.rejects(
-        fsm.updateItem('jobs', seen, { priority: 'low' }),
+        fsm.updateItem('jobs', created.id, { priority: 'low' }, { ifMatch: seen.etag }),
+        (e: FieldServiceError) => e instanceof FieldServiceError && e.status === 412 && e.code === 1080,
+      );
+      assert.equal(requests[0].headers.get('if-match'), seen.etag);
+      await assert.rejects(
+        fsm.deleteItem('jobs', created.id, { ifMatch: seen.etag }),
         (e: FieldServiceError) => e.status === 412 && e.code === 1080,
       );
-      assert.equal(requests[0].headers.get('if-match'), fsm.etag(seen));
-      await assert.rejects(fsm.deleteItem('jobs', seen), (e: FieldServiceError) => e.status === 412);
       const now = await fsm.get('jobs', created.id, { fields: ['title', 'priority'] });
-      assert.deepEqual(now, { id: created.id, title: 'Service the boiler (urgent)', priority: 'normal' });
+      assert.deepEqual(now.item, { id: created.id, title: 'Service the boiler (urgent)', priority: 'normal' });
+      assert.notEqual(now.etag, seen.etag);
 
       // Read again: the change applies, and its answer carries the next ETag for the next change.
-      const changed = await fsm.updateItem('jobs', now, { priority: 'low' });
-      assert.equal(changed.priority, 'low');
-      assert.notEqual(fsm.etag(changed), fsm.etag(now));
-      const deleted = await fsm.deleteItem('jobs', changed);
-      assert.equal(deleted.id, created.id);
+      const changed = await fsm.updateItem('jobs', created.id, { priority: 'low' }, { ifMatch: now.etag });
+      assert.equal(changed.item.priority, 'low');
+      assert.equal(changed.item.title, 'Service the boiler (urgent)'); // the default fields, all there
+      assert.notEqual(changed.etag, now.etag);
+      const again = await fsm.updateItem('jobs', created.id, { priority: 'high' }, { ifMatch: changed.etag });
+      const deleted = await fsm.deleteItem('jobs', created.id, { ifMatch: again.etag });
+      assert.deepEqual(deleted, { id: created.id });
+    });
+
+    test('the ETag travels with any copy of what was read: a stale one is refused however the item was copied', async () => {
+      const [created] = await fsm.create('jobs', [{ title: 'Replace the valve' }]);
+      const read = await fsm.get('jobs', created.id);
+      // What an application does with what it read: spread it, clone it, store it as JSON, or list
+      // the items and keep the ETag it read beside them.
+      const listed = [];
+      for await (const job of fsm.list('jobs', { where: ['id', '=', created.id] })) listed.push(job);
+      const copies = [
+        { ...read },
+        structuredClone(read),
+        JSON.parse(JSON.stringify(read)) as typeof read,
+        { item: { ...listed[0] }, etag: read.etag },
+      ];
+      const other = await signedInClient(s);
+      await other.updateItem('jobs', created.id, { title: 'Replace the valve and the seal' });
+      for (const [i, copy] of copies.entries()) {
+        assert.equal(copy.etag, read.etag, `copy ${i}`);
+        await assert.rejects(
+          fsm.updateItem('jobs', copy.item.id, { title: `${copy.item.title} (copy ${i})` }, { ifMatch: copy.etag }),
+          (e: FieldServiceError) => e.status === 412 && e.code === 1080,
+          `copy ${i}`,
+        );
+      }
+      // Nothing was overwritten: the other person's change stands.
+      assert.equal((await fsm.get('jobs', created.id)).item.title, 'Replace the valve and the seal');
+      // Without ifMatch the change is unconditional (the caller's choice): it applies.
+      const forced = await fsm.updateItem('jobs', created.id, { title: 'Forced' });
+      assert.equal(forced.item.title, 'Forced');
+    });
+
+    test("the caller's Idempotency-Key: a repeat from another client instance (after a crash) is answered, not done again", async () => {
+      const key = `create-leak-${s.tenant.accountId}-${Date.now()}`;
+      requests.length = 0;
+      const [first] = await fsm.create('jobs', [{ title: 'Keyed leak' }], { idempotencyKey: key });
+      assert.equal(requests.at(-1)!.headers.get('idempotency-key'), key);
+      // The process died before it recorded the answer; a new one repeats the write with the saved key.
+      const restarted = await signedInClient(s);
+      const [again] = await restarted.create('jobs', [{ title: 'Keyed leak' }], { idempotencyKey: key });
+      assert.deepEqual(again, first);
+      const all = [];
+      for await (const j of fsm.list('jobs', { where: ['title', '=', 'Keyed leak'] })) all.push(j);
+      assert.equal(all.length, 1);
+      // The same key for another body is refused: a key names one write.
+      await assert.rejects(
+        restarted.create('jobs', [{ title: 'Another leak' }], { idempotencyKey: key }),
+        (e: FieldServiceError) => e.status === 422 && e.code === 1249,
+      );
+
+      // Updates and deletions, batch and single, take the caller's key too.
+      const upKey = `${key}-update`;
+      const [up1] = await fsm.update('jobs', [{ id: first.id, priority: 'high' }], { idempotencyKey: upKey });
+      await fsm.updateItem('jobs', first.id, { priority: 'low' });
+      const [up2] = await restarted.update('jobs', [{ id: first.id, priority: 'high' }], { idempotencyKey: upKey });
+      assert.deepEqual(up2, up1); // the first answer, replayed: the update was not made again
+      assert.equal((await fsm.get('jobs', first.id)).item.priority, 'low');
+      const itemKey = `${key}-item`;
+      const { item: changed } = await fsm.updateItem('jobs', first.id, { title: 'Keyed' }, { idempotencyKey: itemKey });
+      assert.equal(requests.at(-1)!.headers.get('idempotency-key'), itemKey);
+      assert.deepEqual(
+        (await restarted.updateItem('jobs', first.id, { title: 'Keyed' }, { idempotencyKey: itemKey })).item,
+        changed,
+      );
+      const delKey = `${key}-delete`;
+      assert.deepEqual(await fsm.deleteItem('jobs', first.id, { idempotencyKey: delKey }), { id: first.id });
+      assert.deepEqual(await restarted.deleteItem('jobs', first.id, { idempotencyKey: delKey }), { id: first.id });
+      const [job] = await fsm.create('jobs', [{ title: 'Batch-deleted' }]);
+      const batchKey = `${key}-batch`;
+      assert.deepEqual(await fsm.delete('jobs', [job.id], { idempotencyKey: batchKey }), [{ id: job.id }]);
+      assert.deepEqual(await restarted.delete('jobs', [job.id], { idempotencyKey: batchKey }), [{ id: job.id }]);
+      // Without a key of its own, each call still gets one (its retries share it).
+      requests.length = 0;
+      await fsm.create('jobs', [{ title: 'Unkeyed' }]);
+      await fsm.create('jobs', [{ title: 'Unkeyed' }]);
+      const keys = requests.map((r) => r.headers.get('idempotency-key'));
+      assert.ok(keys.every(Boolean) && keys[0] !== keys[1], String(keys));
+    });
+
+    test('answers without fields type their default fields as present; fields answer what they name', async () => {
+      const [job] = await fsm.create('jobs', [{ title: 'Typed' }]);
+      // Each of these compiles only because the field is typed as present (strict: not `| undefined`).
+      const title: string = job.title;
+      const priority: 'low' | 'normal' | 'high' | 'urgent' = job.priority;
+      const created: string = job.created;
+      const client: { id: number } | null = job.client;
+      assert.deepEqual([title, priority, typeof created, client], ['Typed', 'normal', 'string', null]);
+      const { item } = await fsm.get('jobs', job.id);
+      const reference: string = item.reference;
+      assert.match(reference, /^J-\d+$/);
+      const { item: picked } = await fsm.get('jobs', job.id, { fields: ['dueDate'] });
+      const due: string | null = picked.dueDate;
+      assert.deepEqual(picked, { id: job.id, dueDate: due });
+      assert.equal(due, null);
     });
 
     test('the typed openapi-fetch client is there for any operation, X-Version included', async () => {

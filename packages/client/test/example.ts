@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FieldService, verifyWebhook, type WebhookEvent } from '@fieldservice/client';
+import { FieldService, verifyWebhook, type Item } from '@fieldservice/client';
 
 // The server's origin (its OAuth issuer) and your client's registration (`fsm clients create`).
 const redirectUri = new URL(process.env.REDIRECT_URI ?? 'http://127.0.0.1:9000/callback');
@@ -38,13 +38,13 @@ for await (const job of fsm.list('jobs', {
 
 // 3. A webhook receiver, subscribed to visit events; it verifies each delivery's signature.
 let secret = '';
-let announce = (_event: WebhookEvent) => {};
-const announced = new Promise<WebhookEvent>((resolve) => (announce = resolve));
+let announce = (_visit: Item<'visits'>) => {};
+const announced = new Promise<Item<'visits'>>((resolve) => (announce = resolve));
 const receiver = http.createServer(async (req, res) => {
   try {
     const event = await verifyWebhook(req, secret);
     res.writeHead(204).end();
-    if (event.type === 'visits.created') announce(event);
+    if (event.type === 'visits.created') announce(event.data.data); // typed by its type: the visit
   } catch {
     res.writeHead(400).end(); // not signed with our secret: ignored
   }
@@ -68,7 +68,10 @@ const [visit] = await fsm.create('visits', [
 ]);
 console.log(`visit ${visit.id} created on job ${job.id}`);
 
-const event = await announced; // delivered at least once: dedupe on event.id in production
-console.log(`webhook ${event.type}: visit ${event.data.item?.id}`);
+const announcedVisit = await announced; // delivered at least once: dedupe on event.id in production
+console.log(`webhook visits.created: visit ${announcedVisit.id} (${announcedVisit.label})`);
+
+// 5. Clean up: remove the webhook (nothing is sent to this receiver again), then sign out.
+await fsm.deleteItem('webhooks', hook.id);
 receiver.close();
-await fsm.revoke(); // sign out: the tokens stop working
+await fsm.revoke(); // the tokens stop working

@@ -99,7 +99,7 @@ for (const dialect of DIALECTS) {
         // One 401: the server's clock runs ahead, the client thinks its token is fresh; it refreshes once and repeats.
         s.t.clock.now += 3_600_000;
         sent.length = 0;
-        const admin = await fsm.get('users', s.tenant.adminId, { fields: ['login'] });
+        const { item: admin } = await fsm.get('users', s.tenant.adminId, { fields: ['login'] });
         assert.equal(admin.login, s.tenant.login);
         assert.equal(saved.length, 3);
         const third = saved[2]!;

@@ -49,7 +49,7 @@ for (const dialect of DIALECTS) {
         await s?.close();
       });
 
-      test('signs in through Chromium, lists the jobs changed since yesterday, creates a visit, receives its webhook', async () => {
+      test('signs in through Chromium, lists the jobs changed since yesterday, creates a visit, receives its webhook, removes it', async () => {
         const redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
         const { clientId, clientSecret } = await registeredClient(s, redirectUri);
         const t = s.t;
@@ -106,14 +106,20 @@ for (const dialect of DIALECTS) {
         const visit = /visit (\d+) created on job (\d+)/.exec(out);
         assert.ok(visit, out);
         assert.equal(Number(visit[2]), recent);
-        assert.equal(lines.at(-1), `webhook visits.created: visit ${visit[1]}`);
+        assert.equal(lines.at(-1), `webhook visits.created: visit ${visit[1]} (Inspection)`);
         const row = await t.database.db
           .selectFrom('visits')
           .select(['job_id', 'label'])
           .where('id', '=', Number(visit[1]))
           .executeTakeFirstOrThrow();
         assert.deepEqual(row, { job_id: recent, label: 'Inspection' });
-        // It signed out: its grant is gone.
+        // It removed its webhook, and signed out: its grant is gone.
+        const hooks = await t.database.db
+          .selectFrom('webhooks')
+          .select('id')
+          .where('account_id', '=', s.tenant.accountId)
+          .execute();
+        assert.deepEqual(hooks, []);
         const grants = await t.database.db
           .selectFrom('oauth_tokens')
           .select('id')

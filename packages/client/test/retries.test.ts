@@ -131,7 +131,7 @@ for (const dialect of DIALECTS) {
       assert.equal(proxy.seen[1].replayed, true); // the server's first answer, not a second write
       assert.equal(waits.length, 1);
       assert.equal(await titled('Created once'), 1);
-      assert.equal((await fsm.get('jobs', job.id, { fields: ['title'] })).title, 'Created once');
+      assert.equal((await fsm.get('jobs', job.id, { fields: ['title'] })).item.title, 'Created once');
 
       // Each call has its own key: the same body sent again is a second job, as asked.
       reset(() => 'forward');
