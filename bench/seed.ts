@@ -2,7 +2,7 @@ import { createAccount } from '../src/accounts/service.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { hashToken, randomToken } from '../src/auth/secrets.js';
 import { registry } from '../src/collections/index.js';
-import type { Caller, Item, Row } from '../src/collections/machinery/collection.js';
+import type { Caller, Columns, Item } from '../src/collections/machinery/collection.js';
 import { untyped } from '../src/db/tx.js';
 import { createServices } from '../src/services.js';
 import { loadConfig } from '../src/config.js';
@@ -196,13 +196,13 @@ async function bulkCreate(
   ctx: Caller,
   item: (i: number) => Item,
   n: number,
-  extra: (i: number, row: Row) => void,
+  extra: (i: number, row: Columns) => void,
   progress: (done: number) => void,
 ): Promise<number[]> {
   const c = registry.get(collection)!;
   const ids: number[] = [];
   for (let i = 0; i < n; i += 1000) {
-    const rows: Row[] = [];
+    const rows: Columns[] = [];
     for (let k = i; k < Math.min(n, i + 1000); k++) {
       const it = item(k);
       const errors = validateItem(c, it, 'create');

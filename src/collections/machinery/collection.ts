@@ -1,7 +1,8 @@
-import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import type { Expression, ExpressionBuilder, Selectable, SqlBool } from 'kysely';
 import type { AuthContext, RoleKind } from '../../auth/context.js';
 import type { ApiErrorBody } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
+import type { DB } from '../../db/types.js';
 import type { Field, ScalarField, ValueType } from './fields.js';
 import { INT32_MAX } from './fields.js';
 import type { ChangeRecorder } from './write/changes.js';
@@ -18,7 +19,19 @@ export interface Caller extends AuthContext {
   privateUrls?: boolean;
 }
 
-export type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** A stored row, as the database returns it (every table has an integer `id`). */
+export type Row = { id: number } & Record<string, unknown>;
+/** The columns a write sets, by name. */
+export type Columns = Record<string, unknown>;
+/** A table of the schema (src/db/types.ts). */
+export type TableName = keyof DB & string;
+/**
+ * A collection's stored row, typed by its table: what its rules read. The machinery, which serves
+ * every table alike, sees `Row`; `AnyTable` is how it passes rules their table's types unchecked.
+ */
+export type RowOf<T extends TableName> = Selectable<DB[T]>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTable = any;
 export type Item = Record<string, unknown>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type EB = ExpressionBuilder<any, any>;
@@ -33,22 +46,22 @@ export interface Policy {
 }
 
 /** What every rule hook receives about one item of a write: one argument, always this shape. */
-export interface ItemContext {
+export interface ItemContext<T extends TableName = AnyTable> {
   caller: Caller;
   op: Op;
   item: Item;
   /** The item's position in the request. */
   index: number;
   /** The stored row on update and delete, once loaded (inside the transaction); undefined before. */
-  existing?: Row;
+  existing?: RowOf<T>;
   /** The columns this write sets (empty on delete); rules may add server-side columns. */
-  row: Row;
+  row: Partial<RowOf<T>>;
   /** What the caller attached beside the item, never through it (an upload's staged bytes). */
   attached?: unknown;
 }
 
 /** An item's context inside the write transaction. */
-export interface TxItemContext extends ItemContext {
+export interface TxItemContext<T extends TableName = AnyTable> extends ItemContext<T> {
   db: Executor;
   /** Rules that change other rows say so here first, so the change is seen (events). */
   changes: ChangeRecorder;
@@ -60,17 +73,17 @@ export interface TxItemContext extends ItemContext {
 }
 
 /** What a collection adds to the shared write pipeline; each hook is optional. */
-export interface Rules {
+export interface Rules<T extends TableName = AnyTable> {
   /** Per-item checks after the schema checks, before the transaction (no stored row yet). */
-  validate?(i: ItemContext): ApiErrorBody[];
+  validate?(i: ItemContext<T>): ApiErrorBody[];
   /** Role rules that depend on the item or its stored row (throw ApiError('roleForbids')). */
-  authorize?(i: ItemContext): void;
+  authorize?(i: ItemContext<T>): void;
   /** Slow preparation outside the transaction (hashing a password); may set columns on `row`. */
-  prepare?(i: ItemContext): Promise<void>;
+  prepare?(i: ItemContext<T>): Promise<void>;
   /** Checks inside the transaction, before anything is written. */
-  check?(i: TxItemContext): Promise<ApiErrorBody[]>;
+  check?(i: TxItemContext<T>): Promise<ApiErrorBody[]>;
   /** Sets server-side columns inside the transaction (generated references, defaults from other rows). */
-  fill?(i: TxItemContext): Promise<void>;
+  fill?(i: TxItemContext<T>): Promise<void>;
   /**
    * The rules change rows of the account other than the batch's own (statuses: a new default clears
    * the old one): on PostgreSQL the collection's writes in one account then run one at a time
@@ -78,12 +91,12 @@ export interface Rules {
    */
   exclusive?: boolean;
   /** Runs after the item's row was written, in the same transaction. */
-  after?(i: TxItemContext & { id: number }): Promise<void>;
+  after?(i: TxItemContext<T> & { id: number }): Promise<void>;
   /**
    * Values shown once, in the answer of a create only (a webhook's secret): from the columns the
    * create wrote, never read back afterwards.
    */
-  reveal?(row: Row): Item;
+  reveal?(row: Partial<RowOf<T>>): Item;
   /**
    * Runs once the transaction has committed (never after a rollback): side effects outside the
    * database, such as removing stored bytes nothing references any more.
@@ -93,17 +106,17 @@ export interface Rules {
     caller: Caller;
     op: Op;
     ids: number[];
-    existing: (Row | undefined)[];
+    existing: (RowOf<T> | undefined)[];
   }): Promise<void>;
 }
 
-export interface CollectionDef {
+export interface CollectionDef<T extends TableName = AnyTable> {
   name: string;
-  table: string;
+  table: T;
   description: string;
   fields: Record<string, Field>;
   policy: Policy;
-  rules?: Rules;
+  rules?: Rules<T>;
   /**
    * Rows per account are counted by triggers into `row_counts` (slots summed), so an unfiltered
    * list answers `recordsCount` without counting. The triggers are made at start from this flag
@@ -218,7 +231,7 @@ export interface Collection extends CollectionDef {
   textField: string;
 }
 
-export function defineCollection(def: CollectionDef): Collection {
+export function defineCollection<T extends TableName>(def: CollectionDef<T>): Collection {
   const columns = new Map<string, FilterColumn>([['id', { column: 'id', type: 'integer', nullable: false }]]);
   const wide = (s: ScalarField) =>
     s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;

@@ -70,7 +70,7 @@ function writer(c: Collection, name: string): Put {
     case 'assoc': {
       const { column } = field;
       return (row, item, _i, loaded) => {
-        const id = row[column];
+        const id = row[column] as number | null;
         item[name] = id === null ? null : (loaded.expanded.get(name)?.get(id) ?? { id });
       };
     }

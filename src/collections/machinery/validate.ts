@@ -12,7 +12,7 @@ if (!FormatRegistry.Has('date')) {
 }
 if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
 import { validationError, type ApiErrorBody } from '../../errors.js';
-import type { Collection, Item, Op, Row } from './collection.js';
+import type { Collection, Columns, Item, Op } from './collection.js';
 import { MAX_ID, isItemId, type Field, type ScalarField } from './fields.js';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
@@ -97,8 +97,8 @@ function toColumn(s: ScalarField, v: unknown): unknown {
 }
 
 /** The column values an item sets; on create, defaults fill what the item left out. */
-export function itemToRow(c: Collection, item: Item, op: Op, now: number): Row {
-  const row: Row = {};
+export function itemToRow(c: Collection, item: Item, op: Op, now: number): Columns {
+  const row: Columns = {};
   for (const [name, field] of Object.entries(c.fields)) {
     const given = Object.hasOwn(item, name);
     const value = item[name];

@@ -4,14 +4,14 @@ import { canSeeJob, seesJob } from '../policy.js';
 import { noteFields } from './schema.js';
 
 /** A Contractor changes only their own notes (they read every note of their jobs). */
-function authorize({ caller, op, existing }: ItemContext): void {
+function authorize({ caller, op, existing }: ItemContext<'notes'>): void {
   if (caller.role !== 'contractor' || op === 'create') return;
   if (existing && existing.author_id !== caller.userId)
     throw new ApiError('roleForbids', 'contractors change only their own notes');
 }
 
 /** A Contractor writes on the jobs they can see; any other job looks missing, as when they read it. */
-async function check({ caller, db, op, item }: TxItemContext): Promise<ApiErrorBody[]> {
+async function check({ caller, db, op, item }: TxItemContext<'notes'>): Promise<ApiErrorBody[]> {
   if (caller.role !== 'contractor' || op === 'delete' || item.job === undefined) return [];
   const job = (item.job as { id: number }).id;
   return (await canSeeJob(db, caller, job)) ? [] : [validationError('reference', 'job')];

@@ -6,7 +6,7 @@ import { statusFields } from './schema.js';
  * "Exactly one default": making a status the default clears the old one, so the default is only
  * ever replaced, never removed. Unsetting, deleting or logically deleting it directly is refused.
  */
-async function check({ op, item, existing }: TxItemContext): Promise<ApiErrorBody[]> {
+async function check({ op, item, existing }: TxItemContext<'statuses'>): Promise<ApiErrorBody[]> {
   const errors: ApiErrorBody[] = [];
   const wasDefault = existing?.is_default === 1;
   const makeAnother = 'make another status the default first';

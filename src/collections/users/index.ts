@@ -5,7 +5,7 @@ import { defineCollection, type ItemContext } from '../machinery/collection.js';
 import { isCaller } from '../policy.js';
 import { userFields } from './schema.js';
 
-function validate({ op, item, caller }: ItemContext): ApiErrorBody[] {
+function validate({ op, item, caller }: ItemContext<'users'>): ApiErrorBody[] {
   const errors: ApiErrorBody[] = [];
   const pw = item.newPassword;
   if ((pw === undefined) !== (item.newPasswordConfirm === undefined)) {
@@ -26,7 +26,7 @@ function validate({ op, item, caller }: ItemContext): ApiErrorBody[] {
 }
 
 /** Beyond the role matrix: only Administrators change roles, restore users or touch others. */
-function authorize({ caller, op, item, existing }: ItemContext): void {
+function authorize({ caller, op, item, existing }: ItemContext<'users'>): void {
   if (caller.role === 'administrator') {
     if (existing && existing.id === caller.userId && (item.deleted === true || op === 'delete')) {
       throw new ApiError('roleForbids', 'nobody deletes themself');

@@ -9,7 +9,7 @@ const idOf = (v: unknown) => (v as { id?: number } | null | undefined)?.id;
  * A contractor keeps a visit theirs: they may not hand it to someone else, move it to another job,
  * or delete it (they set `state` to `cancelled` instead).
  */
-function authorize({ caller, op, item, existing }: ItemContext): void {
+function authorize({ caller, op, item, existing }: ItemContext<'visits'>): void {
   if (caller.role !== 'contractor') return;
   if (op === 'delete') throw new ApiError('roleForbids', 'contractors cannot delete visits');
   if (item.user !== undefined && idOf(item.user) !== caller.userId)
@@ -19,7 +19,7 @@ function authorize({ caller, op, item, existing }: ItemContext): void {
   }
 }
 
-async function check({ caller, db, op, item, existing }: TxItemContext): Promise<ApiErrorBody[]> {
+async function check({ caller, db, op, item, existing }: TxItemContext<'visits'>): Promise<ApiErrorBody[]> {
   if (op === 'delete') return [];
   const errors: ApiErrorBody[] = [];
   // When only one end changes, compare with the stored other end.

@@ -8,7 +8,7 @@ import { webhookFields } from './schema.js';
 /** Refusals found by `prepare` (DNS, outside the transaction), reported by `check`. */
 const refused = new WeakMap<Item, string>();
 
-function validate({ caller, item }: ItemContext): ApiErrorBody[] {
+function validate({ caller, item }: ItemContext<'webhooks'>): ApiErrorBody[] {
   if (typeof item.url !== 'string') return [];
   const why = refusedUrl(item.url, !!caller.privateUrls);
   return why ? [validationError('invalid', 'url', why)] : [];

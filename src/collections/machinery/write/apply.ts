@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { columnsOf, dialectOf, insertRows, query, slot, untyped, type Executor } from '../../../db/runner.js';
 import { validationError, type ApiErrorBody } from '../../../errors.js';
-import type { Collection, Row, TxItemContext } from '../collection.js';
+import type { Collection, Columns, Row, TxItemContext } from '../collection.js';
 import { saveList } from '../links.js';
 import type { Batch } from './batch.js';
 import type { ChangeRecorder } from './changes.js';
@@ -96,7 +96,7 @@ async function updateRows(
 }
 
 /** Consecutive indexes whose rows set the same columns: each run is written by one statement. */
-function runsOfShape(rows: Row[]): number[][] {
+function runsOfShape(rows: Columns[]): number[][] {
   const runs: number[][] = [];
   let key = '';
   rows.forEach((row, i) => {

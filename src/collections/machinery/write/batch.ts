@@ -1,6 +1,6 @@
 import type { ApiErrorBody } from '../../../errors.js';
 import type { Executor } from '../../../db/tx.js';
-import type { Caller, Collection, Item, ItemContext, Op, Row, TxItemContext } from '../collection.js';
+import type { Caller, Collection, Columns, Item, ItemContext, Op, Row, TxItemContext } from '../collection.js';
 import type { ChangeRecorder } from './changes.js';
 import type { WriteSuccess } from './outcome.js';
 
@@ -28,7 +28,7 @@ export class Batch {
   ids: number[] = [];
   readonly errors: ApiErrorBody[][];
   /** Per item: the columns it sets. */
-  rows: Row[] = [];
+  rows: Columns[] = [];
   /** Per item: the stored row (update, delete), once loaded in the transaction. */
   existing: (Row | undefined)[] = [];
   /** PostgreSQL: the rows lockRows locked, whole (read in the same statement). */
@@ -38,7 +38,7 @@ export class Batch {
   access: 'all' | 'own' = 'all';
   private readonly found = new Map<string, Promise<unknown>>();
   /** The rows as they were before the transaction: each attempt of it starts from these. */
-  private pristine?: Row[];
+  private pristine?: Columns[];
 
   constructor(readonly request: WriteRequest) {
     this.errors = request.input.map(() => []);

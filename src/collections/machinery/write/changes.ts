@@ -1,4 +1,4 @@
-import { untyped, type Executor } from '../../../db/tx.js';
+import { execute, untyped, type Executor } from '../../../db/runner.js';
 import type { Caller, Collection, Item, Row } from '../collection.js';
 import { ownersListing } from '../links.js';
 import type { Projection } from '../modifiers.js';
@@ -107,17 +107,19 @@ export class ChangeRecorder {
       for (const field of Object.values(other.fields)) {
         if (other.recorded === false) continue;
         if (field.kind === 'assoc' && field.target === c.name && field.onDelete !== 'restrict') {
-          const rows = await untyped(this.db)
-            .selectFrom(other.table)
-            .selectAll()
-            .where('account_id', '=', this.caller.accountId)
-            .where(field.column, 'in', ids)
-            .execute();
+          const rows = await execute<Row>(
+            this.db,
+            untyped(this.db)
+              .selectFrom(other.table)
+              .selectAll()
+              .where('account_id', '=', this.caller.accountId)
+              .where(field.column, 'in', ids),
+          );
           await this.touchRows(other, rows);
           if (field.onDelete === 'cascade')
             await this.deleting(
               other,
-              rows.map((r) => r.id as number),
+              rows.map((r) => r.id),
             );
         } else if (field.kind === 'assocList' && field.target === c.name) {
           await this.touch(other, await ownersListing(this.db, field, this.caller.accountId, ids));
