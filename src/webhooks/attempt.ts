@@ -154,7 +154,11 @@ async function recordFailure(
 ): Promise<void> {
   const webhooks = services.registry.get('webhooks') as Collection;
   const gone = sent.status === 410;
-  const delay = services.config.webhookRetrySchedule[d.attempts - 1];
+  const schedule = services.config.webhookRetrySchedule;
+  const delay = schedule[d.attempts - 1];
+  // A receiver's Retry-After is honoured up to the schedule's longest step: a number of seconds or
+  // a date millennia ahead must neither park the delivery forever nor overflow the column.
+  const asked = Math.min(sent.retryAfterMs ?? 0, Math.max(...schedule));
   const retry = !gone && !final && delay !== undefined;
   const failing = !someSucceeded && hook.failing_since !== null && now - hook.failing_since >= FAILING_AFTER_MS;
   const disable = gone ? 'gone' : failing ? 'failing' : null;
@@ -165,7 +169,7 @@ async function recordFailure(
         state: retry ? 'pending' : 'failed',
         last_status: sent.status,
         last_error: sent.error?.slice(0, 1000) ?? null,
-        next_attempt_at: retry ? now + Math.max(delay, sent.retryAfterMs ?? 0) : now,
+        next_attempt_at: retry ? now + Math.max(delay, asked) : now,
         lease_until: null,
         lease_owner: null,
         modified: now,
