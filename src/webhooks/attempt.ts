@@ -3,6 +3,7 @@ import type { Executor } from '../db/tx.js';
 import type { Services } from '../collections/machinery/services.js';
 import { present } from '../collections/machinery/present.js';
 import type { Leased } from './lease.js';
+import { countDeliveryAttempt, type DeliveryOutcome } from '../http/metrics.js';
 import { sendDelivery, type Sent } from './send.js';
 import { signedHeaders } from './sign.js';
 
@@ -79,7 +80,7 @@ export async function attemptAll(services: Services, ds: Leased[], owner: string
   const sent = await Promise.all(
     ds.map(async (d, i): Promise<Sent> => {
       const payload = payloads[i];
-      if (payload === undefined) return { status: null, error: 'the event was purged' };
+      if (payload === undefined) return { status: null, error: 'the event was purged', failure: 'purged' };
       // The signed timestamp is the real time of sending: receivers compare it with their clock.
       return sendDelivery(
         hook.url,
@@ -89,6 +90,7 @@ export async function attemptAll(services: Services, ds: Leased[], owner: string
       );
     }),
   );
+  for (const s of sent) countDeliveryAttempt(outcomeOf(s));
   await record(
     services,
     ds,
@@ -98,6 +100,13 @@ export async function attemptAll(services: Services, ds: Leased[], owner: string
     clock(),
     payloads.map((p) => p === undefined),
   );
+}
+
+/** An attempt's outcome as /metrics counts it. */
+function outcomeOf(s: Sent): DeliveryOutcome {
+  if (s.status === null) return s.failure ?? 'network';
+  if (s.status >= 200 && s.status < 300) return 'succeeded';
+  return s.status === 410 ? 'gone' : 'failed';
 }
 
 type Hook = { id: number; failing_since: number | null };

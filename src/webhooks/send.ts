@@ -13,6 +13,8 @@ export interface Sent {
   /** Retry-After in ms, when the receiver sent one. */
   retryAfterMs?: number;
   error?: string;
+  /** Why no answer came (status null), for the metrics. */
+  failure?: 'refused' | 'timeout' | 'network' | 'purged';
 }
 
 const DAY = /^(mon|tue|wed|thu|fri|sat|sun)[a-z]*,? /i;
@@ -79,7 +81,7 @@ export async function sendDelivery(
   try {
     target = await resolveChecked(url, allowPrivate);
   } catch (err) {
-    if (err instanceof RefusedTarget) return { status: null, error: `refused: ${err.message}` };
+    if (err instanceof RefusedTarget) return { status: null, error: `refused: ${err.message}`, failure: 'refused' };
     throw err;
   }
   const u = new URL(url);
@@ -129,10 +131,14 @@ export async function sendDelivery(
     );
     const timer = setTimeout(() => {
       req.destroy();
-      finish({ status: null, error: `no answer within ${SEND_TIMEOUT_MS / 1000} s` });
+      finish({ status: null, error: `no answer within ${SEND_TIMEOUT_MS / 1000} s`, failure: 'timeout' });
     }, SEND_TIMEOUT_MS);
     req.on('error', (err) =>
-      finish({ status: null, error: `network: ${(err as NodeJS.ErrnoException).code ?? err.message}`.slice(0, 200) }),
+      finish({
+        status: null,
+        error: `network: ${(err as NodeJS.ErrnoException).code ?? err.message}`.slice(0, 200),
+        failure: 'network',
+      }),
     );
     req.end(body);
   });
