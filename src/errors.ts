@@ -42,7 +42,7 @@ export const ERRORS = {
     code: 1080,
     status: 412,
     type: 'client',
-    message: 'The item has changed: If-Match does not match its current ETag',
+    message: 'If-Match does not match the current ETag',
   },
   idempotencyInFlight: {
     code: 1090,

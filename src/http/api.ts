@@ -15,6 +15,7 @@ import { list } from '../collections/machinery/read.js';
 import { rememberedList } from '../collections/machinery/answers.js';
 import { isPlainObject } from '../collections/machinery/validate.js';
 import { isItemId } from '../collections/machinery/fields.js';
+import { checkUntaggedIfMatch } from '../collections/machinery/write/if-match.js';
 import { API_VERSION } from './envelope.js';
 import { listAnswer } from './serialize.js';
 import { readItem, sendAnswer, writeItems } from './conditional.js';
@@ -207,6 +208,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     const retry = openRetry(app.database, request, ctx, method, route.action === undefined);
     const work = async () => {
       if (route.action) {
+        checkUntaggedIfMatch(header(request, 'if-match'), request.url.split('?')[0].slice(0, 100));
         const action = c.actions![route.action];
         return action({ ...actionRequest(request, ctx, route.item, app.services), retry });
       }

@@ -146,6 +146,85 @@ for (const dialect of DIALECTS) {
       assert.equal((await call(t.app, a.token, 'GET', `/jobs/${id}`)).status, 404);
     });
 
+    test('If-Match on a collection URL or an action, which have no ETag: 412 (1080) unless *, and nothing changes', async () => {
+      const id = await newJob();
+      const tag = await etag('jobs', id);
+      const events = async () =>
+        Number(
+          (
+            await t.database.db
+              .selectFrom('events')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('account_id', '=', a.accountId)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      const before = await events();
+      const jobs = async () => (await call(t.app, a.token, 'GET', '/jobs?recordsPerPage=1')).body.metadata.recordsCount;
+      const count = await jobs();
+      // The item's own, current ETag does not make a collection write conditional on it.
+      for (const ifMatch of [tag, `W/${tag}`, '"0.0"', 'garbage', `"0.0", ${tag}`]) {
+        const patch = await call(
+          t.app,
+          a.token,
+          'PATCH',
+          '/jobs',
+          { jobs: [{ id, title: 'Bulk' }] },
+          { 'if-match': ifMatch },
+        );
+        assert.equal(patch.status, 412, `${ifMatch}: ${patch.raw}`);
+        assert.equal(patch.body.error.code, 1080);
+        assert.match(patch.body.error.message, /\/jobs has no entity tag/);
+        const del = await call(t.app, a.token, 'DELETE', '/jobs', { jobs: [{ id }] }, { 'if-match': ifMatch });
+        assert.equal(del.status, 412, del.raw);
+        const post = await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'New' }] }, { 'if-match': ifMatch });
+        assert.equal(post.status, 412, post.raw);
+      }
+      assert.equal(await title(id), 'Fix the boiler');
+      assert.equal(await etag('jobs', id), tag);
+      assert.equal(await jobs(), count);
+      assert.equal(await events(), before, 'no event: nothing was committed');
+      // `*`: the collection exists, so the write goes ahead.
+      const star = await call(t.app, a.token, 'PATCH', '/jobs', { jobs: [{ id, title: 'Bulk' }] }, { 'if-match': '*' });
+      assert.equal(star.status, 200, star.raw);
+      assert.equal(await title(id), 'Bulk');
+      assert.equal(
+        (await call(t.app, a.token, 'DELETE', '/jobs', { jobs: [{ id }] }, { 'if-match': '*' })).status,
+        200,
+      );
+
+      // An action, on an item or not: the same rule.
+      const hook = await call(t.app, a.token, 'POST', '/webhooks', {
+        webhooks: [{ url: 'https://hooks.example.com/conditional', events: ['*'] }],
+      });
+      const hookId = hook.body.webhooks[0].id as number;
+      const secret = () =>
+        t.database.db.selectFrom('webhooks').select('secret').where('id', '=', hookId).executeTakeFirstOrThrow();
+      const kept = await secret();
+      const hookTag = await etag('webhooks', hookId);
+      const rotate = await call(t.app, a.token, 'POST', `/webhooks/${hookId}/rotateSecret`, undefined, {
+        'if-match': hookTag,
+      });
+      assert.equal(rotate.status, 412, rotate.raw);
+      assert.equal(rotate.body.error.code, 1080);
+      assert.deepEqual(await secret(), kept);
+      const ping = await call(t.app, a.token, 'POST', `/webhooks/${hookId}/ping`, undefined, { 'if-match': '"1.1"' });
+      assert.equal(ping.status, 412, ping.raw);
+      const pings = await t.database.db
+        .selectFrom('deliveries')
+        .select('id')
+        .where('webhook_id', '=', hookId)
+        .where('type', '=', 'webhook.ping')
+        .execute();
+      assert.deepEqual(pings, [], 'no ping queued');
+      const rotated = await call(t.app, a.token, 'POST', `/webhooks/${hookId}/rotateSecret`, undefined, {
+        'if-match': '*',
+      });
+      assert.equal(rotated.status, 200, rotated.raw);
+      assert.notDeepEqual(await secret(), kept);
+      await call(t.app, a.token, 'DELETE', `/webhooks/${hookId}`);
+    });
+
     test('changes the item did not make itself change its ETag: SET NULL, a rule on other rows, list membership', async () => {
       // ON DELETE SET NULL: deleting the client empties the job's client.
       const client = (await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: 'Mrs Smith' }] })).body

@@ -11,10 +11,14 @@ import { listAnswer } from './serialize.js';
 import type { Answer, Retry } from './idempotency/index.js';
 import type { WriteSuccess } from '../collections/machinery/write/outcome.js';
 
-/** Sends an answer; a replay's body goes out byte for byte as it was first sent. */
+/**
+ * Sends an answer: the first one with what it reveals once (a new secret), a replay's body byte
+ * for byte as it was kept.
+ */
 export function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
   if (answer.headers) reply.headers(answer.headers);
   if (answer.status === 304) return reply.code(304).removeHeader('content-type').send();
+  if (answer.revealed !== undefined) return sendJson(reply, answer.status, answer.revealed);
   return answer.raw === undefined
     ? sendJson(reply, answer.status, answer.body)
     : sendText(reply, answer.status, answer.raw);
@@ -89,7 +93,9 @@ export async function writeItems(w: WriteCall): Promise<Answer> {
     },
   });
   if (out.result === 'failure') return { status: 422, body: out };
-  // The answer is the kept one (no secret shown once): its text, made when it was kept, goes out.
-  if (sealed && out === sealed.result) return sealed.answer;
-  return { status: 200, body: { result: 'success', [c.name]: out.items, metadata: out.metadata }, headers };
+  const shown = { result: 'success', [c.name]: out.items, metadata: out.metadata };
+  if (!sealed) return { status: 200, body: shown, headers };
+  // The answer is the kept one (its text, made when it was kept, goes out); a create that shows a
+  // secret once sends it beside (`revealed`), never kept.
+  return out === sealed.result ? sealed.answer : { ...sealed.answer, revealed: shown };
 }

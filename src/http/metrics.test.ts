@@ -19,6 +19,7 @@ import {
   type Tenant,
   type TestDb,
 } from '../../test/helpers.js';
+import { startReceiver, until } from '../../test/receiver.js';
 import { observeQuery, watchPool } from './metrics.js';
 
 const METRICS_TOKEN = 'metrics-secret-0123456789';
@@ -176,6 +177,110 @@ for (const dialect of DIALECTS) {
       assert.equal(delta('fsm_sign_in_failures_total', { reason: 'invalid' }), 1);
       assert.equal(delta('fsm_oauth_token_grants_total', { grant_type: 'authorization_code' }), 1);
       assert.equal(delta('fsm_http_requests_total', { route: '/oauth2/token', method: 'POST', status: '200' }), 1);
+    });
+
+    test('webhook delivery attempts by outcome: succeeded, failed, gone, refused, network', async () => {
+      const before = (await scrape()).families;
+      const delta = (families: Family[], outcome: string) =>
+        value(families, 'fsm_webhook_delivery_attempts_total', { outcome }) -
+        value(before, 'fsm_webhook_delivery_attempts_total', { outcome });
+      app.config.webhooksAllowPrivateUrls = true;
+      // One attempt each: a failure is retried an hour later, after this test.
+      app.config.webhookRetrySchedule = [3_600_000];
+      const receivers = await Promise.all([200, 503, 410].map((status) => startReceiver(() => ({ status }))));
+      const urls = [...receivers.map((r) => r.url), 'http://127.0.0.1:9/closed', 'https://no-such-host.invalid/hook'];
+      const hooks: number[] = [];
+      try {
+        for (const url of urls) {
+          const res = await call(app, tenant.token, 'POST', '/webhooks', {
+            webhooks: [{ url, events: ['clients.created'] }],
+          });
+          assert.equal(res.status, 200, res.raw);
+          hooks.push(res.body.webhooks[0].id);
+        }
+        assert.equal(
+          (await call(app, tenant.token, 'POST', '/clients', { clients: [{ name: 'Metered' }] })).status,
+          200,
+        );
+        const want = { succeeded: 1, failed: 1, gone: 1, network: 1, refused: 1 };
+        let after: Family[] = before;
+        await until(
+          async () => {
+            after = (await scrape()).families;
+            return Object.keys(want).every((o) => delta(after, o) >= 1);
+          },
+          15_000,
+          'an attempt of each outcome',
+        );
+        assert.deepEqual(Object.fromEntries(Object.keys(want).map((o) => [o, delta(after, o)])), want);
+        assert.equal(delta(after, 'timeout') + delta(after, 'purged'), 0);
+        const typed = (await scrape()).typed;
+        assert.equal(typed.find((f) => f.name === 'fsm_webhook_delivery_attempts_total')?.type, 'COUNTER');
+      } finally {
+        app.config.webhooksAllowPrivateUrls = false;
+        app.config.webhookRetrySchedule = [5000];
+        for (const id of hooks) await call(app, tenant.token, 'DELETE', `/webhooks/${id}`);
+        await Promise.all(receivers.map((r) => r.close()));
+      }
+    });
+
+    test('waiting deliveries and the age of the oldest, measured at the scrape, in every account', async () => {
+      const kdb = database.db;
+      const now = app.clock();
+      const hook = async (tenantOf: Tenant, active: boolean) => {
+        const res = await call(app, tenantOf.token, 'POST', '/webhooks', {
+          webhooks: [{ url: 'https://hooks.example.com/metered', events: ['clients.created'], active }],
+        });
+        assert.equal(res.status, 200, res.raw);
+        return { id: res.body.webhooks[0].id as number, accountId: tenantOf.accountId };
+      };
+      const other = await createTenant({ ...db, app, clock: { now }, close: async () => {} }, 'Other');
+      const receiving = [await hook(tenant, true), await hook(other, true)];
+      const paused = await hook(tenant, false);
+      // Queued, not yet due (so no worker sends them meanwhile), created as many seconds ago.
+      const queue = async (w: { id: number; accountId: number }, ageSeconds: number, type = 'clients.created') =>
+        kdb
+          .insertInto('deliveries')
+          .values({
+            account_id: w.accountId,
+            webhook_id: w.id,
+            event_id: null,
+            type,
+            msg_id: `msg_${ageSeconds}_${w.id}_${type}`,
+            state: 'pending',
+            attempts: 0,
+            next_attempt_at: now + 3_600_000,
+            created: now - ageSeconds * 1000,
+            modified: now,
+          })
+          .execute();
+      try {
+        const { families: empty } = await scrape();
+        assert.equal(value(empty, 'fsm_webhook_deliveries_waiting'), 0);
+        assert.equal(value(empty, 'fsm_webhook_delivery_oldest_waiting_seconds'), 0);
+        await queue(receiving[0], 30);
+        await queue(receiving[1], 95);
+        await queue(receiving[1], 5);
+        // A paused webhook's deliveries wait on purpose: not counted, however old; its ping is.
+        await queue(paused, 5000);
+        await queue(paused, 12, 'webhook.ping');
+        // Retried ones (attempted already) and finished ones are not waiting.
+        await queue(receiving[0], 4000);
+        await kdb
+          .updateTable('deliveries')
+          .set({ attempts: 1 })
+          .where('msg_id', '=', `msg_4000_${receiving[0].id}_clients.created`)
+          .execute();
+        const { families, typed } = await scrape();
+        assert.equal(value(families, 'fsm_webhook_deliveries_waiting'), 4);
+        const age = value(families, 'fsm_webhook_delivery_oldest_waiting_seconds');
+        assert.ok(age >= 95 && age < 95 + 60, `oldest: ${age}`);
+        assert.equal(typed.find((f) => f.name === 'fsm_webhook_deliveries_waiting')?.type, 'GAUGE');
+      } finally {
+        for (const w of [...receiving, paused]) await kdb.deleteFrom('webhooks').where('id', '=', w.id).execute();
+      }
+      const { families: cleared } = await scrape();
+      assert.equal(value(cleared, 'fsm_webhook_deliveries_waiting'), 0);
     });
 
     test('database statement timings, pool gauges on PostgreSQL, and the process defaults (event-loop lag)', async () => {

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import client from 'prom-client';
 import { safeEqual } from '../auth/secrets.js';
@@ -6,6 +6,8 @@ import { registry as collections } from '../collections/index.js';
 import { sendError } from './envelope.js';
 import { ApiError } from '../errors.js';
 import { parsePath } from './route.js';
+import type { Database } from '../db/index.js';
+import { backlog } from '../webhooks/backlog.js';
 
 /**
  * Every metric of the process, in one registry (one process, one app; with WORKERS > 1 each worker
@@ -57,7 +59,31 @@ const queryDuration = new client.Histogram({
   registers: [registry],
 });
 
+/** What became of a webhook delivery attempt (src/webhooks/attempt.ts). */
+export const DELIVERY_OUTCOMES = ['succeeded', 'failed', 'gone', 'refused', 'timeout', 'network', 'purged'] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+const deliveryAttempts = new client.Counter({
+  name: 'fsm_webhook_delivery_attempts_total',
+  help:
+    'Webhook delivery attempts, by outcome (succeeded: a 2xx answer; failed: another answer; gone: 410, which disables the webhook; ' +
+    'refused: the target address is refused or does not resolve; timeout: no answer in time; network: no connection; purged: the event was purged first)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+// Measured when /metrics is scraped, from the database (src/webhooks/backlog.ts).
+const deliveriesWaiting = new client.Gauge({
+  name: 'fsm_webhook_deliveries_waiting',
+  help: 'Webhook deliveries waiting for their first attempt, in every account (those of paused or disabled webhooks not counted)',
+  registers: [registry],
+});
+const oldestWaiting = new client.Gauge({
+  name: 'fsm_webhook_delivery_oldest_waiting_seconds',
+  help: 'How long the oldest webhook delivery waiting for its first attempt has waited, in seconds (0 when none waits)',
+  registers: [registry],
+});
+
 // Known series start at 0, so a rate() or an alert on them works before the first event.
+for (const outcome of DELIVERY_OUTCOMES) deliveryAttempts.inc({ outcome }, 0);
 for (const limiter of ['api', 'auth']) rateLimitRefusals.inc({ limiter }, 0);
 for (const reason of ['invalid', 'locked']) signInFailures.inc({ reason }, 0);
 for (const grant_type of ['authorization_code', 'refresh_token']) tokenGrants.inc({ grant_type }, 0);
@@ -89,6 +115,7 @@ export const countTokenGrant = (grantType: string | undefined) =>
   tokenGrants.inc({
     grant_type: grantType === 'authorization_code' || grantType === 'refresh_token' ? grantType : 'other',
   });
+export const countDeliveryAttempt = (outcome: DeliveryOutcome) => deliveryAttempts.inc({ outcome });
 /** Given to the database as its query observer (src/db/index.ts). */
 export const observeQuery = (dialect: string, seconds: number, failed: boolean): void =>
   queryDuration.observe({ dialect, outcome: failed ? 'error' : 'ok' }, seconds);
@@ -136,6 +163,22 @@ function record(request: FastifyRequest, reply: FastifyReply): void {
   s.time.observe(reply.elapsedTime / 1000);
 }
 
+/**
+ * The delivery gauges, read from the database at each scrape (one statement over a partial
+ * index). With the database unreachable they read NaN, so the scrape still answers with the rest.
+ */
+async function measureBacklog(database: Database, now: number, log: FastifyBaseLogger): Promise<void> {
+  try {
+    const b = await backlog(database);
+    deliveriesWaiting.set(b.waiting);
+    oldestWaiting.set(b.oldest === null ? 0 : Math.max(0, now - b.oldest) / 1000);
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'metrics: the webhook delivery backlog could not be read');
+    deliveriesWaiting.set(NaN);
+    oldestWaiting.set(NaN);
+  }
+}
+
 /** The bearer secret of METRICS_TOKEN, compared in constant time. */
 function authorized(header: string | undefined, token: string): boolean {
   const m = /^Bearer (\S+)$/.exec(header ?? '');
@@ -164,6 +207,7 @@ export const metricsPlugin = fp(
           }),
         );
       }
+      await measureBacklog(app.database, app.clock(), request.log);
       const text = await registry.metrics();
       return reply.code(200).header('content-type', registry.contentType).send(text);
     });

@@ -7,12 +7,14 @@ import { buildOpenApi } from './openapi.js';
 const doc: any = buildOpenApi(registry.list, 'http://127.0.0.1:3000');
 const params = (op: any) => op.parameters.map((p: any) => p.$ref?.split('/').pop() ?? p.name);
 
-test('OpenAPI: Idempotency-Key and 409 on every write, If-Match and 412 on item writes, If-None-Match and 304 on item reads', async () => {
+test('OpenAPI: Idempotency-Key, 409, If-Match and 412 on every write, If-None-Match and 304 on item reads', async () => {
   // Read-only collections (events, deliveries) have no writes; their actions still take a key.
   for (const c of registry.list) {
     for (const action of Object.keys(c.actions ?? {})) {
       const at = doc.paths[`/${c.name}/${action}`] ?? doc.paths[`/${c.name}/{id}/${action}`];
       assert.ok(params(at.post).includes('IdempotencyKey'), `${c.name} ${action}`);
+      // An action has no ETag: If-Match other than `*` is a 412.
+      assert.ok(params(at.post).includes('IfMatch') && at.post.responses['412'], `${c.name} ${action}`);
     }
     if (c.readOnly) continue;
     const collection = doc.paths[`/${c.name}`];
@@ -22,10 +24,10 @@ test('OpenAPI: Idempotency-Key and 409 on every write, If-Match and 412 on item 
       assert.ok(op.responses['409'], op.operationId);
       assert.ok(op.responses['200'].headers['Idempotency-Replayed'], op.operationId);
     }
-    for (const op of [item.patch, item.delete]) {
+    // A collection has no ETag, but If-Match is not ignored there: only `*` matches (issue 25).
+    for (const op of [collection.post, collection.patch, collection.delete, item.patch, item.delete].filter(Boolean)) {
       assert.ok(params(op).includes('IfMatch') && op.responses['412'], op.operationId);
     }
-    assert.ok(!params(collection.patch).includes('IfMatch'), 'If-Match is for item endpoints');
     assert.ok(item.patch.responses['200'].headers.ETag);
     assert.ok(
       params(item.get).includes('IfNoneMatch') && item.get.responses['304'] && item.get.responses['200'].headers.ETag,

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI side of safe retries and conflicts (PRODUCT §7): `Idempotency-Key` on every write,
- * `If-Match` on item writes, `If-None-Match` and 304 on item reads, the ETag and
+ * `If-Match` on every write, `If-None-Match` and 304 on item reads, the ETag and
  * Idempotency-Replayed response headers. Added to the operations the collection paths already
  * have, so no operation is written twice.
  */
@@ -28,7 +28,8 @@ export const RETRY_PARAMETERS: Record<string, Json> = {
     required: false,
     schema: { type: 'string' },
     description:
-      "The item's ETag as last read (or `*`): when the item has changed since, the write is refused with 412 (1080) and nothing changes.",
+      'On an item: its ETag as last read (or `*`): when the item has changed since, the write is refused with 412 (1080) and nothing changes. ' +
+      'A collection or an action has no ETag: only `*` matches it, any other value is 412 (1080) and nothing changes.',
   },
   IfNoneMatch: {
     name: 'If-None-Match',
@@ -80,10 +81,10 @@ export function withRetries(paths: Record<string, Json>): Record<string, Json> {
     for (const method of ['post', 'patch', 'delete'] as const) {
       const op = item[method] as Json | undefined;
       if (!op) continue;
-      const conditional = isItem && method !== 'post';
+      // Every write may be conditional: an item's against its ETag, any other only as `*`.
       next[method] = amend(op, {
-        params: conditional ? ['IdempotencyKey', 'IfMatch'] : ['IdempotencyKey'],
-        responses: { 409: error(409), ...(conditional ? { 412: error(412) } : {}) },
+        params: ['IdempotencyKey', 'IfMatch'],
+        responses: { 409: error(409), 412: error(412) },
         okHeaders: {
           'Idempotency-Replayed': header('IdempotencyReplayed'),
           ...(isItem && method === 'patch' ? { ETag: header('ETag') } : {}),

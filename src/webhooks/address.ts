@@ -1,54 +1,20 @@
 import dns from 'node:dns/promises';
 import net from 'node:net';
+import { classify } from './ranges.js';
 
 /**
- * Where a webhook may point (SSRF): never at link-local addresses (cloud metadata such as
- * 169.254.169.254), and not at loopback, private or other non-public ranges unless
- * WEBHOOKS_ALLOW_PRIVATE_URLS is on. Checked on the URL at creation and on every address the
- * name resolves to at each attempt, which then connects to the address checked.
+ * Where a webhook may point (SSRF): only at public addresses. Every special-purpose range of the
+ * IANA registries is refused (the tables in ranges.ts), link-local (cloud metadata such as
+ * 169.254.169.254) always; WEBHOOKS_ALLOW_PRIVATE_URLS lets loopback and private ranges through.
+ * Checked on the URL at creation and on every address the name resolves to at each attempt,
+ * which then connects to the address checked.
  */
-const linkLocal = new net.BlockList();
-linkLocal.addSubnet('169.254.0.0', 16, 'ipv4');
-linkLocal.addSubnet('fe80::', 10, 'ipv6');
-
-const nonPublic = new net.BlockList();
-for (const [a, p] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  nonPublic.addSubnet(a, p, 'ipv4');
-}
-for (const [a, p] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['ff00::', 8],
-  ['64:ff9b::', 96],
-  ['2001:db8::', 32],
-] as const)
-  nonPublic.addSubnet(a, p, 'ipv6');
-
-/** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is checked as the IPv4 address it carries. */
-function normalise(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1], family: 'ipv4' };
-  return { address, family: net.isIPv4(address) ? 'ipv4' : 'ipv6' };
-}
-
-/** Why an address is refused, or undefined when it may be used. */
 export function refusedAddress(address: string, allowPrivate: boolean): string | undefined {
-  const a = normalise(address);
-  if (linkLocal.check(a.address, a.family)) return 'a link-local address';
-  if (!allowPrivate && nonPublic.check(a.address, a.family)) return 'a private or loopback address';
-  return undefined;
+  const { kind, what } = classify(address);
+  if (kind === 'public' || (kind === 'private' && allowPrivate)) return undefined;
+  if (kind === 'link-local') return `a link-local address (${what})`;
+  if (kind === 'private') return `a private or loopback address (${what})`;
+  return `a special-purpose address (${what})`;
 }
 
 /** Why a webhook URL is refused before any resolution (scheme, literal address), or undefined. */

@@ -3,6 +3,7 @@ import type { Executor } from '../db/tx.js';
 import type { Services } from '../collections/machinery/services.js';
 import { present } from '../collections/machinery/present.js';
 import type { Leased } from './lease.js';
+import { countDeliveryAttempt, type DeliveryOutcome } from '../http/metrics.js';
 import { sendDelivery, type Sent } from './send.js';
 import { signedHeaders } from './sign.js';
 
@@ -79,7 +80,7 @@ export async function attemptAll(services: Services, ds: Leased[], owner: string
   const sent = await Promise.all(
     ds.map(async (d, i): Promise<Sent> => {
       const payload = payloads[i];
-      if (payload === undefined) return { status: null, error: 'the event was purged' };
+      if (payload === undefined) return { status: null, error: 'the event was purged', failure: 'purged' };
       // The signed timestamp is the real time of sending: receivers compare it with their clock.
       return sendDelivery(
         hook.url,
@@ -89,6 +90,7 @@ export async function attemptAll(services: Services, ds: Leased[], owner: string
       );
     }),
   );
+  for (const s of sent) countDeliveryAttempt(outcomeOf(s));
   await record(
     services,
     ds,
@@ -98,6 +100,13 @@ export async function attemptAll(services: Services, ds: Leased[], owner: string
     clock(),
     payloads.map((p) => p === undefined),
   );
+}
+
+/** An attempt's outcome as /metrics counts it. */
+function outcomeOf(s: Sent): DeliveryOutcome {
+  if (s.status === null) return s.failure ?? 'network';
+  if (s.status >= 200 && s.status < 300) return 'succeeded';
+  return s.status === 410 ? 'gone' : 'failed';
 }
 
 type Hook = { id: number; failing_since: number | null };
@@ -154,7 +163,11 @@ async function recordFailure(
 ): Promise<void> {
   const webhooks = services.registry.get('webhooks') as Collection;
   const gone = sent.status === 410;
-  const delay = services.config.webhookRetrySchedule[d.attempts - 1];
+  const schedule = services.config.webhookRetrySchedule;
+  const delay = schedule[d.attempts - 1];
+  // A receiver's Retry-After is honoured up to the schedule's longest step: a number of seconds or
+  // a date millennia ahead must neither park the delivery forever nor overflow the column.
+  const asked = Math.min(sent.retryAfterMs ?? 0, Math.max(...schedule));
   const retry = !gone && !final && delay !== undefined;
   const failing = !someSucceeded && hook.failing_since !== null && now - hook.failing_since >= FAILING_AFTER_MS;
   const disable = gone ? 'gone' : failing ? 'failing' : null;
@@ -165,7 +178,7 @@ async function recordFailure(
         state: retry ? 'pending' : 'failed',
         last_status: sent.status,
         last_error: sent.error?.slice(0, 1000) ?? null,
-        next_attempt_at: retry ? now + Math.max(delay, sent.retryAfterMs ?? 0) : now,
+        next_attempt_at: retry ? now + Math.max(delay, asked) : now,
         lease_until: null,
         lease_owner: null,
         modified: now,

@@ -13,14 +13,24 @@ export interface Sent {
   /** Retry-After in ms, when the receiver sent one. */
   retryAfterMs?: number;
   error?: string;
+  /** Why no answer came (status null), for the metrics. */
+  failure?: 'refused' | 'timeout' | 'network' | 'purged';
 }
 
-function retryAfter(v: string | string[] | undefined, now: number): number | undefined {
-  const raw = Array.isArray(v) ? v[0] : v;
+const DAY = /^(mon|tue|wed|thu|fri|sat|sun)[a-z]*,? /i;
+
+/**
+ * A receiver's Retry-After (seconds, or an HTTP-date) in ms from now; undefined when absent or
+ * unreadable. Whatever it says is held to a finite, non-negative number here; how long the worker
+ * actually waits is capped by the retry schedule (attempt.ts).
+ */
+export function retryAfter(v: string | string[] | undefined, now: number): number | undefined {
+  const raw = (Array.isArray(v) ? v[0] : v)?.trim();
   if (!raw) return undefined;
-  if (/^\d+$/.test(raw.trim())) return Number(raw.trim()) * 1000;
-  const at = Date.parse(raw);
-  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
+  // An HTTP-date in any of its three forms starts with the day's name; Date.parse alone would read '-5' as a year.
+  const ms = /^\d+$/.test(raw) ? Number(raw) * 1000 : DAY.test(raw) ? Date.parse(raw) - now : NaN;
+  if (Number.isNaN(ms)) return undefined;
+  return Math.min(Math.max(0, ms), Number.MAX_SAFE_INTEGER);
 }
 
 const agents = new Map<string, http.Agent>();
@@ -71,7 +81,7 @@ export async function sendDelivery(
   try {
     target = await resolveChecked(url, allowPrivate);
   } catch (err) {
-    if (err instanceof RefusedTarget) return { status: null, error: `refused: ${err.message}` };
+    if (err instanceof RefusedTarget) return { status: null, error: `refused: ${err.message}`, failure: 'refused' };
     throw err;
   }
   const u = new URL(url);
@@ -121,10 +131,14 @@ export async function sendDelivery(
     );
     const timer = setTimeout(() => {
       req.destroy();
-      finish({ status: null, error: `no answer within ${SEND_TIMEOUT_MS / 1000} s` });
+      finish({ status: null, error: `no answer within ${SEND_TIMEOUT_MS / 1000} s`, failure: 'timeout' });
     }, SEND_TIMEOUT_MS);
     req.on('error', (err) =>
-      finish({ status: null, error: `network: ${(err as NodeJS.ErrnoException).code ?? err.message}`.slice(0, 200) }),
+      finish({
+        status: null,
+        error: `network: ${(err as NodeJS.ErrnoException).code ?? err.message}`.slice(0, 200),
+        failure: 'network',
+      }),
     );
     req.end(body);
   });

@@ -4,42 +4,9 @@ import { sql } from 'kysely';
 import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
 import { startReceiver, until } from '../../test/receiver.js';
 import { purgeEvents } from '../collections/events/index.js';
-import { refusedAddress, refusedUrl } from './address.js';
 import { ConfigError, loadConfig, parseSchedule } from '../config.js';
 import { fanOut } from './fanout.js';
 import { startDeliveryWorker } from './worker.js';
-
-describe('webhook targets (SSRF)', () => {
-  it('refuses link-local always, loopback and private ranges unless allowed, mapped IPv6 as IPv4', () => {
-    for (const ip of ['169.254.169.254', 'fe80::1', '::ffff:169.254.169.254']) {
-      assert.ok(refusedAddress(ip, true), ip);
-      assert.ok(refusedAddress(ip, false), ip);
-    }
-    for (const ip of [
-      '127.0.0.1',
-      '10.0.0.1',
-      '172.16.5.4',
-      '192.168.0.1',
-      '100.64.0.1',
-      '0.0.0.0',
-      '::1',
-      '::',
-      'fd00::1',
-      '::ffff:127.0.0.1',
-      '::ffff:10.0.0.1',
-    ]) {
-      assert.ok(refusedAddress(ip, false), ip);
-      assert.equal(refusedAddress(ip, true), undefined, ip);
-    }
-    for (const ip of ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '8.8.8.8'])
-      assert.equal(refusedAddress(ip, false), undefined, ip);
-    assert.match(refusedUrl('http://example.com/', false)!, /https/);
-    assert.equal(refusedUrl('http://example.com/', true), undefined);
-    assert.equal(refusedUrl('https://example.com/', false), undefined);
-    assert.ok(refusedUrl('https://user:pw@example.com/', false));
-    assert.ok(refusedUrl('not a url', true));
-  });
-});
 
 describe('webhook settings', () => {
   it('parses WEBHOOK_RETRY_SCHEDULE, WEBHOOKS_ALLOW_PRIVATE_URLS and EVENTS_RETENTION_DAYS', () => {

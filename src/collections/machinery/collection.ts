@@ -193,11 +193,18 @@ export type MultipartPart =
   | { type: 'field'; fieldname: string; value: unknown }
   | { type: 'file'; fieldname: string; filename: string; mimetype: string; file: import('node:stream').Readable };
 
-/** The answer of an action: a status and an envelope (200 unless said otherwise). */
+/**
+ * The answer of an action: a status and an envelope (200 unless said otherwise). One rule for
+ * every answer, of an action or of the write pipeline (rules.reveal): `body` is what may be kept
+ * for an `Idempotency-Key` and replayed, so it never holds a secret; an answer that shows one once
+ * (a webhook's new secret) carries it in `revealed`, the body as this first answer sends it,
+ * which is never kept.
+ */
 export interface ActionAnswer {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  revealed?: unknown;
 }
 
 /** OpenAPI fragments for an action; `on: 'collection'` is POST /:collection/:action (no item). */

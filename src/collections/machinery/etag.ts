@@ -53,9 +53,12 @@ function tags(header: string): { weak: boolean; tag: string }[] {
   return [...header.matchAll(/(W\/)?("[^"]*")/g)].map((m) => ({ weak: !!m[1], tag: m[2] }));
 }
 
-/** If-Match (RFC 9110 §13.1.1): strong comparison; `*` matches any current item. */
-export function ifMatchHolds(header: string, etag: string): boolean {
-  return tags(header).some((t) => t.tag === '*' || (!t.weak && t.tag === etag));
+/**
+ * If-Match (RFC 9110 §13.1.1): strong comparison; `*` matches any current item. A target without
+ * an entity tag (`etag` undefined: a collection, an action) is matched by `*` only.
+ */
+export function ifMatchHolds(header: string, etag: string | undefined): boolean {
+  return tags(header).some((t) => t.tag === '*' || (!t.weak && etag !== undefined && t.tag === etag));
 }
 
 /** If-None-Match (RFC 9110 §13.1.2): weak comparison; true means "not modified". */

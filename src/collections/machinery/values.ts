@@ -1,8 +1,9 @@
 import type { ScalarField } from './fields.js';
 
 const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
-/** The last millisecond of year 9999: past it (and before 1970) Date's own form is used (±YYYYYY). */
+/** The last millisecond of year 9999 and the first of year 0: what ISO 8601 writes with four digits. */
 const LAST_FOUR_DIGIT_YEAR = 253402300799999;
+const FIRST_FOUR_DIGIT_YEAR = -62167219200000;
 
 /**
  * Epoch milliseconds as ISO 8601 in UTC, exactly as `new Date(ms).toISOString()` writes them,
@@ -11,7 +12,7 @@ const LAST_FOUR_DIGIT_YEAR = 253402300799999;
  * answering one (W3's CPU profile).
  */
 export function isoTime(ms: number): string {
-  if (!Number.isInteger(ms) || ms < 0 || ms > LAST_FOUR_DIGIT_YEAR) return new Date(ms).toISOString();
+  if (!Number.isInteger(ms) || ms < 0 || ms > LAST_FOUR_DIGIT_YEAR) return new Date(clampTime(ms)).toISOString();
   const days = Math.floor(ms / 86_400_000);
   let rest = ms - days * 86_400_000;
   const z = days + 719_468;
@@ -32,6 +33,16 @@ export function isoTime(ms: number): string {
   return `${year < 1000 ? String(year).padStart(4, '0') : year}-${pad2(month)}-${pad2(day)}T${pad2(h)}:${pad2(mi)}:${pad2(s)}.${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 
+/**
+ * A stored time held to years 0–9999, so presenting any value cannot fail: Date throws past
+ * ±8.64e15 ms, and the API's date-time has four-digit years. Such a value is no real time (a
+ * receiver's Retry-After kept before it was capped, a row written by hand); its end of the range is
+ * what is shown. NaN (not a number at all) stays NaN.
+ */
+function clampTime(ms: number): number {
+  return Math.min(Math.max(Math.trunc(ms), FIRST_FOUR_DIGIT_YEAR), LAST_FOUR_DIGIT_YEAR);
+}
+
 type Convert = (v: unknown) => unknown;
 /** A conversion of stored values, null and undefined being null. */
 const orNull =
@@ -40,7 +51,11 @@ const orNull =
     v === null || v === undefined ? null : convert(v);
 const CONVERTERS: Record<string, Convert> = {
   boolean: orNull((v) => v === 1 || v === true),
-  time: orNull((v) => isoTime(Number(v))),
+  // A stored value that is no number at all is shown as null rather than failing the answer.
+  time: orNull((v) => {
+    const ms = Number(v);
+    return Number.isNaN(ms) ? null : isoTime(ms);
+  }),
   json: orNull((v) => JSON.parse(v as string)),
   flag: orNull(Number),
   integer: orNull(Number),

@@ -52,7 +52,10 @@ export async function ping(request: ActionRequest): Promise<ActionAnswer> {
   return { status: 200, body: { result: 'success', deliveries: items, metadata: NO_ITEMS } };
 }
 
-/** `POST /webhooks/:id/rotateSecret`: a new secret, shown this once; the old one signs for 24 h more. */
+/**
+ * `POST /webhooks/:id/rotateSecret`: a new secret, shown this once (`revealed`); the old one signs
+ * for 24 h more. A replay of the same Idempotency-Key answers the webhook without it.
+ */
 export async function rotateSecret(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'rotateSecret');
   const { caller, services } = request;
@@ -75,7 +78,11 @@ export async function rotateSecret(request: ActionRequest): Promise<ActionAnswer
     await changes.settle();
     return changes.item(webhooks, id)!;
   });
-  return { status: 200, body: { result: 'success', webhooks: [{ ...item, secret }], metadata: NO_ITEMS } };
+  return {
+    status: 200,
+    body: { result: 'success', webhooks: [item], metadata: NO_ITEMS },
+    revealed: { result: 'success', webhooks: [{ ...item, secret }], metadata: NO_ITEMS },
+  };
 }
 
 export const webhookActionDocs: Record<string, ActionDoc> = {

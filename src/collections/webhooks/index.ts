@@ -23,7 +23,7 @@ export const webhooks = defineCollection({
   // Lists are searched by what people call their webhooks, not by URL.
   textField: 'description',
   example: () => ({
-    url: 'https://203.0.113.10/fsm-hook',
+    url: 'https://hooks.example.com/fsm-hook',
     events: ['jobs.*', 'visits.created'],
     active: false,
     description: 'Dispatch board',

@@ -9,7 +9,7 @@ export const webhookFields: Record<string, Field> = {
     required: true,
     maxLength: 2000,
     description:
-      'Where deliveries are POSTed: https; private, loopback and link-local addresses are refused (at creation and after DNS resolution at each delivery).',
+      'Where deliveries are POSTed: https, to a public address; special-purpose addresses (loopback, private, link-local, documentation, …) are refused (at creation and after DNS resolution at each delivery).',
   }),
   events: f.json(
     'events',

@@ -119,6 +119,8 @@ for (const dialect of DIALECTS) {
       ];
       const rx = await startReceiver((_r, n) => answers[n - 1] ?? { status: 200 });
       const hook = await subscribe(rx.url, ['clients.created']);
+      // A Retry-After is honoured up to the schedule's longest step (here 2 h).
+      t.config.webhookRetrySchedule = [1000, 7_200_000];
       await newClient('later');
       await until(async () => (await deliveriesOf(hook.id))[0]?.lastStatus === 503, 10_000, 'first attempt');
       let [d] = await deliveriesOf(hook.id);
@@ -130,7 +132,8 @@ for (const dialect of DIALECTS) {
         10_000,
         'second attempt',
       );
-      await advance(1000);
+      await advance(7_200_000);
+      t.config.webhookRetrySchedule = [1000, 1000];
       await until(
         async () => (await deliveriesOf(hook.id))[0]?.state === 'failed',
         10_000,
@@ -292,6 +295,18 @@ for (const dialect of DIALECTS) {
           'https://169.254.169.254/latest',
           'https://localhost/hook',
           'https://vm/hook',
+          // Special-purpose ranges of the IANA registries (src/webhooks/ranges.ts).
+          'https://192.0.2.1/',
+          'https://198.51.100.7/',
+          'https://203.0.113.10/',
+          'https://[::127.0.0.1]/',
+          'https://[64:ff9b:1::1]/',
+          'https://[64:ff9b::7f00:1]/',
+          'https://[2002:7f00:1::1]/',
+          'https://[fec0::1]/',
+          'https://[100::1]/',
+          'https://[2001::1]/',
+          'https://0.0.0.0/',
         ]) {
           assert.deepEqual(await refused(url), ['1041:url'], url);
         }
@@ -301,6 +316,14 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await refused('http://169.254.169.254/latest'), ['1041:url'], 'link-local always');
       assert.deepEqual(await refused('http://[fe80::1]/'), ['1041:url']);
       assert.deepEqual(await refused('ftp://127.0.0.1/'), ['1041:url']);
+      // Allowing private URLs lets loopback and private ranges through, never the special-purpose ones.
+      for (const url of [
+        'http://192.0.2.1/',
+        'http://[64:ff9b::a9fe:a9fe]/',
+        'http://[::127.0.0.1]/',
+        'http://0.0.0.0/',
+      ])
+        assert.deepEqual(await refused(url), ['1041:url'], url);
 
       // Checked again after DNS resolution at each attempt: a name resolving to loopback.
       const rx = await startReceiver();

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { ActionAnswer, Caller, RetryHandle } from '../../collections/machinery/collection.js';
@@ -6,6 +5,7 @@ import type { Database } from '../../db/index.js';
 import type { Executor } from '../../db/tx.js';
 import { toApiError } from '../envelope.js';
 import { ApiError } from '../../errors.js';
+import { jsonDigest, sha256 } from './fingerprint.js';
 import { parseIdempotencyKey } from './key.js';
 import { claim, keep, keepOnce, release, type Claim, type KeptAnswer, type Scope } from './store.js';
 
@@ -13,8 +13,6 @@ import { claim, keep, keepOnce, release, type Claim, type KeptAnswer, type Scope
 export interface Answer extends ActionAnswer {
   raw?: string;
 }
-
-const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 
 /** The answer as kept; its body text is then what is sent too, so it is serialised once. */
 function kept(a: Answer): KeptAnswer {
@@ -196,7 +194,9 @@ export function openRetry(
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
   if (key === undefined) return undefined;
   const streamed = request.isMultipart() || request.body instanceof Readable;
-  const digest = streamed ? undefined : request.body === undefined ? '' : sha256(JSON.stringify(request.body));
+  // A JSON body is compared as parsed (key order and whitespace do not matter); a streamed one
+  // (an upload) by the digest of its bytes, which the action computes as it stages them.
+  const digest = streamed ? undefined : request.body === undefined ? '' : jsonDigest(request.body);
   const scope = { accountId: caller.accountId, clientId: caller.clientId, userId: caller.userId, key };
   return new Retry(database, scope, `${method} ${request.url}`, caller.now, digest, write);
 }
