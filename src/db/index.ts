@@ -6,11 +6,13 @@ import type SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, type KyselyConfig } from 'kysely';
 import type { DB } from './types.js';
-import { migrateToLatest } from './migrate.js';
+import { MigrationFailed, migrateToLatest } from './migrate.js';
+import { connectionProblem, databaseLabel } from './problems.js';
 import { ensureRowCounters } from './counted.js';
 import { ensureRowVersions } from './versions.js';
 import { ONE_ROW, preparedTexts, registerDirect } from './compiled.js';
 import { runNamed } from './described.js';
+import { lowerText } from './text.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -82,6 +84,8 @@ export function openDatabase(opts: DatabaseOptions): Database {
   // Temporary files in memory: a multi-row write in a transaction needs a statement journal, which
   // SQLite otherwise creates and unlinks as a file (four syscalls and its writes) every few writes.
   sqlite.pragma('temp_store = MEMORY');
+  // `~` lowers text as PostgreSQL's lower() does, over all of Unicode (src/db/text.ts).
+  sqlite.function('fsm_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? lowerText(s) : s));
   const checkpointer =
     opts.backgroundCheckpoints && file !== ':memory:'
       ? startCheckpointer(sqlite, file, opts.statisticsEveryMs ?? STATISTICS_EVERY_MS)
@@ -319,14 +323,24 @@ function withNamedStatements(client: pg.PoolClient) {
 export async function connect(
   opts: DatabaseOptions & { countedTables: readonly string[]; versionedTables: readonly string[] },
 ): Promise<Database> {
-  const database = openDatabase(opts);
+  // A database that cannot be opened or reached says where it is and what is wrong (as `fsm doctor`).
+  const unusable = (err: unknown) =>
+    err instanceof MigrationFailed
+      ? err
+      : new Error(`${databaseLabel(opts)}: ${connectionProblem(err)}`, { cause: err });
+  let database: Database;
+  try {
+    database = openDatabase(opts);
+  } catch (err) {
+    throw unusable(err);
+  }
   try {
     await migrateToLatest(database);
     await ensureRowCounters(database, opts.countedTables);
     await ensureRowVersions(database, opts.versionedTables);
   } catch (err) {
-    await database.close();
-    throw err;
+    await database.close().catch(() => {});
+    throw unusable(err);
   }
   return database;
 }

@@ -60,11 +60,11 @@ export async function list(
 ): Promise<{ items: Item[]; count: number; version?: number }> {
   const access = readAccess(c, ctx);
   const where = (eb: EB) =>
-    q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb)]) : scope(c, ctx, eb, access);
+    q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb, db)]) : scope(c, ctx, eb, access);
   const rowsWhere = (eb: EB, account: number) => {
     const parts = [accountCondition(db, c, eb, account)];
     if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
-    if (q.where) parts.push(whereToSql(c, q.where, eb));
+    if (q.where) parts.push(whereToSql(c, q.where, eb, db));
     return eb.and(parts);
   };
   // An unfiltered list of every row reads the count the triggers keep: as a column of its rows
