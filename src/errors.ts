@@ -15,7 +15,7 @@ export const ERRORS = {
     code: 1005,
     status: 400,
     type: 'client',
-    message: 'X-Method must be GET, POST, PATCH or DELETE',
+    message: 'X-Method must be GET, POST, PATCH or DELETE; it replaces POST only (any method may ask for GET)',
   },
   idempotencyKeyInvalid: {
     code: 1006,

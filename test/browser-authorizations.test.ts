@@ -94,6 +94,10 @@ for (const dialect of DIALECTS) {
       for (const c of clients)
         assert.equal(await page.locator(`button[name=revoke][value="${c.clientId}"]`).count(), 1);
       assert.ok((await page.textContent('body'))!.includes('Northwind Scheduling & Dispatch for Field Crews'));
+      // Each permission in words beside its name, as on the consent page.
+      const shown = (await page.locator('.perms li').allTextContents()).map((s) => s.replace(/\s+/g, ' '));
+      assert.ok(shown.includes('Users: Read users users.read'), shown.join(' | '));
+      assert.ok(shown.includes('Jobs: Read jobs jobs.read, Change jobs jobs.write'), shown.join(' | '));
 
       // Usable on a phone: nothing wider than the screen, text and buttons of a readable size.
       const layout = await page.evaluate(() => ({

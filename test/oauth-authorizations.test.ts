@@ -125,8 +125,22 @@ for (const dialect of DIALECTS) {
       assert.ok(buttons.includes(alice.clientId));
       assert.ok(!buttons.includes(ledger.clientId), 'Bob’s client is not on Alice’s page');
       assert.ok(page.body.includes('Dispatch &lt;Pro&gt;'), 'the name, escaped');
-      assert.ok(page.body.includes('<strong>jobs</strong>: read and write'));
-      assert.ok(page.body.includes('<strong>visits</strong>: read'));
+      // Each permission in words beside its name, as the consent page shows them.
+      assert.ok(
+        page.body.includes(
+          '<strong>Jobs</strong>: <span class="words">Read jobs</span> <code>jobs.read</code>, <span class="words">Change jobs</span> <code>jobs.write</code>',
+        ),
+        page.body,
+      );
+      assert.ok(
+        page.body.includes(
+          '<strong>Visits</strong>: <span class="words">Read visits</span> <code>visits.read</code></li>',
+        ),
+      );
+      assert.ok(
+        page.body.includes('<strong>Users</strong>: <span class="words">Read users</span> <code>users.read</code>'),
+      );
+      assert.doesNotMatch(page.body, /users<\/strong>: read/, 'not the bare access word alone');
       assert.ok(
         page.body.includes(`datetime="${new Date(since).toISOString()}"`) ||
           page.body.includes(new Date(since).toISOString().slice(0, 16)),

@@ -412,8 +412,8 @@ for (const dialect of DIALECTS) {
           failsWith(res, ['1047:id']);
           assert.deepEqual(res.body.metadata, { receivedItemsCount: 2, validItems: [0], invalidItems: [1] });
         });
-        await check(group, 'DELETE via X-Method on GET /c/ID', async () =>
-          failsWith(await call(t.app, token, 'GET', `/${c.name}/${bId}`, undefined, { 'x-method': 'DELETE' }), [
+        await check(group, 'DELETE via X-Method on POST /c/ID', async () =>
+          failsWith(await call(t.app, token, 'POST', `/${c.name}/${bId}`, undefined, { 'x-method': 'DELETE' }), [
             '1047:id',
           ]),
         );

@@ -24,7 +24,11 @@ export function safeEqual(a: string, b: string): boolean {
   return crypto.timingSafeEqual(ha, hb);
 }
 
+/** How many passwords this process has hashed: tests check that a refused write hashed none. */
+export const passwordsHashed = { count: 0 };
+
 export async function hashPassword(password: string): Promise<string> {
+  passwordsHashed.count++;
   const salt = crypto.randomBytes(16);
   const key = await scrypt(password.normalize('NFC'), salt, KEY_LEN, SCRYPT);
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`;

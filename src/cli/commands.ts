@@ -1,4 +1,5 @@
 import { accountsCreate, accountsList } from './accounts.js';
+import { backup } from './backup.js';
 import { clientsCertify, clientsCreate, clientsList, clientsRevoke, clientsRotateSecret } from './clients.js';
 import { commandHelp, usageLine, type Command } from './command.js';
 import { doctor } from './doctor.js';
@@ -18,6 +19,7 @@ export const COMMANDS: Command[] = [
   tokensRevoke,
   eventsPurge,
   doctor,
+  backup,
 ];
 
 /** The command named by the first one or two words, and the words after it. */

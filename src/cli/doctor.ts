@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { ConfigError, loadConfig, sqliteFile, type Config } from '../config.js';
 import { openDatabase } from '../db/index.js';
 import { MIGRATION_NAMES } from '../db/migrate.js';
+import { connectionProblem, databaseLabel, reason } from '../db/problems.js';
 import type { Command } from './command.js';
 
 export interface Check {
@@ -24,33 +25,9 @@ function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
-const reason = (err: unknown) => (err as Error).message || String(err);
-
-/** The usual connection failures in words, then the driver's own message. */
-function connectionProblem(err: unknown): string {
-  const code = (err as { code?: string }).code;
-  const words: Record<string, string> = {
-    ECONNREFUSED: 'nothing accepts connections at that host and port (is the server running? are host and port right?)',
-    ENOTFOUND: 'the host name does not resolve',
-    ETIMEDOUT: 'the connection timed out (a firewall, or the wrong host?)',
-    '3D000': 'the database does not exist (create it, or fix the name in DATABASE_URL)',
-    '28P01': 'the password was refused',
-    '28000': 'the server refused this user (pg_hba.conf or the user name)',
-    '55000': 'the database does not accept connections now',
-    '57P03': 'the server is starting up or shutting down',
-    SQLITE_CANTOPEN: 'the SQLite file cannot be opened (permissions?)',
-    SQLITE_CORRUPT: 'the SQLite file is damaged: restore the last backup (docs/operations.md)',
-    SQLITE_NOTADB: 'the file is not a SQLite database',
-  };
-  const said = code ? words[code] : undefined;
-  return said ? `${said} [${reason(err)}]` : reason(err);
-}
-
 /** Opens the database without migrating it, and says how far its schema is. */
 async function checkDatabase(config: Config): Promise<Check> {
-  const where = config.databaseUrl
-    ? `PostgreSQL at ${new URL(config.databaseUrl).host}${new URL(config.databaseUrl).pathname}`
-    : `SQLite at ${sqliteFile(config)}`;
+  const where = databaseLabel({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFile(config) });
   if (!config.databaseUrl) {
     const file = sqliteFile(config);
     if (!fs.existsSync(file)) {

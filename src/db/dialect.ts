@@ -41,6 +41,14 @@ export interface DialectStrategy {
    * for a planner that picks a worse one even with statistics); elsewhere nothing.
    */
   indexHint(index: string): RawBuilder<unknown>;
+  /**
+   * Text lowered for `~` and `!~` over all of Unicode, as src/db/text.ts lowers the value compared:
+   * PostgreSQL's lower() does so under a UTF-8 locale. SQLite's lower() knows only ASCII, so other
+   * text goes through `fsm_lower` (src/db/sqlite.ts); text that is all ASCII (one byte per
+   * character) stays on the native lower(), which lowers it the same: a scan of 100,000 ASCII titles
+   * took 37 ms with lower(), 64–115 ms with fsm_lower on every row, 45–50 ms this way.
+   */
+  lower(text: Expression<unknown>): RawBuilder<string>;
   /** Several rows of one table can be updated by one statement (a JSON array of rows). */
   readonly updatesInOneStatement: boolean;
   /** The database refused a duplicate of a unique key. */
@@ -58,6 +66,8 @@ export const SQLITE: DialectStrategy = {
   lockKey: async () => {},
   accountCondition: (eb, column, account) => eb(column, '=', account),
   indexHint: (index) => sql`indexed by ${sql.id(index)}`,
+  lower: (text) =>
+    sql`case when octet_length(${text}) = length(${text}) then lower(${text}) else fsm_lower(${text}) end`,
   updatesInOneStatement: false,
   isUniqueViolation: (err) => code(err) === 'SQLITE_CONSTRAINT_UNIQUE' || code(err) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
   isForeignKeyViolation: (err) => code(err) === 'SQLITE_CONSTRAINT_FOREIGNKEY',
@@ -74,6 +84,7 @@ export const POSTGRES: DialectStrategy = {
   },
   accountCondition: (eb, column, account) => eb.and([eb(column, '>=', account), eb(column, '<=', account)]),
   indexHint: () => sql``,
+  lower: (text) => sql`lower(${text})`,
   updatesInOneStatement: true,
   isUniqueViolation: (err) => code(err) === '23505',
   isForeignKeyViolation: (err) => code(err) === '23503',

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
 import type { DialectStrategy } from './dialect.js';
-import { migrateToLatest } from './migrate.js';
+import { MigrationFailed, migrateToLatest } from './migrate.js';
+import { connectionProblem, databaseLabel } from './problems.js';
 import { ensureRowCounters } from './counted.js';
 import { ensureRowVersions } from './versions.js';
 import type { QueryObserver } from './observe.js';
@@ -57,14 +58,24 @@ export function openDatabase(opts: DatabaseOptions): Database {
 export async function connect(
   opts: DatabaseOptions & { countedTables: readonly string[]; versionedTables: readonly string[] },
 ): Promise<Database> {
-  const database = openDatabase(opts);
+  // A database that cannot be opened or reached says where it is and what is wrong (as `fsm doctor`).
+  const unusable = (err: unknown) =>
+    err instanceof MigrationFailed
+      ? err
+      : new Error(`${databaseLabel(opts)}: ${connectionProblem(err)}`, { cause: err });
+  let database: Database;
+  try {
+    database = openDatabase(opts);
+  } catch (err) {
+    throw unusable(err);
+  }
   try {
     await migrateToLatest(database);
     await ensureRowCounters(database, opts.countedTables);
     await ensureRowVersions(database, opts.versionedTables);
   } catch (err) {
-    await database.close();
-    throw err;
+    await database.close().catch(() => {});
+    throw unusable(err);
   }
   return database;
 }

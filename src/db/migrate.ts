@@ -39,6 +39,8 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '017_webhook_cursors': webhookCursors,
 };
 
+export class MigrationFailed extends Error {}
+
 /** Every migration this code knows, in order (readiness checks they are all applied). */
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);
 
@@ -54,6 +56,8 @@ export async function migrateToLatest(database: Database): Promise<void> {
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
-    throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message ?? error}`);
+    // No migration ran: the database itself could not be used (unreachable, missing): said by connect().
+    if (!failed) throw error;
+    throw new MigrationFailed(`migration ${failed.migrationName} failed: ${(error as Error).message ?? error}`);
   }
 }

@@ -9,6 +9,7 @@ import type { Database, DatabaseOptions } from './index.js';
 import { attach, newShared, ONE_ROW, type Bound, type Direct, type Executor } from './runner.js';
 import type { DB } from './types.js';
 import { kyselyLog, timed } from './observe.js';
+import { lowerText } from './text.js';
 
 /** How long a statement waits for another process's write lock. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -36,6 +37,8 @@ export function openSqlite(opts: DatabaseOptions): Database {
   // Temporary files in memory: a multi-row write in a transaction needs a statement journal, which
   // SQLite otherwise creates and unlinks as a file (four syscalls and its writes) every few writes.
   sqlite.pragma('temp_store = MEMORY');
+  // `~` lowers text as PostgreSQL's lower() does, over all of Unicode (src/db/text.ts).
+  sqlite.function('fsm_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? lowerText(s) : s));
   const checkpointer =
     opts.backgroundCheckpoints && file !== ':memory:'
       ? startCheckpointer(sqlite, file, opts.statisticsEveryMs ?? STATISTICS_EVERY_MS)

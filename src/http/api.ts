@@ -24,7 +24,7 @@ import { badPercentEncoding } from './url-encoding.js';
 import { openRetry, type Answer } from './idempotency/index.js';
 import { purgeInBackground } from './idempotency/purge.js';
 import { enforceRateLimit, tokenBucket } from './rate-limit.js';
-import { MAX_JSON_DEPTH, jsonHasNul, jsonTooDeep } from './json-depth.js';
+import { MAX_JSON_DEPTH, jsonHasLoneSurrogate, jsonHasNul, jsonTooDeep } from './json-depth.js';
 import { at, firstInvalidUtf8, jsonSyntaxError } from './json-syntax.js';
 import { allowedMethods, effectiveMethod, notFoundOr405, parsePath, type ApiRoute } from './route.js';
 
@@ -63,6 +63,8 @@ export function parseJsonBody(buf: Buffer): unknown {
     );
   }
   if (jsonHasNul(text, parsed)) throw new ApiError('malformedJson', 'text must not contain U+0000');
+  if (jsonHasLoneSurrogate(text, parsed))
+    throw new ApiError('malformedJson', 'text must not contain a lone surrogate (\\uD800 to \\uDFFF outside a pair)');
   return parsed;
 }
 

@@ -85,4 +85,13 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError('server');
 }
 
+/**
+ * The 503 (with Retry-After) of a storage outage, or undefined for any other failure: the one
+ * classification the API, the token endpoints and the authorization pages answer by.
+ */
+export function asUnavailable(err: unknown): ApiError | undefined {
+  const e = toApiError(err);
+  return e.status === 503 ? e : undefined;
+}
+
 export { ERRORS };

@@ -1,3 +1,5 @@
+import { hasLoneSurrogate } from '../db/text.js';
+
 /**
  * Request bodies may nest at most this deep. Deeper JSON parses, but every recursive walk over
  * it afterwards (schema checks, echoing it back in `failures`, JSON.stringify) can overflow the
@@ -30,11 +32,24 @@ export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
  * would fail), so it is refused up front, the same on both dialects. The text test is the fast path.
  */
 export function jsonHasNul(text: string, parsed: unknown): boolean {
-  if (!text.includes('\\u0000')) return false;
+  return text.includes('\\u0000') && someText(parsed, (s) => s.includes('\0'));
+}
+
+/**
+ * Whether parsed JSON holds half of a surrogate pair (`"a\ud800b"`) in a string or key: not a
+ * character, and each database would store something else (src/db/text.ts). Only a `\u` escape can
+ * write one (UTF-8 cannot), so the text test is the fast path.
+ */
+export function jsonHasLoneSurrogate(text: string, parsed: unknown): boolean {
+  return /\\u[dD][89a-fA-F]/.test(text) && someText(parsed, hasLoneSurrogate);
+}
+
+/** Whether any string or key of parsed JSON passes `test`. */
+function someText(parsed: unknown, test: (s: string) => boolean): boolean {
   const walk = (v: unknown): boolean => {
-    if (typeof v === 'string') return v.includes('\0');
+    if (typeof v === 'string') return test(v);
     if (Array.isArray(v)) return v.some(walk);
-    if (v !== null && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\0') || walk(x));
+    if (v !== null && typeof v === 'object') return Object.entries(v).some(([k, x]) => test(k) || walk(x));
     return false;
   };
   return walk(parsed);

@@ -15,6 +15,7 @@ const TOKEN_ERRORS = [
   'unauthorized_client',
   'unsupported_grant_type',
   'invalid_scope',
+  'temporarily_unavailable',
 ];
 
 export const OAUTH_SCHEMAS: Record<string, Json> = {
@@ -120,6 +121,19 @@ const clientErrors = {
     content: json({ $ref: '#/components/schemas/OAuthError' }),
   },
   429: { $ref: '#/components/responses/E429' },
+  503: {
+    description: 'The database is unavailable: `temporarily_unavailable`, with `Retry-After`',
+    headers: { 'Retry-After': { required: true, schema: { type: 'string' } } },
+    content: json({ $ref: '#/components/schemas/OAuthError' }),
+  },
+};
+/** A page while the database is unavailable. */
+const pageUnavailable = {
+  503: {
+    description: 'The database is unavailable: an HTML page with `Retry-After`',
+    headers: { 'Retry-After': { required: true, schema: { type: 'string' } } },
+    content: html,
+  },
 };
 
 export function oauthPaths(): Record<string, Json> {
@@ -162,6 +176,7 @@ export function oauthPaths(): Record<string, Json> {
             description: 'RATE_LIMIT_AUTH, counted per client address: an HTML page with `Retry-After`',
             content: html,
           },
+          ...pageUnavailable,
         },
       },
     },
@@ -223,6 +238,7 @@ export function oauthPaths(): Record<string, Json> {
           },
           429: clientErrors[429],
           500: { description: '`server_error`', content: json({ $ref: '#/components/schemas/OAuthError' }) },
+          503: clientErrors[503],
         },
       },
     },
@@ -268,6 +284,7 @@ export function oauthPaths(): Record<string, Json> {
         responses: {
           200: { description: 'The page (or the login form)', content: html },
           429: { description: 'RATE_LIMIT_AUTH per client address: an HTML page', content: html },
+          ...pageUnavailable,
         },
       },
       post: {
@@ -289,6 +306,7 @@ export function oauthPaths(): Record<string, Json> {
         responses: {
           303: { description: 'Back to the page' },
           403: { description: 'CSRF token missing or wrong: the page again, nothing revoked', content: html },
+          ...pageUnavailable,
         },
       },
     },

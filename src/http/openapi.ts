@@ -1,4 +1,4 @@
-import type { Collection } from '../collections/machinery/collection.js';
+import { nounsOf, type Collection } from '../collections/machinery/collection.js';
 import { MAX_ID } from '../collections/machinery/fields.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../collections/machinery/modifiers.js';
 import { MAX_ITEMS } from '../collections/machinery/write/index.js';
@@ -109,7 +109,8 @@ const PARAMETERS: Record<string, Json> = {
     required: false,
     schema: { type: 'string', enum: ['GET', 'POST', 'PATCH', 'DELETE'] },
     description:
-      'Replaces the HTTP method (spec §4.2): e.g. POST with `X-Method: PATCH` for clients that cannot send PATCH',
+      'Replaces POST (spec §4.2): POST with `X-Method: PATCH` or `X-Method: DELETE` for clients that cannot send those methods. ' +
+      'Any method may ask for `GET` (a PATCH with `X-Method: GET` is handled as GET). Another override of a method other than POST is 400 (1005).',
   },
   id: {
     name: 'id',
@@ -188,30 +189,31 @@ function operation(
 
 function pathsFor(c: Collection): Record<string, Json> {
   const N = pascal(c.name);
+  const { plural, singular } = nounsOf(c);
   const list = ['fields', 'where', 'sort', 'page', 'recordsPerPage'].map(param);
   const collection: Json = {
-    get: operation(c, `list${N}`, `List ${c.name}`, { params: list, ok: 'List' }),
-    patch: operation(c, `update${N}`, `Update ${c.name} (each item names its id)`, {
+    get: operation(c, `list${N}`, `List ${plural}`, { params: list, ok: 'List' }),
+    patch: operation(c, `update${N}`, `Update ${plural} (each item names its id)`, {
       body: `${N}Update`,
       ok: 'Write',
       write: true,
     }),
-    delete: operation(c, `delete${N}`, `Delete ${c.name}`, { body: `${N}Delete`, ok: 'Deleted', write: true }),
+    delete: operation(c, `delete${N}`, `Delete ${plural}`, { body: `${N}Delete`, ok: 'Deleted', write: true }),
   };
   if (!c.createVia)
-    collection.post = operation(c, `create${N}`, `Create ${c.name}`, { body: `${N}Create`, ok: 'Write', write: true });
+    collection.post = operation(c, `create${N}`, `Create ${plural}`, { body: `${N}Create`, ok: 'Write', write: true });
   // Written only by the server: GET alone (the other methods answer 405).
   if (c.readOnly) for (const m of ['post', 'patch', 'delete']) delete collection[m];
   const item: Json = {
     parameters: [param('id')],
-    get: operation(c, `get${N}Item`, `Read one of ${c.name}`, { params: [param('fields')], ok: 'List' }),
-    patch: operation(c, `update${N}Item`, `Update one of ${c.name} (the id may be left out of the item)`, {
+    get: operation(c, `get${N}Item`, `Read one ${singular}`, { params: [param('fields')], ok: 'List' }),
+    patch: operation(c, `update${N}Item`, `Update one ${singular} (the id may be left out of the item)`, {
       body: `${N}ItemUpdate`,
       ok: 'Write',
       write: true,
     }),
     delete: {
-      ...operation(c, `delete${N}Item`, `Delete one of ${c.name} (no body needed)`, { ok: 'Deleted', write: true }),
+      ...operation(c, `delete${N}Item`, `Delete one ${singular} (no body needed)`, { ok: 'Deleted', write: true }),
     },
   };
   if (c.readOnly) for (const m of ['patch', 'delete']) delete item[m];

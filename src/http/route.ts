@@ -21,13 +21,23 @@ export function parsePath(url: string): ApiRoute | undefined {
   return { collection: m[1], item, action: m[3] };
 }
 
-/** The method a request stands for: `X-Method` replaces the HTTP method when present (spec §4.2). */
+/**
+ * The method a request stands for (spec §4.2). `X-Method` is for clients that can only send POST:
+ * it replaces POST. An override to GET is honoured from any method, as the spec's own example
+ * (a PATCH with `X-Method: GET`): reading is always safe. Any other override of another method is
+ * refused (400), so a method that must not change anything (GET, HEAD, OPTIONS) never does, and
+ * PUT is not a back door to PATCH or DELETE. The same method as sent is no override.
+ */
 export function effectiveMethod(httpMethod: string, override: string | string[] | undefined): string {
   if (override === undefined) return httpMethod;
   const v = Array.isArray(override) ? override.join(',') : override;
   const m = v.trim().toUpperCase();
   if (!(METHODS as readonly string[]).includes(m)) throw new ApiError('badMethodOverride');
-  return m;
+  if (m === 'GET' || m === httpMethod || httpMethod === 'POST') return m;
+  throw new ApiError(
+    'badMethodOverride',
+    `X-Method replaces POST only (or asks for GET); send ${m} itself, or POST with X-Method: ${m}`,
+  );
 }
 
 /** Which methods each URL form allows (spec §4.2): actions take POST only; items never POST; read-only collections GET. */

@@ -1,19 +1,25 @@
 import type { Connection } from './connections.js';
 import { esc, layout } from './html.js';
+import { groupPermissions } from './permission-words.js';
 
 /** Extra layout for the list; the page's CSP lets inline style through, like the others. */
 const STYLE = `<style>.apps{list-style:none;padding:0;margin:0}.app{border-top:1px solid #dde;padding:1rem 0}
 .app h2{font-size:1.1rem;margin:0 0 .2rem;overflow-wrap:anywhere}.since{color:#556;margin:0 0 .5rem;font-size:.95rem}
 .perms{margin:.3rem 0}.app button{margin-top:.5rem;width:100%}button.danger{background:#a11;border-color:#a11}</style>`;
 
-/** `jobs.read`, `jobs.write` → "jobs: read and write": one line per collection. */
+/**
+ * One line per collection, each permission in words beside its name, as the consent page shows
+ * them: "Jobs: Read jobs `jobs.read`, Change jobs `jobs.write`".
+ */
 function permissionLines(permissions: string[]): string {
-  const byCollection = new Map<string, string[]>();
-  for (const p of permissions) {
-    const [collection, access] = p.split('.');
-    byCollection.set(collection, [...(byCollection.get(collection) ?? []), access]);
-  }
-  return [...byCollection].map(([c, a]) => `<li><strong>${esc(c)}</strong>: ${esc(a.join(' and '))}</li>`).join('');
+  return groupPermissions(permissions)
+    .map(
+      (g) =>
+        `<li><strong>${esc(g.title)}</strong>: ${g.permissions
+          .map((p) => `<span class="words">${esc(p.words)}</span> <code>${esc(p.permission)}</code>`)
+          .join(', ')}</li>`,
+    )
+    .join('');
 }
 
 const when = (ms: number) => {

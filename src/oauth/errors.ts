@@ -1,6 +1,6 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
-import { sendError, sendJson } from '../http/envelope.js';
+import { asUnavailable, sendError, sendJson } from '../http/envelope.js';
 import { ApiError } from '../errors.js';
 
 const { OAuthError, InvalidRequestError } = OAuth2Server;
@@ -12,6 +12,15 @@ const { OAuthError, InvalidRequestError } = OAuth2Server;
 export function sendTokenError(reply: FastifyReply, err: unknown, log: FastifyBaseLogger): FastifyReply {
   // RATE_LIMIT_AUTH: the 429 of the API envelope (error 1429, Retry-After), as on every JSON endpoint.
   if (err instanceof ApiError && err.status === 429) return sendError(reply, err);
+  // The database (or Redis) is down: a try-again answer as the API's 503, in RFC 6749's words.
+  const down = asUnavailable((err as { inner?: unknown } | undefined)?.inner ?? err);
+  if (down) {
+    for (const [k, v] of Object.entries(down.headers)) reply.header(k, v);
+    return sendJson(reply, 503, {
+      error: 'temporarily_unavailable',
+      error_description: 'the service is temporarily unavailable; try again shortly',
+    });
+  }
   if (err instanceof ApiError && err.status < 500) {
     // Refused before the endpoint ran: keep its status and headers.
     for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);

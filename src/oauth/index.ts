@@ -5,6 +5,8 @@ import { sendTokenError } from './errors.js';
 import { registerFormParser } from './form.js';
 import { sendPage } from './html.js';
 import { errorPage } from './pages.js';
+import { unavailablePage } from './status-pages.js';
+import { asUnavailable } from '../http/envelope.js';
 import { ApiError } from '../errors.js';
 import { tokenEndpoint } from './token-endpoint.js';
 import { revokeEndpoint } from './revoke-endpoint.js';
@@ -29,6 +31,12 @@ export async function oauthPlugin(app: FastifyInstance): Promise<void> {
     if (err instanceof ApiError && err.status < 500) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
       return sendPage(reply, err.status, errorPage(err.message));
+    }
+    // The database is down: a page saying so, with Retry-After, as the API's 503.
+    const down = asUnavailable(err);
+    if (down) {
+      for (const [k, v] of Object.entries(down.headers)) reply.header(k, v);
+      return sendPage(reply, 503, unavailablePage());
     }
     const status = (err as { statusCode?: number }).statusCode;
     if (status === undefined || status >= 500) request.log.error({ err }, 'authorization page failed');

@@ -13,3 +13,13 @@ export function tooManyRequestsPage(retryAfterS: number): string {
 <p>Wait ${wait}, then reload this page.</p>`,
   );
 }
+
+/** The database (or Redis) is down: nothing the person did wrong; the same request later will do. */
+export function unavailablePage(): string {
+  return layout(
+    'Temporarily unavailable',
+    `<h1>Temporarily unavailable</h1>
+<p class="error" role="alert">The service cannot be reached right now. Nothing you entered was kept.</p>
+<p>Wait a moment, then reload this page.</p>`,
+  );
+}

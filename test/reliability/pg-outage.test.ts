@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { skipUnless } from '../helpers.js';
+import { createClient, skipUnless } from '../helpers.js';
 import { createSite, pgAdmin, request, sleep, startServer } from './process.js';
 
 /**
@@ -106,6 +106,84 @@ describe('PostgreSQL outage while the server runs', { skip: skipUnless('postgres
         t.diagnostic(
           `after kill: ${healing.join(',')}; outage: ${during.length + burst.length} requests, all 503; recovered ${recovered} ms after the database reopened`,
         );
+      } finally {
+        await pgAdmin(`alter database ${name} allow_connections true`).catch(() => {});
+        server.child.kill('SIGTERM');
+        await server.exited;
+        await site.close();
+      }
+    },
+  );
+
+  test(
+    'the authorization server during the outage: a JSON 503 on the token endpoints, an HTML 503 page on the pages',
+    { timeout: 60_000 },
+    async () => {
+      const site = await createSite('postgres');
+      const server = await startServer(site.env);
+      const name = site.pgName!;
+      const { clientId, clientSecret } = await createClient(site.db.database);
+      const form = (path: string, fields: Record<string, string>) =>
+        fetch(`${server.origin}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(fields).toString(),
+          signal: AbortSignal.timeout(15_000),
+        });
+      const token = () =>
+        form('/oauth2/token', {
+          grant_type: 'authorization_code',
+          code: 'no-such-code',
+          client_id: clientId,
+          client_secret: clientSecret,
+        });
+      const codePage = () =>
+        fetch(
+          `${server.origin}/oauth2/code?${new URLSearchParams({ response_type: 'code', client_id: clientId, scope: 'default' })}`,
+          { signal: AbortSignal.timeout(15_000) },
+        );
+      try {
+        // Up: the usual answers (a bad code is the client's problem; the page is the login form).
+        assert.equal((await token()).status, 400);
+        assert.equal((await codePage()).status, 200);
+
+        await pgAdmin(`alter database ${name} allow_connections false`);
+        await pgAdmin(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`);
+        for (let i = 0; i < 3; i++) {
+          for (const [what, res] of [
+            ['token', await token()],
+            ['revoke', await form('/oauth2/revoke', { token: 'x', client_id: clientId, client_secret: clientSecret })],
+            [
+              'introspect',
+              await form('/oauth2/introspect', { token: 'x', client_id: clientId, client_secret: clientSecret }),
+            ],
+          ] as const) {
+            const body = (await res.json()) as { error: string; error_description: string };
+            assert.equal(res.status, 503, `${what}: ${res.status} ${JSON.stringify(body)}`);
+            assert.equal(body.error, 'temporarily_unavailable');
+            assert.doesNotMatch(body.error_description, /select|postgres|connection|\//i);
+            assert.equal(res.headers.get('retry-after'), '1');
+            assert.equal(res.headers.get('content-type'), 'application/json;charset=UTF-8');
+            assert.equal(res.headers.get('cache-control'), 'no-store');
+          }
+          const page = await codePage();
+          const html = await page.text();
+          assert.equal(page.status, 503, html);
+          assert.equal(page.headers.get('retry-after'), '1');
+          assert.match(page.headers.get('content-type')!, /^text\/html/);
+          assert.match(html, /Temporarily unavailable/);
+          assert.doesNotMatch(html, /select|postgres|ECONN/i);
+        }
+        assert.equal(server.child.exitCode, null, 'the server must survive the outage');
+
+        await pgAdmin(`alter database ${name} allow_connections true`);
+        let back = 0;
+        for (let i = 0; i < 100 && back !== 400; i++) {
+          back = (await token()).status;
+          if (back !== 400) await sleep(100);
+        }
+        assert.equal(back, 400, 'the token endpoint answers as before once the database is back');
+        assert.equal((await codePage()).status, 200);
       } finally {
         await pgAdmin(`alter database ${name} allow_connections true`).catch(() => {});
         server.child.kill('SIGTERM');

@@ -78,8 +78,14 @@ export interface Rules<T extends TableName = AnyTable> {
   validate?(i: ItemContext<T>): ApiErrorBody[];
   /** Role rules that depend on the item or its stored row (throw ApiError('roleForbids')). */
   authorize?(i: ItemContext<T>): void;
-  /** Slow preparation outside the transaction (hashing a password); may set columns on `row`. */
+  /** Preparation outside the transaction that the checks need (a webhook URL's DNS answer); may set columns on `row`. */
   prepare?(i: ItemContext<T>): Promise<void>;
+  /**
+   * Columns that are slow to make and only a write needs (a password's hash): the work for this
+   * item, or nothing. It runs once every check of the batch passed, outside the transaction (no
+   * write lock held meanwhile); the checks then run again, cheaply, in the transaction that writes.
+   */
+  slowColumns?(i: ItemContext<T>): (() => Promise<Partial<RowOf<T>>>) | undefined;
   /** Checks inside the transaction, before anything is written. */
   check?(i: TxItemContext<T>): Promise<ApiErrorBody[]>;
   /** Sets server-side columns inside the transaction (generated references, defaults from other rows). */
@@ -92,6 +98,11 @@ export interface Rules<T extends TableName = AnyTable> {
   exclusive?: boolean;
   /** Runs after the item's row was written, in the same transaction. */
   after?(i: TxItemContext<T> & { id: number }): Promise<void>;
+  /**
+   * What must hold of the account once every item of the batch was written, in the same
+   * transaction (it keeps an Administrator): the errors of each item, by index; any rolls back all.
+   */
+  verify?(b: { db: Executor; items: ItemContext<T>[] }): Promise<ApiErrorBody[][]>;
   /**
    * Values shown once, in the answer of a create only (a webhook's secret): from the columns the
    * create wrote, never read back afterwards.
@@ -112,6 +123,8 @@ export interface Rules<T extends TableName = AnyTable> {
 
 export interface CollectionDef<T extends TableName = AnyTable> {
   name: string;
+  /** One item in words, when not derived from the name (`statuses` → "status"; see nounsOf). */
+  singular?: string;
   table: T;
   description: string;
   fields: Record<string, Field>;
@@ -151,6 +164,23 @@ export interface CollectionDef<T extends TableName = AnyTable> {
   recorded?: boolean;
   /** OpenAPI paths the collection serves beside the dispatcher (the files' signed downloads). */
   extraPaths?: Record<string, unknown>;
+}
+
+/**
+ * The collection's items in words, plural and singular, for sentences ("List tax rates", "Read one
+ * tax rate"): camelCase names split, the singular declared or derived by the usual English endings.
+ */
+export function nounsOf(c: Pick<CollectionDef, 'name' | 'singular'>): { plural: string; singular: string } {
+  const words = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  const n = c.name;
+  const derived = /ies$/.test(n)
+    ? `${n.slice(0, -3)}y`
+    : /(ss|us|x|ch|sh)es$/.test(n)
+      ? n.slice(0, -2)
+      : n.endsWith('s')
+        ? n.slice(0, -1)
+        : n;
+  return { plural: words(n), singular: words(c.singular ?? derived) };
 }
 
 /** The permission a request on the collection needs (`jobs.read`, `webhooks.write`). */

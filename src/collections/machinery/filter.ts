@@ -1,4 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
+import { lowerText } from '../../db/text.js';
+import { dialectOf, type Executor } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
 import type { Collection, EB, FilterColumn } from './collection.js';
 import { INT32_MAX, INT32_MIN } from './fields.js';
@@ -7,9 +9,9 @@ import type { Value, WhereNode } from './where.js';
 const bad = (why: string) => new ApiError('badModifier', `where: ${why}`);
 
 /** Turns a parsed `where` tree into a Kysely expression; every value becomes a bound parameter. */
-export function whereToSql(c: Collection, node: WhereNode, eb: EB): Expression<SqlBool> {
+export function whereToSql(c: Collection, node: WhereNode, eb: EB, db: Executor): Expression<SqlBool> {
   if (node.type !== 'cmp') {
-    const parts = [whereToSql(c, node.left, eb), whereToSql(c, node.right, eb)];
+    const parts = [whereToSql(c, node.left, eb, db), whereToSql(c, node.right, eb, db)];
     return node.type === 'and' ? eb.and(parts) : eb.or(parts);
   }
   const col = c.columns.get(node.field);
@@ -24,8 +26,9 @@ export function whereToSql(c: Collection, node: WhereNode, eb: EB): Expression<S
   if (op === '~' || op === '!~') {
     if (col.type !== 'string' && col.type !== 'datetime') throw bad(`'${node.field}' is not text; '${op}' needs text`);
     if (typeof value !== 'string') throw bad(`'${op}' needs a quoted string`);
-    const pattern = `%${value.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-    const like = sql<SqlBool>`lower(${ref}) like ${pattern} escape '\\'`;
+    // The value lowered here as the database lowers the stored text (src/db/text.ts).
+    const pattern = `%${lowerText(value).replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+    const like = sql<SqlBool>`${dialectOf(db).lower(ref)} like ${pattern} escape '\\'`;
     if (op === '~') return like;
     const notLike = sql<SqlBool>`not (${like})`;
     return col.nullable ? eb.or([eb(ref, 'is', null), notLike]) : notLike;

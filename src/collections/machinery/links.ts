@@ -70,17 +70,49 @@ export async function loadLists(
   return out;
 }
 
-/** Replaces the list of one item; ids were already checked to exist in the account. */
-export async function saveList(db: Executor, field: AssocListField, accountId: number, ownId: number, ids: number[]) {
-  await untyped(db)
-    .deleteFrom(field.through)
+/** What setting the list of one item to `ids` changes: the listed ids it adds and those it removes. */
+export async function listChanges(
+  db: Executor,
+  field: AssocListField,
+  accountId: number,
+  ownId: number,
+  ids: number[],
+): Promise<{ added: number[]; removed: number[] }> {
+  const rows = await untyped(db)
+    .selectFrom(field.through)
+    .select(`${field.other} as id`)
     .where('account_id', '=', accountId)
     .where(field.own, '=', ownId)
     .execute();
-  if (ids.length) {
+  const have = new Set(rows.map((r) => r.id as number));
+  const want = new Set(ids);
+  return { added: [...want].filter((id) => !have.has(id)), removed: [...have].filter((id) => !want.has(id)) };
+}
+
+/**
+ * Applies what listChanges found; ids were already checked to exist in the account. Only the links
+ * that change are written, so the items at the other end whose list stays as it was keep their row
+ * version (the link table's triggers bump both ends).
+ */
+export async function saveList(
+  db: Executor,
+  field: AssocListField,
+  accountId: number,
+  ownId: number,
+  change: { added: number[]; removed: number[] },
+) {
+  if (change.removed.length) {
+    await untyped(db)
+      .deleteFrom(field.through)
+      .where('account_id', '=', accountId)
+      .where(field.own, '=', ownId)
+      .where(field.other, 'in', change.removed)
+      .execute();
+  }
+  if (change.added.length) {
     await untyped(db)
       .insertInto(field.through)
-      .values([...new Set(ids)].map((id) => ({ account_id: accountId, [field.own]: ownId, [field.other]: id })))
+      .values(change.added.map((id) => ({ account_id: accountId, [field.own]: ownId, [field.other]: id })))
       .execute();
   }
 }

@@ -53,7 +53,7 @@ test(`where: hostile expressions parse or fail with 1002, and no value reaches t
           const q = compiler
             .selectFrom(c.table)
             .selectAll()
-            .where((eb) => whereToSql(c, tree, eb))
+            .where((eb) => whereToSql(c, tree, eb, compiler))
             .compile();
           const values: string[] = [];
           const walk = (n: WhereNode): void =>
@@ -196,7 +196,7 @@ test(`where: an integer column takes exactly the values it can store, whatever t
           compiler
             .selectFrom(c.table)
             .selectAll()
-            .where((eb) => whereToSql(c, parseWhere(`${name} ${op} ${edge.text}`), eb))
+            .where((eb) => whereToSql(c, parseWhere(`${name} ${op} ${edge.text}`), eb, compiler))
             .compile();
         if (v >= min && v <= max) compile();
         else

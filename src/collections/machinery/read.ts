@@ -46,7 +46,7 @@ export async function list(
 ): Promise<{ items: Item[]; count: number; version?: number }> {
   const access = readAccess(c, ctx);
   const where = (eb: EB) =>
-    q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb)]) : scope(c, ctx, eb, access);
+    q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb, db)]) : scope(c, ctx, eb, access);
   // An unfiltered list of every row reads the count the triggers keep: as a column of its rows
   // query, so the page and its count are one statement (one round trip, one snapshot).
   const kept = keptCount(c, q, access);
@@ -58,7 +58,7 @@ export async function list(
       .where((eb) => {
         const parts = [dialectOf(db).accountCondition(eb, `${c.table}.account_id`, account)];
         if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
-        if (q.where) parts.push(whereToSql(c, q.where, eb));
+        if (q.where) parts.push(whereToSql(c, q.where, eb, db));
         return eb.and(parts);
       });
     if (kept) rows = rows.select(keptCountColumn(db, c, account));

@@ -1,3 +1,4 @@
+import { hasLoneSurrogate } from '../../db/text.js';
 import { ApiError } from '../../errors.js';
 
 /**
@@ -57,6 +58,8 @@ function tokenize(src: string): Token[] {
       if (j >= src.length) throw bad(`unterminated string starting at position ${i + 1}; close it with ${c}`);
       // PostgreSQL text cannot hold U+0000: refused here, the same on both dialects.
       if (s.includes('\0')) throw bad('strings must not contain U+0000');
+      // Nor half of a surrogate pair: no character, stored differently by each database.
+      if (hasLoneSurrogate(s)) throw bad('strings must not contain a lone surrogate (U+D800 to U+DFFF outside a pair)');
       out.push({ t: 'value', v: s, at: i });
       i = j + 1;
       continue;

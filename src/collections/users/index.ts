@@ -1,6 +1,7 @@
 import { hashPassword } from '../../auth/secrets.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { revokeTokens } from '../../oauth/tokens.js';
+import type { Executor } from '../../db/tx.js';
 import { defineCollection, type ItemContext } from '../machinery/collection.js';
 import { isCaller } from '../policy.js';
 import { userFields } from './schema.js';
@@ -25,17 +26,64 @@ function validate({ op, item, caller }: ItemContext<'users'>): ApiErrorBody[] {
   return errors;
 }
 
-/** Beyond the role matrix: only Administrators change roles, restore users or touch others. */
+/** Beyond the role matrix: nobody deletes themself; only Administrators delete, change roles, restore users or touch others. */
 function authorize({ caller, op, item, existing }: ItemContext<'users'>): void {
-  if (caller.role === 'administrator') {
-    if (existing && existing.id === caller.userId && (item.deleted === true || op === 'delete')) {
-      throw new ApiError('roleForbids', 'nobody deletes themself');
-    }
-    return;
+  if (existing && existing.id === caller.userId && (item.deleted === true || op === 'delete')) {
+    throw new ApiError('roleForbids', 'nobody deletes themself');
   }
+  if (caller.role === 'administrator') return;
+  if (op === 'delete') throw new ApiError('roleForbids', 'only an Administrator deletes users');
   if (item.role !== undefined || item.deleted !== undefined || item.login !== undefined) {
     throw new ApiError('roleForbids', 'only an Administrator changes roles, logins or deletion');
   }
+}
+
+const idOf = (v: unknown) => (v as { id?: number } | null | undefined)?.id;
+
+/**
+ * The account keeps an Administrator who is not deleted: once the batch is written, when it took
+ * that role from someone (demoted, deleted logically or physically) and none is left, the items
+ * that did so fail.
+ */
+async function keepsAnAdministrator({ db, items }: { db: Executor; items: ItemContext[] }): Promise<ApiErrorBody[][]> {
+  const errors: ApiErrorBody[][] = items.map(() => []);
+  const touching = items.filter(
+    (it) =>
+      it.existing &&
+      !it.existing.deleted &&
+      (it.op === 'delete' || it.item.deleted === true || it.item.role !== undefined),
+  );
+  if (!touching.length) return errors;
+  const accountId = items[0].caller.accountId;
+  const admin = await db
+    .selectFrom('roles')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('kind', '=', 'administrator')
+    .executeTakeFirstOrThrow();
+  const removed = touching.filter(
+    (it) =>
+      it.existing!.role_id === admin.id &&
+      (it.op === 'delete' || it.item.deleted === true || idOf(it.item.role) !== admin.id),
+  );
+  if (!removed.length) return errors;
+  const left = await db
+    .selectFrom('users')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('role_id', '=', admin.id)
+    .where('deleted', '=', 0)
+    .executeTakeFirst();
+  if (left) return errors;
+  const why = 'the account would be left without an Administrator';
+  for (const it of removed) {
+    errors[it.index].push(
+      it.op === 'delete'
+        ? validationError('invalid', 'id', `deleting this user: ${why}`)
+        : validationError('conflict', it.item.deleted === true ? 'deleted' : 'role', why),
+    );
+  }
+  return errors;
 }
 
 export const users = defineCollection({
@@ -59,9 +107,12 @@ export const users = defineCollection({
   rules: {
     validate,
     authorize,
-    async prepare({ item, row }) {
-      if (typeof item.newPassword === 'string') row.password_hash = await hashPassword(item.newPassword);
+    // Hashed once the batch passed every check (src/collections/machinery/write/index.ts).
+    slowColumns({ item }) {
+      const pw = item.newPassword;
+      return typeof pw === 'string' ? async () => ({ password_hash: await hashPassword(pw) }) : undefined;
     },
+    verify: keepsAnAdministrator,
     async fill({ caller, db, op, item, row, existing, once }) {
       if (op === 'create' && row.role_id === undefined) {
         row.role_id = await once(
@@ -84,7 +135,14 @@ export const users = defineCollection({
     },
     async after({ db, caller, op, id, item }) {
       if (item.deleted === true || op === 'delete') await revokeTokens(db, { userId: id });
-      if (item.deleted === true) await db.deleteFrom('auth_sessions').where('user_id', '=', id).execute();
+      // A new password ends the user's sign-in sessions (whoever knew the old one is signed out);
+      // apps' tokens stay: the owner revokes those on the connected-applications page.
+      if (item.deleted === true || typeof item.newPassword === 'string')
+        await db
+          .deleteFrom('auth_sessions')
+          .where('account_id', '=', caller.accountId)
+          .where('user_id', '=', id)
+          .execute();
       // A code not yet redeemed is spent too, or it would still buy tokens (alive again on restore).
       if (item.deleted === true)
         await db

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { columnsOf, dialectOf, insertRows, query, slot, untyped, type Executor } from '../../../db/runner.js';
 import { validationError, type ApiErrorBody } from '../../../errors.js';
 import type { Collection, Columns, Row, TxItemContext } from '../collection.js';
-import { saveList } from '../links.js';
+import { listChanges, saveList } from '../links.js';
 import type { Batch } from './batch.js';
 import type { ChangeRecorder } from './changes.js';
 import { BatchFailed } from './outcome.js';
@@ -201,13 +201,11 @@ async function afterWrite(b: Batch, db: Executor, ctx: TxItemContext, id: number
   if (op !== 'delete') {
     for (const [name, field] of Object.entries(c.fields)) {
       if (field.kind === 'assocList' && Array.isArray(item[name])) {
-        await saveList(
-          db,
-          field,
-          caller.accountId,
-          id,
-          (item[name] as { id: number }[]).map((x) => x.id),
-        );
+        const ids = (item[name] as { id: number }[]).map((x) => x.id);
+        const change = await listChanges(db, field, caller.accountId, id, ids);
+        // The items joining or leaving the list change too (a workgroup's `users`): recorded as theirs.
+        await ctx.changes.touchBeside(field.target, [...change.added, ...change.removed]);
+        await saveList(db, field, caller.accountId, id, change);
       }
     }
   }

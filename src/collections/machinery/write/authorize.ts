@@ -1,14 +1,24 @@
 import type { Executor } from '../../../db/tx.js';
 import { ApiError, validationError } from '../../../errors.js';
 import { readAccess, rowsByIds } from '../read.js';
+import type { Registry } from '../registry.js';
 import type { Batch } from './batch.js';
 
-/** Step 2a, before the transaction: the access the role has for this op (403 when none). */
-export function roleAccess(b: Batch): void {
+/**
+ * Step 2a, before the transaction: the access the role has for this op (403 when none). An
+ * association list is the listed items' data too (a user's `workgroups` are those workgroups'
+ * members): setting it needs a role that writes the listed collection as well.
+ */
+export function roleAccess(b: Batch, registry: Registry): void {
   const { collection: c, caller, op } = b.request;
   const access = c.policy.write[caller.role];
   if (access === 'none') throw new ApiError('roleForbids');
   const valid = b.items.filter((_, i) => !b.errors[i].length);
+  for (const [name, field] of Object.entries(c.fields)) {
+    if (field.kind !== 'assocList' || !valid.some((it) => it[name] !== undefined)) continue;
+    if (registry.get(field.target)?.policy.write[caller.role] !== 'all')
+      throw new ApiError('roleForbids', `'${name}' changes ${field.target}, which this role does not write`);
+  }
   if (
     access === 'own' &&
     op === 'create' &&
@@ -38,7 +48,19 @@ export async function loadAndAuthorize(b: Batch, db: Executor): Promise<void> {
   if (b.ids.some((id) => !owned.has(id))) throw new ApiError('roleForbids');
 }
 
+/**
+ * The collection's `authorize` for each item. Logical deletion and restoring are deletions: an
+ * update that changes `deleted` is also asked as a delete, so whoever may not DELETE an item may
+ * not PATCH it `deleted` either.
+ */
 export function authorizeRules(b: Batch): void {
   const { authorize } = b.request.collection.rules;
-  if (authorize) b.items.forEach((_, i) => authorize(b.itemContext(i)));
+  if (!authorize) return;
+  b.items.forEach((_, i) => {
+    const ctx = b.itemContext(i);
+    authorize(ctx);
+    const deleted = ctx.item.deleted;
+    if (ctx.op === 'update' && typeof deleted === 'boolean' && deleted !== Boolean(ctx.existing?.deleted))
+      authorize({ ...ctx, op: 'delete' });
+  });
 }

@@ -54,6 +54,15 @@ export class Batch {
     this.found.clear();
   }
 
+  /** Columns made outside the transaction once every check passed (slowColumns): every attempt writes them. */
+  addColumns(columns: (Columns | undefined)[]): void {
+    columns.forEach((cols, i) => {
+      if (!cols) return;
+      Object.assign(this.rows[i], cols);
+      if (this.pristine) Object.assign(this.pristine[i], cols);
+    });
+  }
+
   itemContext(index: number): ItemContext {
     const r = this.request;
     return {

@@ -44,6 +44,8 @@ export class ChangeRecorder {
   private settled?: Change[];
   private readonly afterItems = new Map<Collection, Map<number, Item>>();
   private readonly returned = new Map<Collection, Map<number, Row>>();
+  /** Rows changed beside the batch's own writes: their `modified` moves at settle. */
+  private readonly beside = new Map<Collection, Set<number>>();
 
   constructor(
     private readonly db: Executor,
@@ -78,6 +80,23 @@ export class ChangeRecorder {
     const fresh = rows.filter((r) => !seen.has(r.id));
     const items = await present(this.db, c, this.caller, snapshotProjection(c), fresh);
     items.forEach((item) => seen.set(item.id as number, item));
+  }
+
+  /**
+   * Rows about to change beside the batch's own writes (the items joining or leaving a list, rows
+   * the database sets null): recorded like any change, and their `modified` moves with it at settle.
+   */
+  async touchBeside(target: Collection | string, ids: number[]): Promise<void> {
+    const c = typeof target === 'string' ? this.registry.get(target) : target;
+    if (!c || c.recorded === false || !ids.length) return;
+    await this.touch(c, ids);
+    this.movesModified(c, ids);
+  }
+
+  private movesModified(c: Collection, ids: number[]): void {
+    let m = this.beside.get(c);
+    if (!m) this.beside.set(c, (m = new Set()));
+    for (const id of ids) m.add(id);
   }
 
   /** Rows just inserted. */
@@ -121,8 +140,13 @@ export class ChangeRecorder {
               other,
               rows.map((r) => r.id),
             );
+          else
+            this.movesModified(
+              other,
+              rows.map((r) => r.id as number),
+            );
         } else if (field.kind === 'assocList' && field.target === c.name) {
-          await this.touch(other, await ownersListing(this.db, field, this.caller.accountId, ids));
+          await this.touchBeside(other, await ownersListing(this.db, field, this.caller.accountId, ids));
         }
       }
     }
@@ -136,6 +160,7 @@ export class ChangeRecorder {
   /** Reads every touched item again, reports the differences to the hooks, once. */
   async settle(): Promise<Change[]> {
     if (this.settled) return this.settled;
+    await this.moveModified();
     const out: Change[] = [];
     for (const [c, seen] of this.before) {
       const returned = this.returned.get(c);
@@ -158,6 +183,23 @@ export class ChangeRecorder {
     this.settled = out;
     for (const hook of this.hooks) await hook(this.db, this.caller, out);
     return out;
+  }
+
+  /** `modified` of the rows changed beside the batch's own writes (those still there): every change moves it. */
+  private async moveModified(): Promise<void> {
+    for (const [c, ids] of this.beside) {
+      const modified = c.fields.modified;
+      if (modified?.kind !== 'scalar' || !ids.size) continue;
+      await untyped(this.db)
+        .updateTable(c.table)
+        .set({ [modified.column]: this.caller.now })
+        .where('account_id', '=', this.caller.accountId)
+        .where('id', 'in', [...ids])
+        .execute();
+      const returned = this.returned.get(c);
+      for (const id of ids) returned?.delete(id);
+    }
+    this.beside.clear();
   }
 }
 

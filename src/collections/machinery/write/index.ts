@@ -40,11 +40,14 @@ export interface WriterDeps {
 /**
  * The write pipeline: named steps, each in its own file, over one Batch.
  *  1. checkItems, validateRules (schema, ids, the collection's validate) — before the transaction
- *  2. roleAccess; prepare (slow work such as hashing) — before the transaction
- *  3. in one transaction: lockRows (one lock order, before any row is read); loadAndAuthorize,
- *     authorizeRules, checkReferences, checkUnique, the collection's check; checkIfMatch; applyAll
- *     (fill, write, lists, after); settle the changes (the hooks run here); the answer; seal
- *  4. after the commit: the collection's committed
+ *  2. roleAccess; prepare (what the checks need, such as a DNS answer) — before the transaction
+ *  3. when the collection has slowColumns for an item (hashing a password): checkAll outside any
+ *     transaction, then those columns made — a batch that fails its checks never pays for them
+ *  4. in one transaction: lockRows (one lock order, before any row is read); checkAll
+ *     (loadAndAuthorize, authorizeRules, checkReferences, checkUnique, the collection's check,
+ *     checkIfMatch); applyAll (fill, write, lists, after); the collection's verify; settle the
+ *     changes (the hooks run here); the answer; seal
+ *  5. after the commit: the collection's committed
  */
 export function createWriter(deps: WriterDeps): Writer {
   const { services } = deps;
@@ -65,30 +68,26 @@ export function createWriter(deps: WriterDeps): Writer {
     if (input.length > MAX_ITEMS) throw new ApiError('tooManyItems', `at most ${MAX_ITEMS} items`);
     const b = new Batch(request);
     checkItems(b);
-    roleAccess(b);
+    roleAccess(b, registry);
     validateRules(b);
     if (b.errors.some((e) => e.length)) return failure(c, input, b.errors);
     b.rows = b.items.map((it) => (op === 'delete' ? {} : itemToRow(c, it, op, caller.now)));
     if (c.rules.prepare && op !== 'delete')
       await Promise.all(b.items.map((_, i) => c.rules.prepare!(b.itemContext(i))));
+    const slow =
+      c.rules.slowColumns && op !== 'delete' ? b.items.map((_, i) => c.rules.slowColumns!(b.itemContext(i))) : [];
 
     const attempt = (oneByOne: boolean) =>
       transact(caller, async (tx, changes): Promise<WriteResult> => {
         b.beginAttempt();
         await lockRows(b, tx);
-        await loadAndAuthorize(b, tx);
-        stopOnErrors(b.errors);
-        authorizeRules(b);
-        if (op !== 'delete') {
-          await checkReferences(b, tx);
-          await checkUnique(b, tx);
-        }
-        if (c.rules.check)
-          for (let i = 0; i < b.items.length; i++)
-            b.errors[i].push(...(await c.rules.check(b.txContext(i, tx, changes))));
-        stopOnErrors(b.errors);
-        await checkIfMatch(b, tx);
+        await checkAll(b, tx, changes);
         await applyAll(b, tx, changes, oneByOne);
+        if (c.rules.verify) {
+          const errors = await c.rules.verify({ db: tx, items: b.items.map((_, i) => b.itemContext(i)) });
+          errors.forEach((e, i) => b.errors[i].push(...e));
+          stopOnErrors(b.errors);
+        }
         await changes.settle();
         const items = op === 'delete' ? b.written.map((id) => ({ id })) : b.written.map((id) => changes.item(c, id)!);
         // What is sealed (an idempotency record) is the answer without the secrets a create shows
@@ -107,6 +106,13 @@ export function createWriter(deps: WriterDeps): Writer {
 
     let result: WriteResult;
     try {
+      if (slow.some(Boolean)) {
+        // Every check first, outside any transaction and writing nothing, so a batch that would fail
+        // (an unknown id, a role, a login taken) costs no hashing; the checks run again in the write.
+        b.beginAttempt();
+        await checkAll(b, database.db, new ChangeRecorder(database.db, caller, registry, []));
+        b.addColumns(await Promise.all(slow.map((work) => work?.())));
+      }
       // The database refused a statement that wrote several items: again, one item at a time, to name it.
       result = await attempt(false).catch((err) =>
         err instanceof RetryOneByOne ? attempt(true) : Promise.reject(err),
@@ -120,4 +126,23 @@ export function createWriter(deps: WriterDeps): Writer {
   }
 
   return { write, transact };
+}
+
+/**
+ * The checks before anything is written: the stored rows and the caller's access to them, the
+ * collection's `authorize`, references, unique values, its `check`, then `If-Match`.
+ */
+async function checkAll(b: Batch, db: Executor, changes: ChangeRecorder): Promise<void> {
+  const { collection: c, op } = b.request;
+  await loadAndAuthorize(b, db);
+  stopOnErrors(b.errors);
+  authorizeRules(b);
+  if (op !== 'delete') {
+    await checkReferences(b, db);
+    await checkUnique(b, db);
+  }
+  if (c.rules.check)
+    for (let i = 0; i < b.items.length; i++) b.errors[i].push(...(await c.rules.check(b.txContext(i, db, changes))));
+  stopOnErrors(b.errors);
+  await checkIfMatch(b, db);
 }
