@@ -8,6 +8,7 @@ import { ApiError } from '../errors.js';
 import { parsePath } from './route.js';
 import type { Database } from '../db/index.js';
 import { backlog } from '../webhooks/backlog.js';
+import { DELIVERY_OUTCOMES, observeDeliveryAttempts } from '../webhooks/attempt.js';
 
 /**
  * Every metric of the process, in one registry (one process, one app; with WORKERS > 1 each worker
@@ -59,9 +60,6 @@ const queryDuration = new client.Histogram({
   registers: [registry],
 });
 
-/** What became of a webhook delivery attempt (src/webhooks/attempt.ts). */
-export const DELIVERY_OUTCOMES = ['succeeded', 'failed', 'gone', 'refused', 'timeout', 'network', 'purged'] as const;
-export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 const deliveryAttempts = new client.Counter({
   name: 'fsm_webhook_delivery_attempts_total',
   help:
@@ -115,7 +113,8 @@ export const countTokenGrant = (grantType: string | undefined) =>
   tokenGrants.inc({
     grant_type: grantType === 'authorization_code' || grantType === 'refresh_token' ? grantType : 'other',
   });
-export const countDeliveryAttempt = (outcome: DeliveryOutcome) => deliveryAttempts.inc({ outcome });
+// What became of each webhook delivery attempt, as the worker reports it (src/webhooks/attempt.ts).
+observeDeliveryAttempts((outcome) => deliveryAttempts.inc({ outcome }));
 /** Given to the database as its query observer (src/db/index.ts). */
 export const observeQuery = (dialect: string, seconds: number, failed: boolean): void =>
   queryDuration.observe({ dialect, outcome: failed ? 'error' : 'ok' }, seconds);

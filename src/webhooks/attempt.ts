@@ -3,9 +3,8 @@ import type { Executor } from '../db/tx.js';
 import type { Services } from '../collections/machinery/services.js';
 import { present } from '../collections/machinery/present.js';
 import type { Leased } from './lease.js';
-import { countDeliveryAttempt, type DeliveryOutcome } from '../http/metrics.js';
 import { sendDelivery, type Sent } from './send.js';
-import { signedHeaders } from './sign.js';
+import { signedHeaders } from '../collections/webhooks/sign.js';
 
 /** A webhook none of whose deliveries succeeded for this long is disabled (`failing`). */
 export const FAILING_AFTER_MS = 5 * 86_400_000;
@@ -90,7 +89,7 @@ export async function attemptAll(services: Services, ds: Leased[], owner: string
       );
     }),
   );
-  for (const s of sent) countDeliveryAttempt(outcomeOf(s));
+  for (const s of sent) for (const observe of observers) observe(outcomeOf(s));
   await record(
     services,
     ds,
@@ -101,6 +100,14 @@ export async function attemptAll(services: Services, ds: Leased[], owner: string
     payloads.map((p) => p === undefined),
   );
 }
+
+/** What became of a webhook delivery attempt. */
+export const DELIVERY_OUTCOMES = ['succeeded', 'failed', 'gone', 'refused', 'timeout', 'network', 'purged'] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+
+/** Told of every attempt's outcome (src/http/metrics.ts counts them for /metrics). */
+const observers = new Set<(outcome: DeliveryOutcome) => void>();
+export const observeDeliveryAttempts = (fn: (outcome: DeliveryOutcome) => void): void => void observers.add(fn);
 
 /** An attempt's outcome as /metrics counts it. */
 function outcomeOf(s: Sent): DeliveryOutcome {

@@ -3,7 +3,7 @@ import type { Database } from '../db/index.js';
 import { dialectOf, insertRows } from '../db/runner.js';
 import { untyped, withTransaction, type Executor } from '../db/tx.js';
 import { matches } from '../collections/events/record.js';
-import { newMessageId } from './sign.js';
+import { newMessageId } from '../collections/webhooks/sign.js';
 
 /**
  * Deliveries of one webhook waiting for their first attempt, beyond which its later events wait as

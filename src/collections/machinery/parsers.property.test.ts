@@ -5,6 +5,8 @@ import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryComp
 import { ApiError } from '../../errors.js';
 import { registry } from '../index.js';
 import { whereToSql } from './filter.js';
+import { SQLITE } from '../../db/dialect.js';
+import { attach, newShared } from '../../db/runner.js';
 import { parseFields, parseListQuery, MAX_PAGE_SIZE } from './modifiers.js';
 import { parseWhere, type WhereNode } from './where.js';
 import { SEED, edgeInteger, fieldsOf, pageValue, runs, sortOf, whereOf } from '../../../test/arbitraries.js';
@@ -41,6 +43,8 @@ const compiler = new Kysely<any>({
     createQueryCompiler: () => new SqliteQueryCompiler(),
   },
 });
+// A compiler only: attached to a dialect so the machinery can ask it its questions.
+attach(compiler, newShared(SQLITE));
 
 test(`where: hostile expressions parse or fail with 1002, and no value reaches the SQL text (seed ${SEED})`, (t) => {
   fc.assert(

@@ -4,7 +4,7 @@ import { NO_ITEMS } from '../machinery/write/index.js';
 import { ApiError } from '../../errors.js';
 import { sql } from 'kysely';
 import type { Executor } from '../../db/tx.js';
-import { newMessageId, newSecret } from '../../webhooks/sign.js';
+import { newMessageId, newSecret } from './sign.js';
 
 /** For 24 h after a rotation, deliveries are signed with the old secret too. */
 const ROTATION_OVERLAP_MS = 86_400_000;

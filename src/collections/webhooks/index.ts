@@ -1,6 +1,6 @@
 import { validationError, type ApiErrorBody } from '../../errors.js';
-import { refusedUrl, resolveChecked, RefusedTarget } from '../../webhooks/address.js';
-import { newSecret } from '../../webhooks/sign.js';
+import { refusedUrl, resolveChecked, RefusedTarget } from './address.js';
+import { newSecret } from './sign.js';
 import { defineCollection, type Item, type ItemContext } from '../machinery/collection.js';
 import { ping, rotateSecret, webhookActionDocs } from './actions.js';
 import { webhookFields } from './schema.js';

@@ -295,7 +295,7 @@ for (const dialect of DIALECTS) {
           'https://169.254.169.254/latest',
           'https://localhost/hook',
           'https://vm/hook',
-          // Special-purpose ranges of the IANA registries (src/webhooks/ranges.ts).
+          // Special-purpose ranges of the IANA registries (src/collections/webhooks/ranges.ts).
           'https://192.0.2.1/',
           'https://198.51.100.7/',
           'https://203.0.113.10/',
