@@ -2,7 +2,7 @@
 // (run after `npm run build`; `npm run docs` does both).
 import fs from 'node:fs';
 import { registry } from '../dist/src/collections/index.js';
-import { renderDoc } from '../dist/src/collections/machinery/docs.js';
+import { renderDoc } from '../dist/scripts/collections-doc.js';
 
 const file = new URL('../docs/collections.md', import.meta.url);
 const before = fs.readFileSync(file, 'utf8');

@@ -12,7 +12,7 @@ function find(dir) {
 }
 
 const only = process.argv.slice(2);
-const files = [...find('dist/src'), ...find('dist/test'), ...find('packages/client/dist-test')]
+const files = [...find('dist/src'), ...find('dist/test'), ...find('dist/scripts'), ...find('packages/client/dist-test')]
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .filter((f) => !f.includes(`${path.sep}reliability${path.sep}`) || process.env.FSM_RELIABILITY === '1')
   .sort();

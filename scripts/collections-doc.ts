@@ -1,8 +1,8 @@
 import type { TSchema } from '@sinclair/typebox';
-import { permissionFor, type Access, type Collection, type RoleKind } from './collection.js';
-import type { Field } from './fields.js';
-import { PHONE, COLOUR } from './fields.js';
-import type { Registry } from './registry.js';
+import { permissionFor, type Access, type Collection, type RoleKind } from '../src/collections/machinery/collection.js';
+import type { Field } from '../src/collections/machinery/fields.js';
+import { PHONE, COLOUR } from '../src/collections/machinery/fields.js';
+import type { Registry } from '../src/collections/machinery/registry.js';
 
 /**
  * The tables of docs/collections.md, written from the declarations: each sits between
