@@ -1,33 +1,8 @@
-import { sql } from 'kysely';
 import { ApiError } from '../../errors.js';
-import type { Executor } from '../../db/tx.js';
 import { defineCollection } from '../machinery/collection.js';
 import { seesJob } from '../policy.js';
+import { defaultStatus, nextReference } from './repository.js';
 import { jobFields } from './schema.js';
-
-/**
- * The next free `J-000123` of the account. The counter is bumped by an upsert inside the write
- * transaction: PostgreSQL row-locks it and SQLite holds its write lock, so concurrent creates
- * never draw the same number. Numbers a client already used by hand are skipped.
- */
-async function nextReference(db: Executor, accountId: number): Promise<string> {
-  for (;;) {
-    const { value } = await db
-      .insertInto('counters')
-      .values({ account_id: accountId, name: 'jobs', value: 1 })
-      .onConflict((oc) => oc.columns(['account_id', 'name']).doUpdateSet({ value: sql`counters.value + 1` }))
-      .returning('value')
-      .executeTakeFirstOrThrow();
-    const reference = `J-${String(value).padStart(6, '0')}`;
-    const taken = await db
-      .selectFrom('jobs')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where('reference', '=', reference)
-      .executeTakeFirst();
-    if (!taken) return reference;
-  }
-}
 
 export const jobs = defineCollection({
   name: 'jobs',
@@ -58,18 +33,7 @@ export const jobs = defineCollection({
       if (op !== 'create') return;
       row.created_by = caller.userId;
       if (row.status_id === undefined) {
-        row.status_id = await once(
-          'defaultStatus',
-          async () =>
-            (
-              await db
-                .selectFrom('statuses')
-                .select('id')
-                .where('account_id', '=', caller.accountId)
-                .where('is_default', '=', 1)
-                .executeTakeFirstOrThrow()
-            ).id,
-        );
+        row.status_id = await once('defaultStatus', () => defaultStatus(db, caller.accountId));
       }
       if (row.reference === undefined) row.reference = await nextReference(db, caller.accountId);
     },

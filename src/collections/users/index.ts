@@ -4,6 +4,7 @@ import { revokeTokens } from '../../oauth/tokens.js';
 import type { Executor } from '../../db/tx.js';
 import { defineCollection, type ItemContext } from '../machinery/collection.js';
 import { isCaller } from '../policy.js';
+import { anyLiveWithRole, roleOf } from './repository.js';
 import { userFields } from './schema.js';
 
 function validate({ op, item, caller }: ItemContext<'users'>): ApiErrorBody[] {
@@ -55,26 +56,14 @@ async function keepsAnAdministrator({ db, items }: { db: Executor; items: ItemCo
   );
   if (!touching.length) return errors;
   const accountId = items[0].caller.accountId;
-  const admin = await db
-    .selectFrom('roles')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('kind', '=', 'administrator')
-    .executeTakeFirstOrThrow();
+  const admin = { id: await roleOf(db, accountId, 'administrator') };
   const removed = touching.filter(
     (it) =>
       it.existing!.role_id === admin.id &&
       (it.op === 'delete' || it.item.deleted === true || idOf(it.item.role) !== admin.id),
   );
   if (!removed.length) return errors;
-  const left = await db
-    .selectFrom('users')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('role_id', '=', admin.id)
-    .where('deleted', '=', 0)
-    .executeTakeFirst();
-  if (left) return errors;
+  if (await anyLiveWithRole(db, accountId, admin.id)) return errors;
   const why = 'the account would be left without an Administrator';
   for (const it of removed) {
     errors[it.index].push(
@@ -115,18 +104,7 @@ export const users = defineCollection({
     verify: keepsAnAdministrator,
     async fill({ caller, db, op, item, row, existing, once }) {
       if (op === 'create' && row.role_id === undefined) {
-        row.role_id = await once(
-          'employeeRole',
-          async () =>
-            (
-              await db
-                .selectFrom('roles')
-                .select('id')
-                .where('account_id', '=', caller.accountId)
-                .where('kind', '=', 'employee')
-                .executeTakeFirstOrThrow()
-            ).id,
-        );
+        row.role_id = await once('employeeRole', () => roleOf(db, caller.accountId, 'employee'));
       }
       if (item.deleted !== undefined) row.active = item.deleted ? 0 : 1;
       if (op === 'update' && typeof item.newPassword === 'string' && !existing?.login && item.login === undefined) {

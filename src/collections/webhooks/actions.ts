@@ -2,12 +2,8 @@ import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collec
 import { readByIds } from '../machinery/read.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { ApiError } from '../../errors.js';
-import { sql } from 'kysely';
-import type { Executor } from '../../db/tx.js';
+import { currentSecret, queuePing, rotate } from './repository.js';
 import { newMessageId, newSecret } from './sign.js';
-
-/** For 24 h after a rotation, deliveries are signed with the old secret too. */
-const ROTATION_OVERLAP_MS = 86_400_000;
 
 const itemOf = (request: ActionRequest, name: string): number => {
   if (request.item === undefined)
@@ -15,35 +11,12 @@ const itemOf = (request: ActionRequest, name: string): number => {
   return request.item;
 };
 
-async function existing(db: Executor, accountId: number, id: number) {
-  const row = await db
-    .selectFrom('webhooks')
-    .select(['id', 'secret'])
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (!row) throw new ApiError('itemNotFound');
-  return row;
-}
-
 /** `POST /webhooks/:id/ping`: queues a `webhook.ping` delivery, sent at once by the worker. */
 export async function ping(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'ping');
   const { caller, services } = request;
-  const now = caller.now;
-  // One statement, from the webhook's row: where writers run side by side (PostgreSQL, where no
-  // foreign key ties a delivery to its webhook: migration 016), the row is locked, so a deletion running meanwhile waits and its
-  // trigger then takes this delivery too. No row: no such webhook.
-  const lock = services.database.dialect.lockClause('key share');
-  const { rows } = await sql<{
-    id: number;
-  }>`insert into deliveries (account_id, webhook_id, event_id, type, msg_id, state, attempts, next_attempt_at, created, modified)
-    select account_id, id, null, 'webhook.ping', cast(${newMessageId()} as text), 'pending', 0, cast(${now} as bigint), cast(${now} as bigint), cast(${now} as bigint)
-    from webhooks where account_id = ${caller.accountId} and id = ${id}${lock} returning id`.execute(
-    services.database.db,
-  );
-  if (!rows.length) throw new ApiError('itemNotFound');
-  const deliveryId = Number(rows[0].id);
+  const deliveryId = await queuePing(services.database.db, caller.accountId, id, newMessageId(), caller.now);
+  if (deliveryId === undefined) throw new ApiError('itemNotFound');
   const deliveries = services.registry.get('deliveries')!;
   const items = await readByIds(services.database.db, deliveries, caller, [deliveryId], {
     fields: deliveries.defaultFields,
@@ -62,19 +35,10 @@ export async function rotateSecret(request: ActionRequest): Promise<ActionAnswer
   const webhooks = services.registry.get('webhooks')!;
   const secret = newSecret();
   const item = await services.writer.transact(caller, async (tx, changes) => {
-    const row = await existing(tx, caller.accountId, id);
+    const previous = await currentSecret(tx, caller.accountId, id);
+    if (previous === undefined) throw new ApiError('itemNotFound');
     await changes.touch(webhooks, [id]);
-    await tx
-      .updateTable('webhooks')
-      .set({
-        secret,
-        previous_secret: row.secret,
-        previous_secret_until: caller.now + ROTATION_OVERLAP_MS,
-        modified: caller.now,
-      })
-      .where('id', '=', id)
-      .where('account_id', '=', caller.accountId)
-      .execute();
+    await rotate(tx, caller.accountId, id, secret, previous, caller.now);
     await changes.settle();
     return changes.item(webhooks, id)!;
   });
