@@ -7,8 +7,6 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, type KyselyConfig } from 'kysely';
 import type { DB } from './types.js';
 import { migrateToLatest } from './migrate.js';
-import { ensureRowCounters } from './counted.js';
-import { ensureRowVersions } from './versions.js';
 import { ONE_ROW, preparedTexts, registerDirect } from './compiled.js';
 import { runNamed } from './described.js';
 
@@ -312,18 +310,11 @@ function withNamedStatements(client: pg.PoolClient) {
   };
 }
 
-/**
- * Opens the database the configuration names, applies every pending migration and makes the row
- * counters of the tables the collection declarations mark as counted.
- */
-export async function connect(
-  opts: DatabaseOptions & { countedTables: readonly string[]; versionedTables: readonly string[] },
-): Promise<Database> {
+/** Opens the database the configuration names and applies every pending migration. */
+export async function connect(opts: DatabaseOptions): Promise<Database> {
   const database = openDatabase(opts);
   try {
     await migrateToLatest(database);
-    await ensureRowCounters(database, opts.countedTables);
-    await ensureRowVersions(database, opts.versionedTables);
   } catch (err) {
     await database.close();
     throw err;

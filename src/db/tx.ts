@@ -27,24 +27,3 @@ export async function withTransaction<T>(database: Database, fn: (trx: Executor)
     }
   });
 }
-
-/**
- * Makes what `has` finds missing, for each table, at start: in a write transaction after checking
- * again, PostgreSQL under an advisory lock, so processes starting together make it once.
- */
-export async function ensureForTables(
-  database: Database,
-  tables: readonly string[],
-  what: string,
-  has: (db: Executor, table: string) => Promise<boolean>,
-  make: (db: Executor, table: string) => Promise<void>,
-): Promise<void> {
-  for (const table of tables) {
-    if (await has(database.db, table)) continue;
-    await withTransaction(database, async (db) => {
-      if (database.dialect === 'postgres')
-        await sql`select pg_advisory_xact_lock(hashtext(${`${what}:${table}`}))`.execute(db);
-      if (!(await has(db, table))) await make(db, table);
-    });
-  }
-}
