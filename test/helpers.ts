@@ -63,17 +63,19 @@ export async function createTestDb(
   const options = { databaseUrl, sqliteFile: path.join(dataDir, 'fsm.sqlite'), poolSize: 5, observe: opts.observe };
   const database = opts.upTo ? openDatabase(options) : await connect(options);
   if (opts.upTo) await migrateTo(database, opts.upTo);
-  return {
+  const testDb: TestDb = {
     database,
     services: createServices(config, database),
     config,
     dataDir,
+    // The database open now: a test may reopen it (a new process on the same storage).
     async close() {
-      await database.close();
+      await testDb.database.close();
       await drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  return testDb;
 }
 
 export interface TestApp extends TestDb {

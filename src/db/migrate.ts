@@ -18,6 +18,8 @@ import { countStatements } from './migrations/015_count_statements.js';
 import { deliveriesEventLink } from './migrations/016_deliveries_event_link.js';
 import { webhookCursors } from './migrations/017_webhook_cursors.js';
 import { derivedTriggers } from './migrations/018_derived_triggers.js';
+import { accountKeys } from './migrations/019_account_keys.js';
+import { schemaComments } from './migrations/020_schema_comments.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -39,6 +41,8 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '016_deliveries_event_link': deliveriesEventLink,
   '017_webhook_cursors': webhookCursors,
   '018_derived_triggers': derivedTriggers,
+  '019_account_keys': accountKeys,
+  '020_schema_comments': schemaComments,
 };
 
 /** Every migration this code knows, in order (readiness checks they are all applied). */

@@ -10,6 +10,7 @@ export interface AccountsTable {
   company_account_code: string | null;
   created: number;
   modified: number;
+  /** Bumped by triggers on every change that can fail an access token of the account (migration 013). */
   auth_epoch: Generated<number>;
 }
 
@@ -41,6 +42,7 @@ export interface ClientsTable {
   deleted: Generated<number>;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
 }
 
@@ -48,6 +50,7 @@ export interface CountersTable {
   account_id: number;
   name: string;
   value: Generated<number>;
+  /** Unused since migration 012 (row counts moved to row_counts). */
   version: Generated<number>;
 }
 
@@ -67,10 +70,11 @@ export interface DeliveriesTable {
   lease_owner: string | null;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
 }
 
-/** (PostgreSQL only: SQLite has no such table.) */
+/** A transaction's events, staged until its commit (migration 014). (PostgreSQL only: SQLite has no such table.) */
 export interface EventBatchesTable {
   account_id: number;
   batch: Generated<number>;
@@ -84,11 +88,14 @@ export interface EventsTable {
   type: string;
   collection: string;
   item_id: number;
+  /** JSON text: each changed field with its old and new value on updates, else null. */
   changes: string | null;
+  /** JSON text: the item's default fields after the change (as it was, for a deletion). */
   data: string;
   actor_id: number | null;
   client_id: string | null;
   occurred: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
 }
 
@@ -98,27 +105,34 @@ export interface FilesTable {
   name: string;
   mime_type: string;
   size: number;
+  /** Hex digest of the bytes: their key in content-addressed storage. */
   sha256: string;
   job_id: number | null;
   user_id: number | null;
   deleted: Generated<number>;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
 }
 
+/** The kept answers of Idempotency-Key requests (migration 011). */
 export interface IdempotencyKeysTable {
   id: Generated<number>;
   account_id: number;
   client_id: string;
   user_id: number;
   key: string;
+  /** SHA-256 (hex) of method, path and body. */
   fingerprint: string;
   state: 'pending' | 'done';
+  /** Names the claim that owns a pending row; a takeover after the lease replaces it. */
   lease: string;
   status: number | null;
+  /** JSON object of the headers replayed with the answer. */
   headers: string | null;
   body: string | null;
+  /** The claim's time: a pending row's lease and a done row's 24 h both run from it. */
   created: number;
 }
 
@@ -130,6 +144,7 @@ export interface JobsTable {
   description: string | null;
   client_id: number | null;
   status_id: number;
+  /** One of PRIORITIES (src/collections/jobs/schema.ts). */
   priority: Generated<string>;
   order_number: string | null;
   address_line1: string | null;
@@ -138,11 +153,13 @@ export interface JobsTable {
   address_region: string | null;
   address_postcode: string | null;
   address_country: string | null;
+  /** A calendar date, YYYY-MM-DD. */
   due_date: string | null;
   created_by: number | null;
   deleted: Generated<number>;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
 }
 
@@ -150,6 +167,13 @@ export interface LoginAttemptsTable {
   id: Generated<number>;
   login: string;
   at: number;
+}
+
+/** Every login with its account and user, unique in the service (migration 019); no account_id: a reference table. */
+export interface LoginsTable {
+  login: string;
+  account: number;
+  user_id: number;
 }
 
 export interface NotesTable {
@@ -161,6 +185,7 @@ export interface NotesTable {
   deleted: Generated<number>;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
 }
 
@@ -169,12 +194,15 @@ export interface OauthClientsTable {
   client_id: string;
   secret_hash: string;
   name: string;
+  /** JSON text: an array of permissions or URIs. */
   redirect_uris: string;
+  /** JSON text: an array of permissions or URIs. */
   permissions: string;
   allow_permission_choice: Generated<number>;
   certified: Generated<number>;
   revoked: Generated<number>;
   created: number;
+  /** Who runs the client, for the consent page (migration 009); null when not stated. */
   publisher: string | null;
 }
 
@@ -184,6 +212,7 @@ export interface OauthCodesTable {
   client_id: string;
   user_id: number;
   account_id: number;
+  /** JSON text: an array of permissions or URIs. */
   permissions: string;
   redirect_uri: string | null;
   code_challenge: string | null;
@@ -191,6 +220,7 @@ export interface OauthCodesTable {
   offline: Generated<number>;
   expires_at: number;
   used_at: number | null;
+  /** Set when a second redemption was attempted; tokens issued from the code are then revoked. */
   replayed_at: number | null;
   created: number;
 }
@@ -202,6 +232,7 @@ export interface OauthTokensTable {
   client_id: string;
   user_id: number;
   account_id: number;
+  /** JSON text: an array of permissions or URIs. */
   permissions: string;
   code_id: number | null;
   refresh_id: number | null;
@@ -223,6 +254,7 @@ export interface RolesTable {
   kind: 'administrator' | 'employee' | 'contractor';
 }
 
+/** Row counts per account and counted table, in slots (migration 012): the count is the sum of value, the change version the sum of version over the account's slots of the table. */
 export interface RowCountsTable {
   account_id: number;
   tbl: string;
@@ -241,11 +273,13 @@ export interface StatusesTable {
   account_id: number;
   label: string;
   colour: string | null;
+  /** One of STATUS_GROUPS (src/collections/statuses/schema.ts). */
   status_group: Generated<string>;
   is_default: Generated<number>;
   deleted: Generated<number>;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
 }
 
@@ -270,6 +304,7 @@ export interface UsersTable {
   status_timestamp: string | null;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
 }
 
@@ -282,17 +317,21 @@ export interface VisitsTable {
   notes: string | null;
   start_time: number;
   end_time: number;
+  /** One of VISIT_STATES (src/collections/visits/schema.ts). */
   state: Generated<string>;
   deleted: Generated<number>;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
 }
 
+/** Per webhook, the last of its account's events whose deliveries are queued (src/webhooks/fanout.ts). */
 export interface WebhookCursorsTable {
   account_id: number;
   webhook_id: number;
   event_id: number;
+  /** 1 when the webhook was receiving as of that event. */
   live: number;
 }
 
@@ -300,6 +339,7 @@ export interface WebhooksTable {
   id: Generated<number>;
   account_id: number;
   url: string;
+  /** JSON text: an array of `*`, `<collection>.*` or exact event types. */
   events: string;
   active: Generated<number>;
   description: string | null;
@@ -311,7 +351,9 @@ export interface WebhooksTable {
   deleted: Generated<number>;
   created: number;
   modified: number;
+  /** The account's last event id when the webhook was created: its cursor starts there (migration 017). */
   events_after: number | null;
+  /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
 }
 
@@ -328,6 +370,7 @@ export interface WorkgroupsTable {
   deleted: Generated<number>;
   created: number;
   modified: number;
+  /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
 }
 
@@ -344,6 +387,7 @@ export interface DB {
   idempotency_keys: IdempotencyKeysTable;
   jobs: JobsTable;
   login_attempts: LoginAttemptsTable;
+  logins: LoginsTable;
   notes: NotesTable;
   oauth_clients: OauthClientsTable;
   oauth_codes: OauthCodesTable;

@@ -1,3 +1,4 @@
+import { moveLogin } from '../../auth/logins.js';
 import { hashPassword } from '../../auth/secrets.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { revokeTokens } from '../../oauth/tokens.js';
@@ -81,14 +82,23 @@ export const users = defineCollection({
         row.password_hash = null; // a password without a login cannot be used; do not keep one
       }
     },
-    async after({ db, caller, op, id, item }) {
-      if (item.deleted === true || op === 'delete') await revokeTokens(db, { userId: id });
-      if (item.deleted === true) await db.deleteFrom('auth_sessions').where('user_id', '=', id).execute();
+    async after({ db, caller, op, id, item, existing }) {
+      const before = (existing?.login as string | null | undefined) ?? null;
+      const after = op === 'delete' ? null : item.login === undefined ? before : (item.login as string | null);
+      await moveLogin(db, { accountId: caller.accountId, userId: id }, before, after);
+      if (item.deleted === true || op === 'delete') await revokeTokens(db, { accountId: caller.accountId, userId: id });
+      if (item.deleted === true)
+        await db
+          .deleteFrom('auth_sessions')
+          .where('account_id', '=', caller.accountId)
+          .where('user_id', '=', id)
+          .execute();
       // A code not yet redeemed is spent too, or it would still buy tokens (alive again on restore).
       if (item.deleted === true)
         await db
           .updateTable('oauth_codes')
           .set({ used_at: caller.now })
+          .where('account_id', '=', caller.accountId)
           .where('user_id', '=', id)
           .where('used_at', 'is', null)
           .execute();
