@@ -6,7 +6,8 @@ import type { Executor } from '../db/tx.js';
  * `account_id` on purpose: a distributed database copies it to every node (a reference table),
  * so neither the sign-in nor the uniqueness check asks every account (docs/deployment.md). It is
  * written in the transaction that gives a user a login, changes it or deletes the user; its primary
- * key refuses a login already taken, whatever the other transaction.
+ * key refuses a login already taken, whatever the other transaction. (A user deleted by SQL outside
+ * the server leaves its login taken until its `logins` row is deleted too.)
  */
 export async function moveLogin(
   db: Executor,

@@ -130,6 +130,10 @@ async function common(db: AnyDb, dialect: Dialect): Promise<void> {
 }
 
 async function sqlite(db: AnyDb): Promise<void> {
+  // Kysely records the migration after this returns, outside its transaction: a process stopped
+  // between the two finds the work committed (one transaction, which made `logins`) and records it.
+  const { rows: done } = await sql`select 1 from sqlite_master where type = 'table' and name = 'logins'`.execute(db);
+  if (done.length) return;
   await sql`pragma foreign_keys = off`.execute(db);
   await sql`pragma legacy_alter_table = on`.execute(db);
   try {

@@ -75,8 +75,8 @@ export async function createItemTable(
 /**
  * A new table linking items of two tables (an association list): `account_id` and the two id
  * columns, keyed by all three, each link deleted with either item. The items at both ends present
- * the list, so `versionTriggers` of the migration that creates it should bump them (as 011 does for
- * workgroup_members).
+ * the list: the migration that creates it also bumps their versions when a link comes or goes (as
+ * 011 does for workgroup_members).
  */
 export async function createLinkTable(
   db: AnyDb,
