@@ -15,13 +15,12 @@ const refused = (e: { code?: string }) => e.code === '23503' || e.code === 'SQLI
 for (const dialect of DIALECTS) {
   describe(`tables made by createItemTable (${dialect})`, { skip: skipUnless(dialect) }, () => {
     let t: TestDb;
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     let db: Kysely<any>;
     const ids: Record<string, number> = {};
 
     before(async () => {
       t = await createTestDb(dialect);
-      db = t.database.db as Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      db = t.database.db as Kysely<any>;
       await createItemTable(db, dialect, 'scheme_parents', (c) => c.addColumn('name', 'text', (x) => x.notNull()), {
         counted: true,
       });
