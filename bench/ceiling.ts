@@ -60,8 +60,10 @@ function floorHandler(db: FloorDb): http.RequestListener {
   return (req, res) => {
     const run = async () => {
       const auth = req.headers.authorization;
-      const tokenHash = auth?.startsWith('Bearer ') ? sha256(auth.slice(7)) : undefined;
-      const row = tokenHash ? await db.token(tokenHash) : undefined;
+      const token = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
+      const tokenHash = token === undefined ? undefined : sha256(token);
+      // The token names its account (src/auth/secrets.ts): the row is looked up in it.
+      const row = tokenHash ? await db.token(tokenHash, Number(/^(\d+)\./.exec(token!)?.[1] ?? 0)) : undefined;
       const now = Date.now();
       if (!row || Number(row.expires_at) <= now) return send(res, 401, '{"result":"error"}');
       const windowStart = now - (now % 60_000);

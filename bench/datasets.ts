@@ -5,7 +5,6 @@ import pg from 'pg';
 import { connect, openDatabase, type Database, type Dialect } from '../src/db/index.js';
 import { issueToken } from '../src/oauth/tokens.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
-import { DERIVED_TABLES } from '../src/services.js';
 import { createBenchClient, seedAccount, type AccountSize, type SeededAccount } from './seed.js';
 
 /** A seeded database as cached on disk (SQLite file) or as a template database (PostgreSQL). */
@@ -110,11 +109,11 @@ export async function dataset(
       await c.query(`drop database if exists ${db} with (force)`);
       await c.query(`create database ${db}`);
     });
-    database = await connect({ databaseUrl: pgUrl(databaseUrl, db), ...DERIVED_TABLES });
+    database = await connect({ databaseUrl: pgUrl(databaseUrl, db) });
   } else {
     const file = path.join(dir, `${dialect}-${name}-${key}.sqlite`);
     for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
-    database = await connect({ sqliteFile: file, ...DERIVED_TABLES });
+    database = await connect({ sqliteFile: file });
   }
   let ds: Dataset;
   try {

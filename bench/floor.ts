@@ -9,6 +9,7 @@ import pg from 'pg';
 export interface FloorDb {
   token(
     hash: string,
+    accountId: number,
   ): Promise<{ account_id: number; permissions: string; expires_at: number; kind: string } | undefined>;
   users(accountId: number, limit: number, offset: number): Promise<Record<string, any>[]>;
   usersCount(accountId: number): Promise<number>;
@@ -40,9 +41,10 @@ const insertUsers = (n: number, p: (i: number) => string) =>
   `insert into users (${USER_COLUMNS.join(', ')}) values ${Array.from({ length: n }, (_, r) => `(${USER_COLUMNS.map((_, c) => p(r * USER_COLUMNS.length + c + 1)).join(', ')})`).join(', ')} returning *`;
 
 const TOKEN = `select t.account_id, t.user_id, t.permissions, t.client_id, t.expires_at, r.kind from oauth_tokens as t
-  inner join users as u on u.id = t.user_id inner join roles as r on r.id = u.role_id
+  inner join users as u on u.account_id = t.account_id and u.id = t.user_id
+  inner join roles as r on r.account_id = u.account_id and r.id = u.role_id
   inner join oauth_clients as c on c.client_id = t.client_id
-  where t.token_hash = $1 and t.kind = 'access' and t.revoked = 0 and u.deleted = 0 and c.revoked = 0`;
+  where t.token_hash = $1 and t.account_id = $2 and t.kind = 'access' and t.revoked = 0 and u.deleted = 0 and c.revoked = 0`;
 const USERS = `select id, first_name, last_name, company_name, email, phone, mobile, hourly_rate, active, colour, is_assignable,
   role_id, status_message, status_timestamp, account_id, deleted from users where account_id = $1 order by account_id asc, id asc limit $2 offset $3`;
 const COUNT = `select value from counters where account_id = $1 and name = 'rows:users'`;
@@ -74,7 +76,7 @@ export function sqliteFloor(file: string): FloorDb {
   const hit = prep(HIT);
   const page = prep(PAGE);
   return {
-    token: async (hash) => token.get(hash) as never,
+    token: async (hash, accountId) => token.get(hash, accountId) as never,
     users: async (a, l, o) => users.all(a, l, o) as never,
     usersCount: async (a) => Number((count.get(a) as { value: number } | undefined)?.value ?? 0),
     job: async (a, id) => job.get(a, id) as never,
@@ -98,7 +100,7 @@ export function postgresFloor(url: string): FloorDb {
   const users = USERS.replace('where account_id = $1', 'where account_id >= $1 and account_id <= $1');
   const q = async (name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows;
   return {
-    token: async (hash) => (await q('token', TOKEN, [hash]))[0],
+    token: async (hash, accountId) => (await q('token', TOKEN, [hash, accountId]))[0],
     users: (a, l, o) => q('users', users, [a, l, o]),
     usersCount: async (a) => Number((await q('count', COUNT, [a]))[0]?.value ?? 0),
     job: async (a, id) => (await q('job', JOB, [a, id]))[0],

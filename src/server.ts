@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, sqliteFile, type Config } from './config.js';
 import { connect } from './db/index.js';
-import { DERIVED_TABLES } from './services.js';
 import { loggerOptions } from './http/logging.js';
 import { observeQuery, watchPool } from './http/metrics.js';
 
@@ -11,7 +10,6 @@ async function serve(config: Config): Promise<void> {
   const database = await connect({
     databaseUrl: config.databaseUrl,
     sqliteFile: sqliteFile(config),
-    ...DERIVED_TABLES,
     observe: observeQuery,
     backgroundCheckpoints: true,
   });
@@ -54,7 +52,6 @@ async function main(): Promise<void> {
     const database = await connect({
       databaseUrl: config.databaseUrl,
       sqliteFile: sqliteFile(config),
-      ...DERIVED_TABLES,
     });
     await database.close();
     for (let i = 0; i < config.workers; i++) cluster.fork();

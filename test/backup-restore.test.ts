@@ -10,7 +10,6 @@ import pg from 'pg';
 import type SQLite from 'better-sqlite3';
 import { buildApp } from '../src/app.js';
 import { connect, type Database } from '../src/db/index.js';
-import { DERIVED_TABLES } from '../src/services.js';
 import {
   call,
   createTenant,
@@ -44,7 +43,7 @@ async function backupAndRestore(t: TestApp, dir: string): Promise<{ database: Da
     fs.mkdirSync(restoredDir);
     fs.copyFileSync(backup, path.join(restoredDir, 'fsm.sqlite'));
     return {
-      database: await connect({ sqliteFile: path.join(restoredDir, 'fsm.sqlite'), ...DERIVED_TABLES }),
+      database: await connect({ sqliteFile: path.join(restoredDir, 'fsm.sqlite') }),
       drop: async () => {},
     };
   }
@@ -62,7 +61,7 @@ async function backupAndRestore(t: TestApp, dir: string): Promise<{ database: Da
   url.pathname = `/${name}`;
   execFileSync('pg_restore', ['--no-owner', '--exit-on-error', '--dbname', url.toString(), dump]);
   return {
-    database: await connect({ databaseUrl: url.toString(), ...DERIVED_TABLES }),
+    database: await connect({ databaseUrl: url.toString() }),
     drop: () => admin(`drop database if exists ${name} with (force)`),
   };
 }

@@ -84,7 +84,7 @@ for (const dialect of DIALECTS) {
       assert.equal(url.pathname, '/callback');
       assert.equal(url.searchParams.get('state'), state);
       const code = url.searchParams.get('code')!;
-      assert.match(code, /^[A-Za-z0-9_-]{43}$/);
+      assert.match(code, /^[1-9][0-9]*\.[A-Za-z0-9_-]{43}$/);
 
       const tokenRes = await fetch(`${base}/oauth2/token`, {
         method: 'POST',

@@ -6,8 +6,9 @@ import pg from 'pg';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { connect, type Database, type Dialect, type QueryObserver } from '../src/db/index.js';
-import { DERIVED_TABLES, createServices, type Services } from '../src/services.js';
+import { connect, openDatabase, type Database, type Dialect, type QueryObserver } from '../src/db/index.js';
+import { migrateTo } from '../src/db/migrate.js';
+import { createServices, type Services } from '../src/services.js';
 import { createAccount } from '../src/accounts/service.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { issueToken } from '../src/oauth/tokens.js';
@@ -30,8 +31,14 @@ export interface TestDb {
   close(): Promise<void>;
 }
 
-/** A fresh, migrated database: a temporary SQLite file, or a new PostgreSQL database. */
-export async function createTestDb(dialect: Dialect, opts: { observe?: QueryObserver } = {}): Promise<TestDb> {
+/**
+ * A fresh, migrated database: a temporary SQLite file, or a new PostgreSQL database. `upTo`: only
+ * the migrations up to that one, as an older release left the database.
+ */
+export async function createTestDb(
+  dialect: Dialect,
+  opts: { observe?: QueryObserver; upTo?: string } = {},
+): Promise<TestDb> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsm-test-'));
   let databaseUrl: string | undefined;
   let drop = async () => {};
@@ -53,24 +60,22 @@ export async function createTestDb(dialect: Dialect, opts: { observe?: QueryObse
     };
   }
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0' } as NodeJS.ProcessEnv);
-  const database = await connect({
-    databaseUrl,
-    sqliteFile: path.join(dataDir, 'fsm.sqlite'),
-    poolSize: 5,
-    ...DERIVED_TABLES,
-    observe: opts.observe,
-  });
-  return {
+  const options = { databaseUrl, sqliteFile: path.join(dataDir, 'fsm.sqlite'), poolSize: 5, observe: opts.observe };
+  const database = opts.upTo ? openDatabase(options) : await connect(options);
+  if (opts.upTo) await migrateTo(database, opts.upTo);
+  const testDb: TestDb = {
     database,
     services: createServices(config, database),
     config,
     dataDir,
+    // The database open now: a test may reopen it (a new process on the same storage).
     async close() {
-      await database.close();
+      await testDb.database.close();
       await drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  return testDb;
 }
 
 export interface TestApp extends TestDb {

@@ -800,7 +800,7 @@ for (const dialect of DIALECTS) {
         const allowed = await authorizeWithInject(owner, { client_id: client.clientId, state }, ownerA());
         const url = checkLocation(allowed.location.toString(), 'allow');
         assert.equal(url.searchParams.getAll('code').length, 1);
-        assert.match(url.searchParams.get('code')!, /^[A-Za-z0-9_-]{43}$/);
+        assert.match(url.searchParams.get('code')!, /^[1-9][0-9]*\.[A-Za-z0-9_-]{43}$/);
         const denied = await owner.request('POST', formAction(consent.body), {
           csrf: inputValue(consent.body, 'csrf'),
           decision: 'deny',

@@ -188,7 +188,9 @@ for (const dialect of DIALECTS) {
       assert.equal(r.status, 302);
       assert.equal(`${r.location.origin}${r.location.pathname}`, CB);
       assert.equal(r.location.searchParams.get('state'), state);
-      assert.match(r.code!, /^[A-Za-z0-9_-]{43}$/);
+      // Its account, a dot and 256 random bits (43 base64url characters): found in that account alone.
+      assert.equal(r.code!.split('.')[0], String(tenant.accountId));
+      assert.match(r.code!, /^[1-9][0-9]*\.[A-Za-z0-9_-]{43}$/);
       const row = await t.database.db
         .selectFrom('oauth_codes')
         .selectAll()

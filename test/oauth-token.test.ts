@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(Object.keys(res.body).sort(), ['access_token', 'expires_in', 'token_type']);
       assert.equal(res.body.token_type, 'Bearer');
       assert.equal(res.body.expires_in, 3600); // the library alone answers 3599
-      assert.match(res.body.access_token, /^[A-Za-z0-9_-]{43}$/);
+      assert.match(res.body.access_token, /^[1-9][0-9]*\.[A-Za-z0-9_-]{43}$/);
       assert.equal(await usersStatus(res.body.access_token), 200);
       const stored = await t.database.db
         .selectFrom('oauth_tokens')

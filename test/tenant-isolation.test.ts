@@ -19,6 +19,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import { sql } from 'kysely';
 import { registry } from '../src/collections/index.js';
 import type { Collection } from '../src/collections/machinery/collection.js';
 import { validateItem } from '../src/collections/machinery/validate.js';
@@ -681,20 +682,41 @@ for (const dialect of DIALECTS) {
       });
     });
 
-    test('defence in depth: a stored cross-account reference never expands into the other account', async () => {
-      // The write path never stores such a row; this plants one to prove reads resolve associations
-      // inside the caller's account too (src/collections/machinery/read.ts, loadAssoc).
+    test('the database refuses a cross-account reference, and one planted past it never expands', async () => {
       const db = t.database.db;
+      // The keys pair the accounts (src/db/migrations/scheme.ts): A's job cannot point at B's items.
+      for (const set of [{ client_id: B.seed.clients }, { status_id: B.seed.statuses }]) {
+        await check('keys', `A's job set to ${JSON.stringify(set)} by SQL`, () =>
+          assert.rejects(
+            db
+              .updateTable('jobs')
+              .set(set)
+              .where('account_id', '=', A.tenant.accountId)
+              .where('id', '=', A.seed.jobs)
+              .execute(),
+            (e: { code?: string }) => e.code === '23503' || e.code === 'SQLITE_CONSTRAINT_FOREIGNKEY',
+          ),
+        );
+      }
+      // The write path never stores such a row; this plants one with the keys off to prove reads
+      // resolve associations inside the caller's account too (src/collections/machinery/read.ts, loadAssoc).
       const job = await db
         .selectFrom('jobs')
         .select(['client_id', 'status_id'])
         .where('id', '=', A.seed.jobs)
         .executeTakeFirstOrThrow();
-      await db
-        .updateTable('jobs')
-        .set({ client_id: B.seed.clients, status_id: B.seed.statuses })
-        .where('id', '=', A.seed.jobs)
-        .execute();
+      const plant = sql`update jobs set client_id = ${B.seed.clients}, status_id = ${B.seed.statuses} where id = ${A.seed.jobs}`;
+      if (dialect === 'postgres')
+        await db.transaction().execute(async (trx) => {
+          await sql`set local session_replication_role = replica`.execute(trx);
+          await plant.execute(trx);
+        });
+      else
+        await db.connection().execute(async (c) => {
+          await sql`pragma foreign_keys = off`.execute(c);
+          await plant.execute(c);
+          await sql`pragma foreign_keys = on`.execute(c);
+        });
       try {
         await check('defence in depth', "A's job pointing at B's client and status, read with [*]", async () => {
           const res = await get(A.tenant.token, `/jobs/${A.seed.jobs}?fields=*,[*]`);

@@ -1,4 +1,5 @@
 import type { Executor } from '../db/tx.js';
+import { findLogin, moveLogin } from '../auth/logins.js';
 import { hashPassword } from '../auth/secrets.js';
 import type { RoleKind } from '../auth/context.js';
 import type { Caller } from '../collections/machinery/collection.js';
@@ -43,8 +44,7 @@ export async function createAccount(writer: Writer, input: NewAccount, now = Dat
   // The account id is known once its row is in: the caller is completed before anything is recorded.
   const caller = operator(0, now);
   return writer.transact(caller, async (db, changes) => {
-    const taken = await db.selectFrom('users').select('id').where('login', '=', input.login).executeTakeFirst();
-    if (taken) throw new AccountError(`the login '${input.login}' is already in use`);
+    if (await findLogin(db, input.login)) throw new AccountError(`the login '${input.login}' is already in use`);
     const account = await db
       .insertInto('accounts')
       .values({
@@ -93,6 +93,7 @@ export async function createAccount(writer: Writer, input: NewAccount, now = Dat
       })
       .returning(['id', 'login'])
       .executeTakeFirstOrThrow();
+    await moveLogin(db, { accountId: account.id, userId: user.id }, null, input.login);
     changes.created(users, [user.id]);
     return { account: { id: account.id }, user: { id: user.id, login: user.login as string } };
   });

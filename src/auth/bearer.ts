@@ -4,7 +4,7 @@ import { query, slot } from '../db/runner.js';
 import type { DB } from '../db/types.js';
 import { ApiError } from '../errors.js';
 import type { AuthContext, RoleKind } from './context.js';
-import { hashToken } from './secrets.js';
+import { secretKey } from './secrets.js';
 
 // The scheme is case-insensitive (RFC 7235 §2.1), followed by one or more spaces.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -23,15 +23,17 @@ function challenge(error?: string): Record<string, string> {
   return { 'www-authenticate': error ? `Bearer realm="api", error="${error}"` : 'Bearer realm="api"' };
 }
 
-const tokenLookup = (db: Kysely<DB>, hash: string) =>
+/** The token's row in the account it names (or by its hash alone: `account` undefined, one issued before). */
+const tokenLookup = (db: Kysely<DB>, hash: string, account?: number) =>
   db
     .selectFrom('oauth_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
-    .innerJoin('roles as r', 'r.id', 'u.role_id')
+    .innerJoin('users as u', (j) => j.onRef('u.account_id', '=', 't.account_id').onRef('u.id', '=', 't.user_id'))
+    .innerJoin('roles as r', (j) => j.onRef('r.account_id', '=', 'u.account_id').onRef('r.id', '=', 'u.role_id'))
     .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
     .innerJoin('accounts as a', 'a.id', 't.account_id')
     .select(['t.account_id', 't.user_id', 't.permissions', 't.client_id', 't.expires_at', 'r.kind', 'a.auth_epoch'])
     .where('t.token_hash', '=', hash)
+    .$if(account !== undefined, (q) => q.where('t.account_id', '=', account!))
     .where('t.kind', '=', 'access')
     .where('t.revoked', '=', 0)
     .where('u.deleted', '=', 0)
@@ -39,9 +41,22 @@ const tokenLookup = (db: Kysely<DB>, hash: string) =>
 
 type TokenRow = InferResult<ReturnType<typeof tokenLookup>>[number];
 
-/** The token's verification: built and compiled once per database; each request only binds its hash. */
-const verify = (db: Kysely<DB>, hash: string) =>
-  query<TokenRow>(db, 'bearer', () => tokenLookup(db, slot('hash')), { hash }, { oneRow: true });
+/**
+ * The token's verification: built once per database; each request only binds its token's hash
+ * (and the account its token names; a token issued before tokens named their account has none).
+ */
+const verify = (db: Kysely<DB>, hash: string, account: number | undefined) =>
+  account === undefined
+    ? query<TokenRow>(db, 'bearer legacy', () => tokenLookup(db, slot('hash')), { hash }, { oneRow: true })
+    : query<TokenRow>(
+        db,
+        'bearer',
+        () => tokenLookup(db, slot('hash'), slot<number>('account')),
+        { hash, account },
+        {
+          oneRow: true,
+        },
+      );
 /** The account's revocation epoch: one primary-key read. */
 const epochOf = async (db: Kysely<DB>, account: number) =>
   (
@@ -107,7 +122,7 @@ export async function authenticate(
   if (!header) throw new ApiError('tokenMissing', undefined, challenge());
   const m = BEARER.exec(header);
   if (!m) throw new ApiError('tokenInvalid', malformed(header), challenge('invalid_token'));
-  const tokenHash = hashToken(m[1]);
+  const { hash: tokenHash, accountId: named } = secretKey(m[1]);
   const db = database.db;
   const cache = cacheOf(db);
   let v = cache.get(tokenHash);
@@ -119,7 +134,7 @@ export async function authenticate(
     }
   }
   if (!v) {
-    const [row] = await verify(db, tokenHash);
+    const [row] = await verify(db, tokenHash, named);
     if (!row) throw new ApiError('tokenInvalid', undefined, challenge('invalid_token'));
     v = {
       accountId: row.account_id,

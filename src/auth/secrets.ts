@@ -18,6 +18,29 @@ export const randomToken = (bytes = 32): string => crypto.randomBytes(bytes).toS
 /** Tokens, codes and client secrets are high-entropy, so a plain SHA-256 is the right stored form. */
 export const hashToken = (token: string): string => crypto.createHash('sha256').update(token).digest('hex');
 
+/**
+ * A secret found before its account is known (an access or refresh token, a code, a session
+ * cookie): the account's id, a dot, and 256 random bits (`17.Zt3…`). Still opaque to clients; the
+ * server finds its row by the hash of the whole string within the account it names (one node of a
+ * distributed database; docs/deployment.md), and a changed prefix finds nothing.
+ */
+export const accountSecret = (accountId: number): string => `${accountId}.${randomToken()}`;
+
+/**
+ * How a presented secret is looked up: by its hash, in the account it names. One issued before
+ * secrets named their account has no dot (base64url has none): it is found by its hash alone, as
+ * long as such secrets live (access tokens 1 h, refresh tokens 60 days without use, codes 60 s,
+ * sessions 8 h). A malformed prefix names no account that exists (0): nothing is found.
+ */
+export function secretKey(secret: string): { hash: string; accountId?: number } {
+  const hash = hashToken(secret);
+  const dot = secret.indexOf('.');
+  if (dot < 0) return { hash };
+  const prefix = secret.slice(0, dot);
+  const id = /^[1-9][0-9]{0,9}$/.test(prefix) ? Number(prefix) : 0;
+  return { hash, accountId: id <= 2 ** 31 - 1 ? id : 0 };
+}
+
 export function safeEqual(a: string, b: string): boolean {
   const ha = crypto.createHash('sha256').update(a).digest();
   const hb = crypto.createHash('sha256').update(b).digest();

@@ -1,5 +1,6 @@
 import type { Database } from '../db/index.js';
 import type { RoleKind } from '../auth/context.js';
+import { findLogin } from '../auth/logins.js';
 import type { WriteResult } from '../collections/machinery/write/index.js';
 import { operator } from '../accounts/service.js';
 import { clearFailures } from '../oauth/throttle.js';
@@ -99,10 +100,12 @@ export const usersSetPassword: Command = {
     if ((values.login === undefined) === (values.user === undefined))
       throw new UsageError('give exactly one of --login and --user');
     let q = database.db.selectFrom('users').select(['id', 'account_id', 'login']);
+    // An operator's lookup by id alone reads every account's users; a login names its account.
+    const owner = values.user === undefined ? await findLogin(database.db, values.login as string) : undefined;
     q =
       values.user !== undefined
         ? q.where('id', '=', idOption(values, 'user'))
-        : q.where('login', '=', values.login as string);
+        : q.where('account_id', '=', owner?.accountId ?? 0).where('id', '=', owner?.userId ?? 0);
     const user = await q.executeTakeFirst();
     if (!user)
       throw new CommandError(

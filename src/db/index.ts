@@ -3,8 +3,6 @@ import type { Kysely } from 'kysely';
 import type { DialectStrategy } from './dialect.js';
 import { MigrationFailed, migrateToLatest } from './migrate.js';
 import { connectionProblem, databaseLabel } from './problems.js';
-import { ensureRowCounters } from './counted.js';
-import { ensureRowVersions } from './versions.js';
 import type { QueryObserver } from './observe.js';
 import { openPostgres } from './postgres.js';
 import type { Executor } from './runner.js';
@@ -51,13 +49,8 @@ export function openDatabase(opts: DatabaseOptions): Database {
   return opts.databaseUrl ? openPostgres({ ...opts, databaseUrl: opts.databaseUrl }) : openSqlite(opts);
 }
 
-/**
- * Opens the database the configuration names, applies every pending migration and makes the row
- * counters of the tables the collection declarations mark as counted.
- */
-export async function connect(
-  opts: DatabaseOptions & { countedTables: readonly string[]; versionedTables: readonly string[] },
-): Promise<Database> {
+/** Opens the database the configuration names and applies every pending migration. */
+export async function connect(opts: DatabaseOptions): Promise<Database> {
   // A database that cannot be opened or reached says where it is and what is wrong (as `fsm doctor`).
   const unusable = (err: unknown) =>
     err instanceof MigrationFailed
@@ -71,8 +64,6 @@ export async function connect(
   }
   try {
     await migrateToLatest(database);
-    await ensureRowCounters(database, opts.countedTables);
-    await ensureRowVersions(database, opts.versionedTables);
   } catch (err) {
     await database.close().catch(() => {});
     throw unusable(err);

@@ -5,7 +5,6 @@ import parsePrometheus, { type Family } from 'parse-prometheus-text-format';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
 import { connect, type Database } from '../db/index.js';
-import { DERIVED_TABLES } from '../services.js';
 import {
   DIALECTS,
   authorizeWithInject,
@@ -63,7 +62,6 @@ for (const dialect of DIALECTS) {
         databaseUrl: db.config.databaseUrl,
         sqliteFile: path.join(db.dataDir, 'fsm.sqlite'),
         observe: observeQuery,
-        ...DERIVED_TABLES,
       });
       if (database.pool) unwatch = watchPool(database.pool);
       app = await buildApp({ config: { ...db.config, metricsToken: METRICS_TOKEN }, database });

@@ -75,7 +75,7 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
     status = 200,
     error?: string,
   ) {
-    const { owner, publisher } = await consentContext(db, session.userId, ar.client.clientId);
+    const { owner, publisher } = await consentContext(db, session, ar.client.clientId);
     return sendPage(
       reply,
       status,

@@ -1,5 +1,5 @@
 import type { Executor } from '../db/tx.js';
-import { hashToken, randomToken } from '../auth/secrets.js';
+import { accountSecret, hashToken } from '../auth/secrets.js';
 
 /** Authorization codes live 60 s (PRODUCT §2). */
 export const CODE_TTL_MS = 60 * 1000;
@@ -17,7 +17,7 @@ export interface NewCode {
 
 /** Issues a 256-bit code, stored only as its hash; the code itself is returned once. */
 export async function issueCode(db: Executor, c: NewCode, now: number): Promise<string> {
-  const code = randomToken();
+  const code = accountSecret(c.accountId);
   await db
     .deleteFrom('oauth_codes')
     .where('expires_at', '<=', now - 24 * 3600 * 1000)

@@ -6,9 +6,18 @@ export interface ConsentContext {
   publisher: string | null;
 }
 
-export async function consentContext(db: Executor, userId: number, clientId: string): Promise<ConsentContext> {
+export async function consentContext(
+  db: Executor,
+  owner: { userId: number; accountId: number },
+  clientId: string,
+): Promise<ConsentContext> {
   const [user, client] = await Promise.all([
-    db.selectFrom('users').select(['first_name', 'last_name', 'login']).where('id', '=', userId).executeTakeFirst(),
+    db
+      .selectFrom('users')
+      .select(['first_name', 'last_name', 'login'])
+      .where('account_id', '=', owner.accountId)
+      .where('id', '=', owner.userId)
+      .executeTakeFirst(),
     db.selectFrom('oauth_clients').select('publisher').where('client_id', '=', clientId).executeTakeFirst(),
   ]);
   return {

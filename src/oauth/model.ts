@@ -1,7 +1,7 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Database } from '../db/index.js';
 import { withTransaction } from '../db/tx.js';
-import { hashToken } from '../auth/secrets.js';
+import { secretKey } from '../auth/secrets.js';
 import { authenticateClient } from './clients.js';
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S, issueToken, revokeTokens } from './tokens.js';
 
@@ -38,9 +38,14 @@ export function createModel(database: Database, clock: () => number) {
   const db = database.db;
 
   /** A replay marks the code first, then revokes what it issued (see saveToken for why). */
-  async function onReplay(codeId: number): Promise<void> {
-    await db.updateTable('oauth_codes').set({ replayed_at: clock() }).where('id', '=', codeId).execute();
-    await revokeTokens(db, { codeId });
+  async function onReplay(accountId: number, codeId: number): Promise<void> {
+    await db
+      .updateTable('oauth_codes')
+      .set({ replayed_at: clock() })
+      .where('account_id', '=', accountId)
+      .where('id', '=', codeId)
+      .execute();
+    await revokeTokens(db, { accountId, codeId });
   }
 
   return {
@@ -57,6 +62,7 @@ export function createModel(database: Database, clock: () => number) {
     },
 
     async getAuthorizationCode(code: string) {
+      const key = secretKey(code);
       const row = await db
         .selectFrom('oauth_codes as k')
         .innerJoin('oauth_clients as c', 'c.client_id', 'k.client_id')
@@ -74,11 +80,12 @@ export function createModel(database: Database, clock: () => number) {
           'k.used_at',
           'c.redirect_uris',
         ])
-        .where('k.code_hash', '=', hashToken(code))
+        .where('k.code_hash', '=', key.hash)
+        .$if(key.accountId !== undefined, (q) => q.where('k.account_id', '=', key.accountId!))
         .executeTakeFirst();
       if (!row) return null;
       if (row.used_at !== null) {
-        await onReplay(row.id);
+        await onReplay(row.account_id, row.id);
         return null;
       }
       const now = clock();
@@ -98,25 +105,28 @@ export function createModel(database: Database, clock: () => number) {
     },
 
     /** Single use, atomically: of two concurrent redemptions only one updates the row. */
-    async revokeAuthorizationCode(code: { id: number }): Promise<boolean> {
+    async revokeAuthorizationCode(code: { id: number; user: ModelUser }): Promise<boolean> {
       const r = await db
         .updateTable('oauth_codes')
         .set({ used_at: clock() })
+        .where('account_id', '=', code.user.accountId)
         .where('id', '=', code.id)
         .where('used_at', 'is', null)
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) === 1) return true;
-      await onReplay(code.id);
+      await onReplay(code.user.accountId, code.id);
       return false;
     },
 
     async getRefreshToken(token: string) {
+      const key = secretKey(token);
       const row = await db
         .selectFrom('oauth_tokens as t')
-        .innerJoin('users as u', 'u.id', 't.user_id')
+        .innerJoin('users as u', (j) => j.onRef('u.account_id', '=', 't.account_id').onRef('u.id', '=', 't.user_id'))
         .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
         .select(['t.id', 't.client_id', 't.user_id', 't.account_id', 't.permissions', 't.code_id', 't.expires_at'])
-        .where('t.token_hash', '=', hashToken(token))
+        .where('t.token_hash', '=', key.hash)
+        .$if(key.accountId !== undefined, (q) => q.where('t.account_id', '=', key.accountId!))
         .where('t.kind', '=', 'refresh')
         .where('t.revoked', '=', 0)
         .where('u.deleted', '=', 0)
@@ -158,6 +168,7 @@ export function createModel(database: Database, clock: () => number) {
           await trx
             .updateTable('oauth_tokens')
             .set({ expires_at: now + REFRESH_TOKEN_IDLE_S * 1000 })
+            .where('account_id', '=', user.accountId)
             .where('id', '=', spec.refreshId)
             .execute();
         }
@@ -170,9 +181,10 @@ export function createModel(database: Database, clock: () => number) {
         const code = await db
           .selectFrom('oauth_codes')
           .select('replayed_at')
+          .where('account_id', '=', user.accountId)
           .where('id', '=', spec.codeId)
           .executeTakeFirst();
-        if (code?.replayed_at != null) await revokeTokens(db, { codeId: spec.codeId });
+        if (code?.replayed_at != null) await revokeTokens(db, { accountId: user.accountId, codeId: spec.codeId });
       }
       // Likewise a refresh token revoked (RFC 7009, connected applications) while this grant ran:
       // the revocation may not have seen the new access token, so it is revoked here.
@@ -180,10 +192,16 @@ export function createModel(database: Database, clock: () => number) {
         const parent = await db
           .selectFrom('oauth_tokens')
           .select('revoked')
+          .where('account_id', '=', user.accountId)
           .where('id', '=', spec.refreshId)
           .executeTakeFirst();
         if (parent?.revoked !== 0)
-          await db.updateTable('oauth_tokens').set({ revoked: 1 }).where('id', '=', access.id).execute();
+          await db
+            .updateTable('oauth_tokens')
+            .set({ revoked: 1 })
+            .where('account_id', '=', user.accountId)
+            .where('id', '=', access.id)
+            .execute();
       }
       return {
         accessToken: access.token,

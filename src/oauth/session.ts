@@ -1,7 +1,7 @@
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { Config } from '../config.js';
 import type { Executor } from '../db/tx.js';
-import { hashToken, randomToken } from '../auth/secrets.js';
+import { accountSecret, hashToken, randomToken, secretKey } from '../auth/secrets.js';
 
 export const SESSION_COOKIE = 'fsm_session';
 /** How long an owner stays signed in to the authorization pages. */
@@ -32,11 +32,13 @@ export async function currentSession(
   now: number,
 ): Promise<Session | undefined> {
   if (!cookie) return undefined;
+  const { hash, accountId } = secretKey(cookie);
   const row = await db
     .selectFrom('auth_sessions as s')
-    .innerJoin('users as u', 'u.id', 's.user_id')
+    .innerJoin('users as u', (j) => j.onRef('u.account_id', '=', 's.account_id').onRef('u.id', '=', 's.user_id'))
     .select(['s.user_id', 's.account_id', 's.csrf_token', 's.expires_at'])
-    .where('s.session_hash', '=', hashToken(cookie))
+    .where('s.session_hash', '=', hash)
+    .$if(accountId !== undefined, (q) => q.where('s.account_id', '=', accountId!))
     .where('u.deleted', '=', 0)
     .executeTakeFirst();
   if (!row || row.expires_at <= now) return undefined;
@@ -49,7 +51,7 @@ export async function startSession(
   user: { userId: number; accountId: number },
   now: number,
 ): Promise<string> {
-  const token = randomToken();
+  const token = accountSecret(user.accountId);
   await db.deleteFrom('auth_sessions').where('expires_at', '<=', now).execute();
   await db
     .insertInto('auth_sessions')

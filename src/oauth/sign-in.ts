@@ -1,4 +1,5 @@
 import type { Executor } from '../db/tx.js';
+import { findLogin } from '../auth/logins.js';
 import { verifyPassword } from '../auth/secrets.js';
 import { clearFailures, isLocked, recordFailure } from './throttle.js';
 
@@ -11,12 +12,17 @@ export type SignIn = { ok: true; userId: number; accountId: number } | { ok: fal
 export async function signIn(db: Executor, login: string, password: string, now: number): Promise<SignIn> {
   if (login.length === 0 || login.length > 200 || password.length > 1024) return { ok: false, reason: 'invalid' };
   if (await isLocked(db, login, now)) return { ok: false, reason: 'locked' };
-  const user = await db
-    .selectFrom('users')
-    .select(['id', 'account_id', 'password_hash'])
-    .where('login', '=', login)
-    .where('deleted', '=', 0)
-    .executeTakeFirst();
+  const owner = await findLogin(db, login);
+  const user =
+    owner &&
+    (await db
+      .selectFrom('users')
+      .select(['id', 'account_id', 'password_hash'])
+      .where('account_id', '=', owner.accountId)
+      .where('id', '=', owner.userId)
+      .where('login', '=', login)
+      .where('deleted', '=', 0)
+      .executeTakeFirst());
   const ok = await verifyPassword(password, user?.password_hash ?? null);
   if (!ok || !user) {
     await recordFailure(db, login, now);

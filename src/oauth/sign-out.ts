@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { hashToken } from '../auth/secrets.js';
+import { hashToken, secretKey } from '../auth/secrets.js';
 import { csrfMatches } from './csrf.js';
 import { cookieOptions, currentSession, SESSION_COOKIE } from './session.js';
 
@@ -33,7 +33,11 @@ export function signOutRoute(app: FastifyInstance): void {
     const cookie = request.cookies[SESSION_COOKIE];
     const session = await currentSession(app.database.db, cookie, app.clock());
     if (session && csrfMatches(signOutToken(session.csrf), sent)) {
-      await app.database.db.deleteFrom('auth_sessions').where('session_hash', '=', hashToken(cookie!)).execute();
+      await app.database.db
+        .deleteFrom('auth_sessions')
+        .where('session_hash', '=', secretKey(cookie!).hash)
+        .where('account_id', '=', session.accountId)
+        .execute();
       reply.clearCookie(SESSION_COOKIE, cookieOptions(app.config));
     }
     // Always our own page, whatever the query holds: never an open redirect.

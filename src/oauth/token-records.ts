@@ -1,11 +1,12 @@
 import type { Executor } from '../db/tx.js';
-import { hashToken } from '../auth/secrets.js';
+import { secretKey } from '../auth/secrets.js';
 
 /** A stored token as revocation and introspection see it, whatever its state. */
 export interface TokenRecord {
   id: number;
   kind: 'access' | 'refresh';
   clientId: string;
+  accountId: number;
   userId: number;
   /** The owner's login; null for a user who has none. */
   login: string | null;
@@ -27,14 +28,16 @@ export async function findClientToken(
   clientId: string,
   now: number,
 ): Promise<TokenRecord | undefined> {
+  const key = secretKey(token);
   const row = await db
     .selectFrom('oauth_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
+    .innerJoin('users as u', (j) => j.onRef('u.account_id', '=', 't.account_id').onRef('u.id', '=', 't.user_id'))
     .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
     .select([
       't.id',
       't.kind',
       't.client_id',
+      't.account_id',
       't.user_id',
       't.permissions',
       't.code_id',
@@ -45,7 +48,8 @@ export async function findClientToken(
       'u.deleted',
       'c.revoked as client_revoked',
     ])
-    .where('t.token_hash', '=', hashToken(token))
+    .where('t.token_hash', '=', key.hash)
+    .$if(key.accountId !== undefined, (q) => q.where('t.account_id', '=', key.accountId!))
     .where('t.client_id', '=', clientId)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -54,6 +58,7 @@ export async function findClientToken(
     id: row.id,
     kind: row.kind === 'refresh' ? 'refresh' : 'access',
     clientId: row.client_id,
+    accountId: row.account_id,
     userId: row.user_id,
     login: row.login,
     permissions: JSON.parse(row.permissions) as string[],
@@ -73,6 +78,7 @@ export async function revokeTokenRecord(db: Executor, token: TokenRecord): Promi
   let q = db
     .updateTable('oauth_tokens')
     .set({ revoked: 1 })
+    .where('account_id', '=', token.accountId)
     .where('client_id', '=', token.clientId)
     .where('user_id', '=', token.userId);
   if (token.kind === 'access') q = q.where('id', '=', token.id);

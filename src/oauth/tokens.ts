@@ -1,5 +1,5 @@
 import type { Executor } from '../db/tx.js';
-import { hashToken, randomToken } from '../auth/secrets.js';
+import { accountSecret, hashToken } from '../auth/secrets.js';
 
 export const ACCESS_TOKEN_TTL_S = 3600;
 export const REFRESH_TOKEN_IDLE_S = 60 * 24 * 3600;
@@ -20,7 +20,7 @@ export async function issueToken(
   grant: Grant,
   now: number,
 ): Promise<{ token: string; id: number; expiresAt: number }> {
-  const token = randomToken();
+  const token = accountSecret(grant.accountId);
   const expiresAt = now + (kind === 'access' ? ACCESS_TOKEN_TTL_S : REFRESH_TOKEN_IDLE_S) * 1000;
   const row = await db
     .insertInto('oauth_tokens')
@@ -42,14 +42,18 @@ export async function issueToken(
   return { token, id: row.id, expiresAt };
 }
 
-/** Revokes every token of a user (deletion) or issued from one code (replay). */
+/**
+ * Revokes every token of a user (deletion) or issued from one code (replay), in their account; or
+ * of a client, in every account (the operator revoking it).
+ */
 export async function revokeTokens(
   db: Executor,
-  where: { userId?: number; codeId?: number; clientId?: string },
+  where: { accountId: number; userId?: number; codeId?: number } | { clientId: string },
 ): Promise<void> {
   let q = db.updateTable('oauth_tokens').set({ revoked: 1 });
-  if (where.userId !== undefined) q = q.where('user_id', '=', where.userId);
-  if (where.codeId !== undefined) q = q.where('code_id', '=', where.codeId);
-  if (where.clientId !== undefined) q = q.where('client_id', '=', where.clientId);
+  if ('accountId' in where) q = q.where('account_id', '=', where.accountId);
+  if ('userId' in where && where.userId !== undefined) q = q.where('user_id', '=', where.userId);
+  if ('codeId' in where && where.codeId !== undefined) q = q.where('code_id', '=', where.codeId);
+  if ('clientId' in where) q = q.where('client_id', '=', where.clientId);
   await q.execute();
 }

@@ -70,6 +70,7 @@ export async function attemptAll(services: Services, ds: Leased[], owner: string
   const hook = await database.db
     .selectFrom('webhooks')
     .selectAll()
+    .where('account_id', '=', ds[0].account_id)
     .where('id', '=', ds[0].webhook_id)
     .executeTakeFirst();
   if (!hook) return; // deleted meanwhile: its deliveries went with it
@@ -116,7 +117,7 @@ function outcomeOf(s: Sent): DeliveryOutcome {
   return s.status === 410 ? 'gone' : 'failed';
 }
 
-type Hook = { id: number; failing_since: number | null };
+type Hook = { id: number; account_id: number; failing_since: number | null };
 
 async function record(
   services: Services,
@@ -148,12 +149,18 @@ async function record(
         modified: now,
       })
       // A lease lost meanwhile (a retry asked, or it ran out): that outcome is not ours to record.
+      .where('account_id', '=', hook.account_id)
       .where('id', 'in', ids)
       .where('lease_owner', '=', owner)
       .execute();
   }
   if (succeeded.size && hook.failing_since !== null)
-    await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', hook.id).execute();
+    await db
+      .updateTable('webhooks')
+      .set({ failing_since: null })
+      .where('account_id', '=', hook.account_id)
+      .where('id', '=', hook.id)
+      .execute();
   for (let i = 0; i < ds.length; i++)
     if (!ok(sent[i])) await recordFailure(services, ds[i], hook, sent[i], owner, now, final[i], succeeded.size > 0);
 }
@@ -190,6 +197,7 @@ async function recordFailure(
         lease_owner: null,
         modified: now,
       })
+      .where('account_id', '=', d.account_id)
       .where('id', '=', d.id)
       .where('lease_owner', '=', owner)
       .executeTakeFirst();
@@ -203,6 +211,7 @@ async function recordFailure(
       await tx
         .updateTable('webhooks')
         .set({ active: 0, disabled_reason: disable, modified: now })
+        .where('account_id', '=', hook.account_id)
         .where('id', '=', hook.id)
         .where('active', '=', 1)
         .execute();
@@ -215,6 +224,7 @@ async function recordFailure(
     await db
       .updateTable('webhooks')
       .set({ failing_since: now })
+      .where('account_id', '=', hook.account_id)
       .where('id', '=', hook.id)
       .where('failing_since', 'is', null)
       .execute();

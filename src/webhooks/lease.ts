@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/index.js';
+import { byKeys } from '../db/keys.js';
 import { dialectOf } from '../db/runner.js';
 
 /** How long a process holds a delivery it is sending (the 10 s send timeout and a margin); after a crash it runs out. */
@@ -40,8 +41,10 @@ export async function leaseDue(
     ]);
   let candidates = db
     .selectFrom('deliveries')
-    .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-    .select(['deliveries.id', 'deliveries.webhook_id'])
+    .innerJoin('webhooks', (j) =>
+      j.onRef('webhooks.account_id', '=', 'deliveries.account_id').onRef('webhooks.id', '=', 'deliveries.webhook_id'),
+    )
+    .select(['deliveries.id', 'deliveries.account_id', 'deliveries.webhook_id'])
     .where(due)
     // A paused or disabled webhook's deliveries wait (a ping is sent regardless).
     .where((eb) =>
@@ -61,26 +64,27 @@ export async function leaseDue(
     .limit(limit * 4)
     .execute();
   const taken = new Map(busy);
-  const ids: number[] = [];
+  const taking: typeof rows = [];
   for (const r of rows) {
-    if (ids.length >= limit) break;
+    if (taking.length >= limit) break;
     const n = taken.get(r.webhook_id) ?? 0;
     if (n >= perWebhook) continue;
     taken.set(r.webhook_id, n + 1);
-    ids.push(r.id);
+    taking.push(r);
   }
-  if (!ids.length) return [];
+  if (!taking.length) return [];
   // Where other processes lease at the same time (PostgreSQL), rows one of them holds are left to it.
   const contended = !dialectOf(db).serialWriters;
   return db
     .updateTable('deliveries')
     .set({ lease_until: now + LEASE_MS, lease_owner: owner, attempts: sql`attempts + 1`, modified: now })
-    .where(
-      'id',
-      'in',
-      contended
-        ? db.selectFrom('deliveries').select('id').where('id', 'in', ids).where(due).forUpdate().skipLocked()
-        : ids,
+    .where(byKeys(taking))
+    .$if(contended, (q) =>
+      q.where(
+        'id',
+        'in',
+        db.selectFrom('deliveries').select('id').where(byKeys(taking)).where(due).forUpdate().skipLocked(),
+      ),
     )
     .where(due)
     .returning(['id', 'account_id', 'webhook_id', 'event_id', 'type', 'msg_id', 'attempts'])

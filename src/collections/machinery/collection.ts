@@ -132,8 +132,8 @@ export interface CollectionDef<T extends TableName = AnyTable> {
   rules?: Rules<T>;
   /**
    * Rows per account are counted by triggers into `row_counts` (slots summed), so an unfiltered
-   * list answers `recordsCount` without counting. The triggers are made at start from this flag
-   * (src/db/counted.ts), for tables that exist and have none yet.
+   * list answers `recordsCount` without counting. The collection's migration makes the triggers
+   * (src/db/migrations/scheme.ts); src/db/derived.test.ts fails when none did.
    */
   counted?: boolean;
   /**

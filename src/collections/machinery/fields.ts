@@ -26,8 +26,13 @@ export interface ScalarField extends BaseField {
   type: ValueType;
   nullable?: boolean;
   default?: unknown;
-  /** Unique in the account ('account') or in the whole service ('global'). */
-  unique?: 'account' | 'global';
+  /**
+   * Unique in the account ('account'), or in the whole service: such values live in a table of
+   * their own without `account_id` (src/db/migrations/scheme.ts), the value in a column named as
+   * this field's and the item's id in `id` (a user's login: `logins`, `user_id`), which the
+   * collection's rules keep.
+   */
+  unique?: 'account' | { table: string; id: string };
 }
 
 export interface ObjectField extends BaseField {

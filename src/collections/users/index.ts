@@ -1,3 +1,4 @@
+import { moveLogin } from '../../auth/logins.js';
 import { hashPassword } from '../../auth/secrets.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { revokeTokens } from '../../oauth/tokens.js';
@@ -111,8 +112,11 @@ export const users = defineCollection({
         row.password_hash = null; // a password without a login cannot be used; do not keep one
       }
     },
-    async after({ db, caller, op, id, item }) {
-      if (item.deleted === true || op === 'delete') await revokeTokens(db, { userId: id });
+    async after({ db, caller, op, id, item, existing }) {
+      const before = existing?.login ?? null;
+      const after = op === 'delete' ? null : item.login === undefined ? before : (item.login as string | null);
+      await moveLogin(db, { accountId: caller.accountId, userId: id }, before, after);
+      if (item.deleted === true || op === 'delete') await revokeTokens(db, { accountId: caller.accountId, userId: id });
       // A new password ends the user's sign-in sessions (whoever knew the old one is signed out);
       // apps' tokens stay: the owner revokes those on the connected-applications page.
       if (item.deleted === true || typeof item.newPassword === 'string')
@@ -126,6 +130,7 @@ export const users = defineCollection({
         await db
           .updateTable('oauth_codes')
           .set({ used_at: caller.now })
+          .where('account_id', '=', caller.accountId)
           .where('user_id', '=', id)
           .where('used_at', 'is', null)
           .execute();

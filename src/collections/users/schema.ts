@@ -35,7 +35,7 @@ export const userFields: Record<string, Field> = {
     minLength: 3,
     maxLength: 100,
     pattern: '^[^\\s]+$',
-    unique: 'global',
+    unique: { table: 'logins', id: 'user_id' },
   }),
   workgroups,
   newPassword: f.writeOnly(Type.String({ minLength: 10, maxLength: 1000 })),

@@ -179,11 +179,21 @@ for (const dialect of DIALECTS) {
       const answer = { status: 200, headers: {}, body: '{}' };
       // The slow one's keep (in its write's transaction) matches nothing: that write rolls back.
       assert.equal(
-        await keep(t.database.db, (slow as { id: number }).id, (slow as { lease: string }).lease, answer),
+        await keep(
+          t.database.db,
+          { accountId: scope.accountId, id: (slow as { id: number }).id },
+          (slow as { lease: string }).lease,
+          answer,
+        ),
         false,
       );
       assert.equal(
-        await keep(t.database.db, (taker as { id: number }).id, (taker as { lease: string }).lease, answer),
+        await keep(
+          t.database.db,
+          { accountId: scope.accountId, id: (taker as { id: number }).id },
+          (taker as { lease: string }).lease,
+          answer,
+        ),
         true,
       );
       assert.equal((await claim(t.database.db, scope, 'fp', now + LEASE_MS + 2)).kind, 'done');

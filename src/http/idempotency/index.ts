@@ -7,7 +7,7 @@ import { toApiError } from '../envelope.js';
 import { ApiError } from '../../errors.js';
 import { jsonDigest, sha256 } from './fingerprint.js';
 import { parseIdempotencyKey } from './key.js';
-import { claim, keep, keepOnce, release, type Claim, type KeptAnswer, type Scope } from './store.js';
+import { claim, keep, keepOnce, release, type Claim, type KeptAnswer, type RowKey, type Scope } from './store.js';
 
 /** An answer on its way out; `raw`, when set, is its body text as sent (a replay's, or the one just kept). */
 export interface Answer extends ActionAnswer {
@@ -49,7 +49,7 @@ const running = new Set<string>();
  * of the bytes it staged.
  */
 export class Retry implements RetryHandle {
-  private claimed?: { id: number; lease: string };
+  private claimed?: RowKey & { lease: string };
   private keptInTransaction = false;
 
   constructor(
@@ -83,7 +83,7 @@ export class Retry implements RetryHandle {
     if (this.claimed) return undefined;
     const c = await claim(this.database.db, this.scope, this.fingerprint(digest), this.now);
     if (c.kind === 'claimed') {
-      this.claimed = { id: c.id, lease: c.lease };
+      this.claimed = { accountId: this.scope.accountId, id: c.id, lease: c.lease };
       return undefined;
     }
     return this.answerFor(c);
@@ -92,8 +92,7 @@ export class Retry implements RetryHandle {
   async keep(tx: Executor, answer: Answer): Promise<void> {
     if (this.claimed) {
       // False when our lease ran out and another request took the key: this write must not commit.
-      if (!(await keep(tx, this.claimed.id, this.claimed.lease, kept(answer))))
-        throw new ApiError('idempotencyInFlight');
+      if (!(await keep(tx, this.claimed, this.claimed.lease, kept(answer)))) throw new ApiError('idempotencyInFlight');
     } else if (this.write && this.bodyDigest !== undefined) {
       const r = await keepOnce(tx, this.scope, this.fingerprint(this.bodyDigest), this.now, kept(answer));
       if (r.kind !== 'kept') throw new KeyTaken(r);
@@ -119,8 +118,8 @@ export class Retry implements RetryHandle {
     if (this.claimed && this.keptInTransaction) {
       if (process.env[KILL_AFTER_COMMIT] === '1') process.kill(process.pid, 'SIGKILL');
     } else if (this.claimed) {
-      if (answer.status < 500) await keep(this.database.db, this.claimed.id, this.claimed.lease, kept(answer));
-      else await release(this.database.db, this.claimed.id, this.claimed.lease);
+      if (answer.status < 500) await keep(this.database.db, this.claimed, this.claimed.lease, kept(answer));
+      else await release(this.database.db, this.claimed, this.claimed.lease);
     }
     return answer;
   }
@@ -165,13 +164,13 @@ export class Retry implements RetryHandle {
     try {
       if (err.status < 500) {
         const body = JSON.stringify({ result: 'error', error: err.body });
-        await keep(this.database.db, this.claimed.id, this.claimed.lease, {
+        await keep(this.database.db, this.claimed, this.claimed.lease, {
           status: err.status,
           headers: err.headers,
           body,
         });
       } else {
-        await release(this.database.db, this.claimed.id, this.claimed.lease);
+        await release(this.database.db, this.claimed, this.claimed.lease);
       }
     } catch {
       // The database is failing: the lease runs out by itself.

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { byKeys } from '../../db/keys.js';
 import { query, slot, type Executor } from '../../db/runner.js';
 import type { DB } from '../../db/types.js';
 
@@ -20,6 +21,12 @@ export interface KeptAnswer {
   status: number;
   headers: Record<string, string>;
   body: string;
+}
+
+/** A claimed row: its key. */
+export interface RowKey {
+  accountId: number;
+  id: number;
 }
 
 export type Claim =
@@ -88,6 +95,7 @@ export async function claim(db: Kysely<DB>, s: Scope, fingerprint: string, now: 
     const taken = await db
       .updateTable('idempotency_keys')
       .set({ fingerprint, state: 'pending', lease, status: null, headers: null, body: null, created: now })
+      .where('account_id', '=', s.accountId)
       .where('id', '=', row.id)
       .where('lease', '=', row.lease)
       .where('state', '=', row.state)
@@ -139,6 +147,7 @@ export async function keepOnce(
         body: answer.body,
         created: now,
       })
+      .where('account_id', '=', s.accountId)
       .where('id', '=', row.id)
       .where('lease', '=', row.lease)
       .where('state', '=', row.state)
@@ -153,9 +162,10 @@ export async function keepOnce(
  * lease). Inside the write's transaction this commits or rolls back with the write; false means
  * another request took the key over (our lease ran out), and the write must not commit.
  */
-export async function keep(db: Executor, id: number, lease: string, answer: KeptAnswer): Promise<boolean> {
+export async function keep(db: Executor, row: RowKey, lease: string, answer: KeptAnswer): Promise<boolean> {
   const updated = await updateKept(db, {
-    id,
+    account: row.accountId,
+    id: row.id,
     lease,
     status: answer.status,
     headers: JSON.stringify(answer.headers),
@@ -220,6 +230,7 @@ const updateKept = (db: Executor, values: Record<string, unknown>) =>
       db
         .updateTable('idempotency_keys')
         .set({ state: 'done', status: slot<number>('status'), headers: slot('headers'), body: slot('body') })
+        .where('account_id', '=', slot<number>('account'))
         .where('id', '=', slot<number>('id'))
         .where('lease', '=', slot('lease'))
         .where('state', '=', 'pending')
@@ -228,10 +239,11 @@ const updateKept = (db: Executor, values: Record<string, unknown>) =>
   );
 
 /** Gives the key up (a 5xx: nothing was committed, so a retry runs again). */
-export async function release(db: Kysely<DB>, id: number, lease: string): Promise<void> {
+export async function release(db: Kysely<DB>, row: RowKey, lease: string): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
-    .where('id', '=', id)
+    .where('account_id', '=', row.accountId)
+    .where('id', '=', row.id)
     .where('lease', '=', lease)
     .where('state', '=', 'pending')
     .execute();
@@ -240,15 +252,16 @@ export async function release(db: Kysely<DB>, id: number, lease: string): Promis
 /** Deletes up to `limit` rows claimed more than 24 h ago (answers and dead claims); returns how many. */
 export async function purgeExpired(db: Kysely<DB>, now: number, limit = 500): Promise<number> {
   const before = now - RETENTION_MS;
-  const ids = await db.selectFrom('idempotency_keys').select('id').where('created', '<', before).limit(limit).execute();
-  if (!ids.length) return 0;
+  const rows = await db
+    .selectFrom('idempotency_keys')
+    .select(['account_id', 'id'])
+    .where('created', '<', before)
+    .limit(limit)
+    .execute();
+  if (!rows.length) return 0;
   const r = await db
     .deleteFrom('idempotency_keys')
-    .where(
-      'id',
-      'in',
-      ids.map((x) => x.id),
-    )
+    .where(byKeys(rows))
     .where('created', '<', before)
     .executeTakeFirst();
   return Number(r.numDeletedRows);

@@ -27,7 +27,7 @@ function uniqueField(c: Collection, err: Error): string {
 
 /**
  * One row updated, likewise compiled once per table and columns. The row version moves in the same
- * statement: SQLite's trigger (src/db/versions.ts) then has nothing to add, instead of a second
+ * statement: SQLite's trigger (src/db/migrations/scheme.ts) then has nothing to add, instead of a second
  * UPDATE of the row (PostgreSQL's sets it anyway).
  */
 async function updateRow(

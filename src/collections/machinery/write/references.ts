@@ -48,15 +48,16 @@ export async function checkUnique(b: Batch, db: Executor): Promise<void> {
       seen.set(v, i);
     }
     if (!values.length) continue;
+    const global = field.unique === 'account' ? undefined : field.unique;
     let q = untyped(db)
-      .selectFrom(c.table)
-      .select(['id', field.column])
+      .selectFrom(global?.table ?? c.table)
+      .select([`${global?.id ?? 'id'} as id`, field.column])
       .where(
         field.column,
         'in',
         values.map(([, v]) => v),
       );
-    if (field.unique === 'account') q = q.where('account_id', '=', caller.accountId);
+    if (!global) q = q.where('account_id', '=', caller.accountId);
     const taken = await q.execute();
     for (const [i, v] of values) {
       if (taken.some((t) => t[field.column] === v && t.id !== b.existing[i]?.id))
