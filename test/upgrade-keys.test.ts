@@ -465,7 +465,8 @@ for (const dialect of DIALECTS) {
           [old['a.delivery.client'], old['a.webhook'], old['a.event.client'], 'pending'],
         ],
       );
-      const events = (await get('/events?sort=id')).events;
+      // Old rows as stored (their data is whatever the old code wrote): read without the default fields.
+      const events = (await get('/events?sort=id&fields=type,item')).events;
       const ids = events.map((e: { id: number }) => e.id);
       assert.deepEqual(ids.slice(0, 2), [old['a.event.job'], old['a.event.client']]);
     });
