@@ -31,7 +31,10 @@ export interface TestDb {
 }
 
 /** A fresh, migrated database: a temporary SQLite file, or a new PostgreSQL database. */
-export async function createTestDb(dialect: Dialect, opts: { observe?: QueryObserver } = {}): Promise<TestDb> {
+export async function createTestDb(
+  dialect: Dialect,
+  opts: { observe?: QueryObserver; env?: Record<string, string> } = {},
+): Promise<TestDb> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsm-test-'));
   let databaseUrl: string | undefined;
   let drop = async () => {};
@@ -52,7 +55,12 @@ export async function createTestDb(dialect: Dialect, opts: { observe?: QueryObse
       await c.end();
     };
   }
-  const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0' } as NodeJS.ProcessEnv);
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    ...opts.env,
+  } as NodeJS.ProcessEnv);
   const database = await connect({
     databaseUrl,
     sqliteFile: path.join(dataDir, 'fsm.sqlite'),
@@ -60,12 +68,14 @@ export async function createTestDb(dialect: Dialect, opts: { observe?: QueryObse
     ...DERIVED_TABLES,
     observe: opts.observe,
   });
+  const services = createServices(config, database);
   return {
     database,
-    services: createServices(config, database),
+    services,
     config,
     dataDir,
     async close() {
+      services.blobs.close();
       await database.close();
       await drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -81,9 +91,9 @@ export interface TestApp extends TestDb {
 
 export async function createTestApp(
   dialect: Dialect,
-  opts: { deliveries?: boolean; observe?: QueryObserver } = {},
+  opts: { deliveries?: boolean; observe?: QueryObserver; env?: Record<string, string> } = {},
 ): Promise<TestApp> {
-  const db = await createTestDb(dialect, { observe: opts.observe });
+  const db = await createTestDb(dialect, { observe: opts.observe, env: opts.env });
   const clock = { now: Date.now() };
   const app = await buildApp({
     config: db.config,
@@ -387,7 +397,7 @@ export async function tokenRequest(
 /** The usual suite fixture: an app on one dialect with two accounts, `a` and `b`. */
 export async function appWithTenants(
   dialect: Dialect,
-  opts: { deliveries?: boolean } = {},
+  opts: { deliveries?: boolean; env?: Record<string, string> } = {},
 ): Promise<{ t: TestApp; a: Tenant; b: Tenant }> {
   const t = await createTestApp(dialect, opts);
   return { t, a: await createTenant(t, 'Alpha'), b: await createTenant(t, 'Beta') };

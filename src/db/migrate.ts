@@ -17,6 +17,7 @@ import { eventBatches } from './migrations/014_event_batches.js';
 import { countStatements } from './migrations/015_count_statements.js';
 import { deliveriesEventLink } from './migrations/016_deliveries_event_link.js';
 import { webhookCursors } from './migrations/017_webhook_cursors.js';
+import { fileDeletions } from './migrations/030_file_deletions.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']) => Migration> = {
   '015_count_statements': countStatements,
   '016_deliveries_event_link': deliveriesEventLink,
   '017_webhook_cursors': webhookCursors,
+  '030_file_deletions': fileDeletions,
 };
 
 /** Every migration this code knows, in order (readiness checks they are all applied). */

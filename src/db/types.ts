@@ -134,6 +134,13 @@ export interface SettingsTable {
   value: string;
 }
 
+/** A digest whose bytes are removed once the file store is back, unless a row uses it again (migration 030). */
+export interface FileDeletionsTable {
+  sha256: string;
+  /** When its removal first failed (epoch ms). */
+  since: number;
+}
+
 export interface CountersTable {
   account_id: number;
   name: string;
@@ -302,6 +309,7 @@ export interface DB {
   jobs: JobsTable;
   visits: VisitsTable;
   files: FilesTable;
+  file_deletions: FileDeletionsTable;
   notes: NotesTable;
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
