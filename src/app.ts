@@ -120,6 +120,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     await files?.stop();
   });
+  // After the server stopped: staging of requests whose connections were closed is removed first.
   app.addHook('onClose', async () => app.services.blobs.close());
 
   await app.register(rateLimitPlugin);

@@ -75,7 +75,7 @@ export async function createTestDb(
     config,
     dataDir,
     async close() {
-      services.blobs.close();
+      await services.blobs.close();
       await database.close();
       await drop();
       fs.rmSync(dataDir, { recursive: true, force: true });

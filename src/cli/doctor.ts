@@ -205,7 +205,7 @@ async function checkFiles(config: Config): Promise<Check> {
   } catch (err) {
     return { check: 'files', ok: false, message: `${reason(err)}; uploads and downloads would answer 503` };
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -32,8 +32,11 @@ export interface BlobStore {
   sweep(before?: number): Promise<number>;
   /** Throws StoreUnavailableError with a message for the operator when the store is not usable. */
   check(): Promise<void>;
-  /** Releases connections (the process is stopping). */
-  close(): void;
+  /**
+   * The process is stopping: waits (a few seconds at most) until every upload staged here was
+   * committed or discarded, so no staging outlives the process, then releases connections.
+   */
+  close(): Promise<void>;
 }
 
 export interface StagedBlob {
@@ -63,6 +66,34 @@ export class SourceError extends Error {}
 export class StoreUnavailableError extends Error {}
 
 export const DIGEST = /^[0-9a-f]{64}$/;
+
+/**
+ * Staging in progress, from the start of `stage` until its staging is gone (discarded, or failed):
+ * a stopping process waits for it, since a request whose connection was closed at shutdown still
+ * removes its staging after the server has stopped listening.
+ */
+export class Staging {
+  private readonly live = new Set<Promise<void>>();
+
+  /** Starts tracking; the returned function ends it. */
+  begin(): () => void {
+    let end!: () => void;
+    const done = new Promise<void>((resolve) => (end = resolve));
+    this.live.add(done);
+    void done.then(() => this.live.delete(done));
+    return end;
+  }
+
+  async settled(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(this.live), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).finally(
+      () => clearTimeout(timer),
+    );
+  }
+}
+
+/** How long a stopping process waits for staging in progress to be removed. */
+export const CLOSE_WAIT_MS = 5000;
 
 /** How long staging may sit untouched before a sweep removes it: an upload in progress never does. */
 export const STAGING_MAX_AGE_MS = 60 * 60 * 1000;

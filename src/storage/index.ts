@@ -38,8 +38,8 @@ class DeferredS3Store implements BlobStore {
   async check() {
     return (await this.load()).check();
   }
-  close() {
-    this.store?.close();
+  async close() {
+    await this.store?.close();
   }
 }
 

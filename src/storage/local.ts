@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DIGEST, StoreUnavailableError, type BlobStore, type StagedBlob } from './blobs.js';
+import { CLOSE_WAIT_MS, DIGEST, Staging, StoreUnavailableError, type BlobStore, type StagedBlob } from './blobs.js';
 import { meter } from './meter.js';
 
 /**
@@ -36,6 +36,7 @@ function orphaned(name: string): boolean {
 export class LocalDiskStore implements BlobStore {
   readonly kind = 'local';
   private readonly tmp: string;
+  private readonly staging = new Staging();
 
   constructor(private readonly root: string) {
     this.tmp = path.join(root, 'tmp');
@@ -48,6 +49,7 @@ export class LocalDiskStore implements BlobStore {
   }
 
   async stage(source: Readable, maxBytes: number): Promise<StagedBlob> {
+    const end = this.staging.begin();
     const metered = meter(source, maxBytes);
     const tmpPath = path.join(this.tmp, `${HOST}~${process.pid}~${BOOT}~${crypto.randomBytes(12).toString('hex')}`);
     let out: fs.WriteStream | undefined;
@@ -62,6 +64,7 @@ export class LocalDiskStore implements BlobStore {
       // created) its file: it is removed once that stream has closed, or a file could be left behind.
       if (out && !out.closed) await new Promise<void>((resolve) => out!.once('close', () => resolve()));
       await fs.promises.rm(tmpPath, { force: true });
+      end();
       throw metered.failure() ?? err;
     }
     const sha256 = metered.digest();
@@ -83,8 +86,12 @@ export class LocalDiskStore implements BlobStore {
         committed = true;
       },
       discard: async () => {
-        if (staged) await fs.promises.rm(tmpPath, { force: true });
-        staged = false;
+        try {
+          if (staged) await fs.promises.rm(tmpPath, { force: true });
+          staged = false;
+        } finally {
+          end();
+        }
       },
     };
   }
@@ -142,5 +149,7 @@ export class LocalDiskStore implements BlobStore {
     }
   }
 
-  close(): void {}
+  async close(): Promise<void> {
+    await this.staging.settled(CLOSE_WAIT_MS);
+  }
 }

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3Config } from '../config.js';
-import { DIGEST, StoreUnavailableError, type BlobStore, type StagedBlob } from './blobs.js';
+import { CLOSE_WAIT_MS, DIGEST, Staging, StoreUnavailableError, type BlobStore, type StagedBlob } from './blobs.js';
 import { meter } from './meter.js';
 
 /**
@@ -59,6 +59,7 @@ export class S3Store implements BlobStore {
   private readonly bucket: string;
   /** Staging this process could not remove (the store was down): retried by every sweep. */
   private readonly leftovers = new Map<string, string | undefined>();
+  private readonly staging = new Staging();
 
   constructor(private readonly config: S3Config) {
     this.bucket = config.bucket;
@@ -101,6 +102,7 @@ export class S3Store implements BlobStore {
   }
 
   async stage(source: Readable, maxBytes: number): Promise<StagedBlob> {
+    const end = this.staging.begin();
     const metered = meter(source, maxBytes);
     const tmpKey = STAGING + crypto.randomBytes(16).toString('hex');
     const upload = new Upload({
@@ -117,6 +119,7 @@ export class S3Store implements BlobStore {
       metered.detach();
       metered.stream.destroy();
       await this.abandon(tmpKey, upload.uploadId);
+      end();
       throw metered.failure() ?? this.unavailable('upload', err);
     }
     const sha256 = metered.digest();
@@ -152,6 +155,7 @@ export class S3Store implements BlobStore {
         if (!staged) return;
         staged = false;
         await this.abandon(tmpKey, undefined);
+        end();
       },
     };
   }
@@ -266,7 +270,8 @@ export class S3Store implements BlobStore {
       .catch(fail('cannot delete an object'));
   }
 
-  close(): void {
+  async close(): Promise<void> {
+    await this.staging.settled(CLOSE_WAIT_MS);
     this.client.destroy();
   }
 }

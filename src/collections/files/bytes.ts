@@ -29,7 +29,8 @@ export async function collectBytes(
   digests: string[],
   now: number,
 ): Promise<boolean> {
-  for (const sha256 of new Set(digests)) {
+  const all = [...new Set(digests)];
+  for (const [i, sha256] of all.entries()) {
     try {
       await withTransaction(database, async (db) => {
         await lockDigest(db, sha256);
@@ -39,9 +40,10 @@ export async function collectBytes(
       });
     } catch (err) {
       if (!(err instanceof StoreUnavailableError)) continue; // the database: the orphan sweep finds the bytes later
+      // The store is down: this digest and the rest wait for it.
       await database.db
         .insertInto('file_deletions')
-        .values({ sha256, since: now })
+        .values(all.slice(i).map((d) => ({ sha256: d, since: now })))
         .onConflict((oc) => oc.column('sha256').doNothing())
         .execute()
         .catch(() => {});

@@ -16,7 +16,9 @@ import {
   type Tenant,
   type TestApp,
 } from '../../../test/helpers.js';
-import { startS3, type TestS3 } from '../../../test/s3.js';
+import { S3_BUCKET, startS3, type TestS3 } from '../../../test/s3.js';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { sweepOrphans } from './bytes.js';
 import { contentDisposition } from './download.js';
 import { mediaType } from './upload.js';
 
@@ -348,6 +350,32 @@ for (const dialect of DIALECTS)
         } finally {
           await allow();
         }
+      });
+
+      test('the housekeeping removes staging and bytes left behind once they are old, and nothing in use', async () => {
+        const blobs = t.app.services.blobs;
+        const referenced = (await uploadRaw(a.token, '?name=used.bin', crypto.randomBytes(3000))).json().files[0];
+        // Bytes published by a process killed before its commit: an object with no row.
+        const orphan = (await uploadRaw(a.token, '?name=orphan.bin', crypto.randomBytes(3000))).json().files[0];
+        await t.database.db.deleteFrom('files').where('id', '=', orphan.id).execute();
+        // Staging of an upload that never ended, on another host sharing the store.
+        if (s3) await s3.client.send(new PutObjectCommand({ Bucket: S3_BUCKET, Key: 'tmp/abandoned', Body: 'x' }));
+        else fs.writeFileSync(path.join(t.dataDir, 'files', 'tmp', `elsewhere~1~000000000000~${'0'.repeat(24)}`), 'x');
+
+        const hourAgo = Date.now() - 3600_000;
+        assert.equal(await blobs.sweep(hourAgo), 0, 'recent staging may belong to an upload in progress');
+        assert.equal(await sweepOrphans(t.database, blobs, hourAgo, Date.now()), 0);
+        assert.ok(await stored(orphan.sha256));
+        assert.ok(!(await stagingEmpty()));
+
+        // As an hour later: both are old enough.
+        const later = Date.now() + 1000;
+        assert.equal(await blobs.sweep(later), 1);
+        assert.ok(await stagingEmpty());
+        assert.equal(await sweepOrphans(t.database, blobs, later, Date.now()), 1);
+        assert.ok(!(await stored(orphan.sha256)), 'no row references it: removed');
+        assert.ok(await stored(referenced.sha256), 'a row references it: kept');
+        assert.equal((await download(referenced.downloadUrl)).statusCode, 200);
       });
 
       test('roles: Employees upload and manage files; Contractors have no access', async () => {
