@@ -149,7 +149,10 @@ async function measure(store, mib, bytes, digest) {
     let link;
     const steps = [
       ['upload, raw body', () => post(port, token, '/files/upload?name=big.bin', 'application/octet-stream', slices)],
-      ['upload, multipart', () => post(port, token, '/files/upload', `multipart/form-data; boundary=${boundary}`, form)],
+      [
+        'upload, multipart',
+        () => post(port, token, '/files/upload', `multipart/form-data; boundary=${boundary}`, form),
+      ],
       ['download', () => download(port, link)],
     ];
     for (const [label, run] of steps) {

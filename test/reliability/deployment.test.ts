@@ -519,7 +519,7 @@ describe('files across two processes on one S3 store, each with its own DATA_DIR
       body: new Uint8Array(bytes),
       signal: AbortSignal.timeout(30_000),
     });
-    return { status: res.status, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    return { status: res.status, body: (await res.json()) as any };  
   };
   const fileCount = async () =>
     Number(
@@ -532,31 +532,45 @@ describe('files across two processes on one S3 store, each with its own DATA_DIR
       ).n,
     );
 
-  test('a file uploaded through one process downloads byte for byte through the other', { timeout: 60_000 }, async () => {
-    for (const [from, to] of [
-      ['a', 'b'],
-      ['b', 'a'],
-    ]) {
-      // Binary, over two parts of the store's multipart upload.
-      const bytes = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), crypto.randomBytes(11 << 20)]);
-      const up = await upload(d.backends[from].origin, `${from}.bin`, bytes);
-      assert.equal(up.status, 200, JSON.stringify(up.body));
-      const { downloadUrl } = up.body.files[0];
-      assert.ok(downloadUrl.startsWith(`${d.origin}/file-downloads/`), 'the link is on the public origin, not the store');
-      const link = new URL(downloadUrl);
-      for (const origin of [d.backends[to].origin, d.origin]) {
-        const res = await fetch(`${origin}${link.pathname}${link.search}`, { redirect: 'manual' });
-        assert.equal(res.status, 200, `${origin}: served, never redirected to the store`);
-        assert.ok(Buffer.from(await res.arrayBuffer()).equals(bytes), `${from} → ${origin}`);
+  test(
+    'a file uploaded through one process downloads byte for byte through the other',
+    { timeout: 60_000 },
+    async () => {
+      for (const [from, to] of [
+        ['a', 'b'],
+        ['b', 'a'],
+      ]) {
+        // Binary, over two parts of the store's multipart upload.
+        const bytes = Buffer.concat([
+          Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+          crypto.randomBytes(11 << 20),
+        ]);
+        const up = await upload(d.backends[from].origin, `${from}.bin`, bytes);
+        assert.equal(up.status, 200, JSON.stringify(up.body));
+        const { downloadUrl } = up.body.files[0];
+        assert.ok(
+          downloadUrl.startsWith(`${d.origin}/file-downloads/`),
+          'the link is on the public origin, not the store',
+        );
+        const link = new URL(downloadUrl);
+        for (const origin of [d.backends[to].origin, d.origin]) {
+          const res = await fetch(`${origin}${link.pathname}${link.search}`, { redirect: 'manual' });
+          assert.equal(res.status, 200, `${origin}: served, never redirected to the store`);
+          assert.ok(Buffer.from(await res.arrayBuffer()).equals(bytes), `${from} → ${origin}`);
+        }
       }
-    }
-    // Nothing of the uploads on either process's disk.
-    for (const [name, dir] of Object.entries(dataDirs)) {
-      const files = path.join(dir, 'files');
-      const left = fs.existsSync(files) ? fs.readdirSync(files, { recursive: true }) : [];
-      assert.deepEqual(left.filter((f) => !String(f).endsWith('tmp')), [], `${name}'s DATA_DIR/files`);
-    }
-  });
+      // Nothing of the uploads on either process's disk.
+      for (const [name, dir] of Object.entries(dataDirs)) {
+        const files = path.join(dir, 'files');
+        const left = fs.existsSync(files) ? fs.readdirSync(files, { recursive: true }) : [];
+        assert.deepEqual(
+          left.filter((f) => !String(f).endsWith('tmp')),
+          [],
+          `${name}'s DATA_DIR/files`,
+        );
+      }
+    },
+  );
 
   test(
     'the store killed in the middle of an upload: nothing half-written once it is back (no item, no object, no multipart upload)',
@@ -566,7 +580,13 @@ describe('files across two processes on one S3 store, each with its own DATA_DIR
       const objects = await s3.keys();
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
-      const answer = gatedUpload(d.backends.a.origin, token, crypto.randomBytes(6 << 20), gate, crypto.randomBytes(6 << 20));
+      const answer = gatedUpload(
+        d.backends.a.origin,
+        token,
+        crypto.randomBytes(6 << 20),
+        gate,
+        crypto.randomBytes(6 << 20),
+      );
       for (let i = 0; i < 200 && (await s3.uploads()).length === 0; i++) await sleep(50);
       assert.equal((await s3.uploads()).length, 1, 'a multipart upload under way');
       await s3.kill();
