@@ -519,7 +519,7 @@ describe('files across two processes on one S3 store, each with its own DATA_DIR
       body: new Uint8Array(bytes),
       signal: AbortSignal.timeout(30_000),
     });
-    return { status: res.status, body: (await res.json()) as any };  
+    return { status: res.status, body: (await res.json()) as any };
   };
   const fileCount = async () =>
     Number(
