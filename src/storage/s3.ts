@@ -34,7 +34,7 @@ const STAGING = 'tmp/';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /** An S3 error in words for the operator's log, never for a client. */
-function describe(err: unknown): string {
+function inWords(err: unknown): string {
   const e = err as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
   const status = e.$metadata?.httpStatusCode;
   if (e.code === 'ECONNREFUSED') return 'nothing accepts connections at the endpoint';
@@ -83,7 +83,7 @@ export class S3Store implements BlobStore {
   }
 
   private unavailable(what: string, err: unknown): StoreUnavailableError {
-    return new StoreUnavailableError(`the file store (bucket ${this.bucket}): ${what}: ${describe(err)}`, {
+    return new StoreUnavailableError(`the file store (bucket ${this.bucket}): ${what}: ${inWords(err)}`, {
       cause: err,
     });
   }
@@ -258,7 +258,7 @@ export class S3Store implements BlobStore {
   async check(): Promise<void> {
     const where = `bucket ${this.bucket}${this.config.endpoint ? ` at ${this.config.endpoint}` : ` in ${this.config.region}`}`;
     const fail = (what: string) => (err: unknown) => {
-      throw new StoreUnavailableError(`the file store (${where}): ${what}: ${describe(err)}`, { cause: err });
+      throw new StoreUnavailableError(`the file store (${where}): ${what}: ${inWords(err)}`, { cause: err });
     };
     await this.client.send(new HeadBucketCommand({ Bucket: this.bucket })).catch(fail('cannot reach the bucket'));
     const Key = `${STAGING}check-${crypto.randomBytes(8).toString('hex')}`;

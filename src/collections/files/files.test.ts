@@ -311,6 +311,12 @@ for (const dialect of DIALECTS)
           assert.equal(res.statusCode, 200);
           assert.ok(res.rawPayload.equals(bytes));
         }
+        // And an empty file.
+        const empty = await uploadRaw(a.token, '?name=empty.txt', Buffer.alloc(0), 'text/plain');
+        assert.equal(empty.statusCode, 200, empty.body);
+        assert.deepEqual([empty.json().files[0].size, empty.json().files[0].sha256], [0, sha(Buffer.alloc(0))]);
+        const none = await download(empty.json().files[0].downloadUrl);
+        assert.deepEqual([none.statusCode, none.rawPayload.length], [200, 0]);
         assert.ok(await stagingEmpty());
       });
 
