@@ -36,6 +36,7 @@ select create_distributed_table('webhooks', 'account_id', colocate_with => 'acco
 select create_distributed_table('webhook_cursors', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('deliveries', 'account_id', colocate_with => 'accounts');
 
+select create_reference_table('file_deletions');
 select create_reference_table('logins');
 select create_reference_table('login_attempts');
 select create_reference_table('oauth_clients');

@@ -17,6 +17,8 @@ import { metricsPlugin } from './http/metrics.js';
 import { routeTable } from './http/route-table.js';
 import { notFoundOr405 } from './http/route.js';
 import { startDeliveryWorker, type DeliveryWorker, type RequestActivity } from './webhooks/worker.js';
+import { startFilesMaintenance, type FilesMaintenance } from './collections/files/maintenance.js';
+import { watchBody } from './http/body-timeout.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -76,9 +78,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const headers = { ...STANDARD_HEADERS, ...securityHeaders(hsts) };
   // The delivery worker steps aside while requests keep the process busy (src/webhooks/worker.ts).
   const activity: RequestActivity = { lastRequestAt: 0 };
+  const { bodyTimeoutMs } = opts.config;
+  const isClosing = () => closing;
   app.addHook('onRequest', (request, reply, done) => {
     activity.lastRequestAt = performance.now();
     reply.headers(headers).header('x-request-id', request.id);
+    // A body still arriving (an upload) must keep arriving (src/http/body-timeout.ts).
+    if (!request.raw.complete) watchBody(request, reply, bodyTimeoutMs, isClosing);
     if (!closing) return done();
     sendError(
       reply.header('connection', 'close'),
@@ -88,6 +94,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   app.setErrorHandler((err, request, reply) => {
     const apiError = toApiError(err);
+    // A 503 of the file store carries the store's own words as its cause: logged, never answered.
     if (apiError.status >= 500) request.log.error({ err }, 'request failed');
     return sendError(reply, apiError);
   });
@@ -105,6 +112,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     await worker?.stop();
   });
+  // The file store's housekeeping: leftovers of dead processes, removals that waited for the store.
+  let files: FilesMaintenance | undefined;
+  app.addHook('onReady', async () => {
+    files = await startFilesMaintenance(app.services, app.clock, app.log);
+  });
+  app.addHook('preClose', async () => {
+    await files?.stop();
+  });
+  // After the server stopped: staging of requests whose connections were closed is removed first.
+  app.addHook('onClose', async () => app.services.blobs.close());
 
   await app.register(rateLimitPlugin);
   await app.register(oauthRateLimitPlugin);

@@ -32,6 +32,26 @@ export interface Config {
   webhooksAllowPrivateUrls: boolean;
   /** Events and finished deliveries older than this are purged. */
   eventsRetentionDays: number;
+  /** Where uploaded bytes live: `local` (DATA_DIR/files) or `s3` (an S3-compatible store, `s3` below). */
+  filesStore: 'local' | 's3';
+  s3?: S3Config;
+  /**
+   * A request body still arriving: no byte for this long, or on average under 1 KiB/s once this
+   * long has passed, and the connection is answered 408 and closed (src/http/body-timeout.ts).
+   */
+  bodyTimeoutMs: number;
+}
+
+export interface S3Config {
+  /** Unset: AWS's own endpoint for the region. */
+  endpoint?: string;
+  region: string;
+  bucket: string;
+  /** Unset (both): the SDK's default credential chain (AWS_* variables, instance roles). */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
+  forcePathStyle: boolean;
+  /** How long one request to the store may go without an answer (connection, headers, idle socket). */
+  timeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -57,6 +77,52 @@ export function parseSchedule(raw: string, name = 'WEBHOOK_RETRY_SCHEDULE'): num
   });
   if (out.length > 50) throw new ConfigError(`${name}: at most 50 retries`);
   return out;
+}
+
+/** One delay such as `30s` or `500ms` (the units of WEBHOOK_RETRY_SCHEDULE), at least `min` ms. */
+function duration(env: NodeJS.ProcessEnv, name: string, fallback: string, min: number): number {
+  const raw = env[name] || fallback;
+  const [ms] = raw.includes(',') ? [NaN] : parseSchedule(raw, name);
+  if (!(ms >= min)) throw new ConfigError(`${name} must be one delay of at least ${min} ms, such as ${fallback}`);
+  return ms;
+}
+
+/** CopyObject, which publishes a staged upload under its digest, copies at most 5 GiB. */
+const S3_MAX_OBJECT = 5 * 1024 ** 3;
+
+function s3Config(env: NodeJS.ProcessEnv, filesMaxBytes: number): S3Config {
+  const bucket = env.S3_BUCKET || '';
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+    throw new ConfigError(
+      'FILES_STORE=s3 needs S3_BUCKET, a bucket name (3 to 63 lowercase letters, digits, dots, hyphens)',
+    );
+  const endpoint = env.S3_ENDPOINT || undefined;
+  if (endpoint !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password)
+      throw new ConfigError('S3_ENDPOINT must be an http:// or https:// URL without credentials');
+  }
+  const keyId = env.S3_ACCESS_KEY_ID || '';
+  const secret = env.S3_SECRET_ACCESS_KEY || '';
+  if (Boolean(keyId) !== Boolean(secret))
+    throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be given together');
+  if (filesMaxBytes > S3_MAX_OBJECT)
+    throw new ConfigError(`with FILES_STORE=s3, FILES_MAX_BYTES must be at most ${S3_MAX_OBJECT} (5 GiB)`);
+  if (!['', '0', '1'].includes(env.S3_FORCE_PATH_STYLE ?? ''))
+    throw new ConfigError('S3_FORCE_PATH_STYLE must be 0 or 1');
+  return {
+    endpoint,
+    region: env.S3_REGION || 'us-east-1',
+    bucket,
+    credentials: keyId ? { accessKeyId: keyId, secretAccessKey: secret } : undefined,
+    forcePathStyle: env.S3_FORCE_PATH_STYLE === '1',
+    timeoutMs: duration(env, 'S3_TIMEOUT', '10s', 100),
+  };
 }
 
 /** Only named proxies: `true` (believe anyone's X-Forwarded-For) would let any client pick its address. */
@@ -101,6 +167,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('PUBLIC_URL must be an absolute URL');
   }
   const metricsToken = env.METRICS_TOKEN || undefined;
+  const filesStore = env.FILES_STORE || 'local';
+  if (filesStore !== 'local' && filesStore !== 's3') throw new ConfigError('FILES_STORE must be local or s3');
+  const filesMaxBytes = int(env, 'FILES_MAX_BYTES', 25 * 1024 * 1024, 1, 2 ** 40);
   if (metricsToken !== undefined && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) {
     throw new ConfigError('METRICS_TOKEN must be 16 to 256 printable characters without spaces');
   }
@@ -113,7 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsCertFile: env.TLS_CERT_FILE || undefined,
     tlsKeyFile: env.TLS_KEY_FILE || undefined,
     workers: int(env, 'WORKERS', 1, 1, 64),
-    filesMaxBytes: int(env, 'FILES_MAX_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
+    filesMaxBytes,
     logLevel: env.LOG_LEVEL || 'info',
     redisUrl: env.REDIS_URL || undefined,
     trustProxy: trustProxy(env),
@@ -123,6 +192,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetrySchedule: parseSchedule(env.WEBHOOK_RETRY_SCHEDULE || '5s,5m,30m,2h,5h,10h,24h'),
     webhooksAllowPrivateUrls: env.WEBHOOKS_ALLOW_PRIVATE_URLS === '1',
     eventsRetentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 36_500),
+    filesStore,
+    s3: filesStore === 's3' ? s3Config(env, filesMaxBytes) : undefined,
+    bodyTimeoutMs: duration(env, 'BODY_TIMEOUT', '30s', 100),
   };
 }
 

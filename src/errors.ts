@@ -57,6 +57,12 @@ export const ERRORS = {
     message: 'The request body must be application/json',
   },
   rateLimited: { code: 1429, status: 429, type: 'client', message: 'Too many requests' },
+  bodyTimeout: {
+    code: 1408,
+    status: 408,
+    type: 'client',
+    message: 'The request body stopped arriving, or arrived too slowly; the connection is closed',
+  },
   wrongCollection: {
     code: 1247,
     status: 422,

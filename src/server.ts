@@ -6,6 +6,9 @@ import { connect } from './db/index.js';
 import { loggerOptions } from './http/logging.js';
 import { observeQuery, watchPool } from './http/metrics.js';
 
+/** How long a shutdown waits for requests in flight. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 async function serve(config: Config): Promise<void> {
   const database = await connect({
     databaseUrl: config.databaseUrl,
@@ -23,13 +26,19 @@ async function serve(config: Config): Promise<void> {
     logger: loggerOptions(config.logLevel),
   });
   app.addHook('onClose', async () => database.close());
+  // A bucket that does not exist or credentials the store refuses stop the start, in words.
+  await app.services.blobs.check();
 
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down');
-    // Stop accepting, finish what is in flight, then close the database.
+    // Stop accepting, finish what is in flight, then close the database. Bodies still arriving
+    // are not waited for once idle (src/http/body-timeout.ts); whatever is still open after
+    // SHUTDOWN_GRACE_MS is closed, and the process exits whatever happens.
+    setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS + 5000).unref();
     app.close().then(
       () => process.exit(0),
       () => process.exit(1),

@@ -5,7 +5,7 @@ import { registry } from './collections/index.js';
 import type { Services } from './collections/machinery/services.js';
 import { createWriter, type ChangeHook } from './collections/machinery/write/index.js';
 import { recordEvents } from './collections/events/index.js';
-import { createStore } from './storage/blobs.js';
+import { createStore } from './storage/index.js';
 
 export type { Services };
 

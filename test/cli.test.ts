@@ -543,7 +543,7 @@ for (const dialect of DIALECTS) {
       assert.equal(ok.json.ok, true);
       assert.deepEqual(
         ok.json.checks.map((c: { check: string }) => c.check),
-        ['configuration', 'database'],
+        ['configuration', 'database', 'files'],
       );
       assert.match(ok.json.checks[1].message, /answers; schema up to date/);
 

@@ -37,7 +37,7 @@ export interface TestDb {
  */
 export async function createTestDb(
   dialect: Dialect,
-  opts: { observe?: QueryObserver; upTo?: string } = {},
+  opts: { observe?: QueryObserver; upTo?: string; env?: Record<string, string> } = {},
 ): Promise<TestDb> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsm-test-'));
   let databaseUrl: string | undefined;
@@ -59,17 +59,24 @@ export async function createTestDb(
       await c.end();
     };
   }
-  const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0' } as NodeJS.ProcessEnv);
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    ...opts.env,
+  } as NodeJS.ProcessEnv);
   const options = { databaseUrl, sqliteFile: path.join(dataDir, 'fsm.sqlite'), poolSize: 5, observe: opts.observe };
   const database = opts.upTo ? openDatabase(options) : await connect(options);
   if (opts.upTo) await migrateTo(database, opts.upTo);
+  const services = createServices(config, database);
   const testDb: TestDb = {
     database,
-    services: createServices(config, database),
+    services,
     config,
     dataDir,
     // The database open now: a test may reopen it (a new process on the same storage).
     async close() {
+      await services.blobs.close();
       await testDb.database.close();
       await drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -86,9 +93,9 @@ export interface TestApp extends TestDb {
 
 export async function createTestApp(
   dialect: Dialect,
-  opts: { deliveries?: boolean; observe?: QueryObserver } = {},
+  opts: { deliveries?: boolean; observe?: QueryObserver; env?: Record<string, string> } = {},
 ): Promise<TestApp> {
-  const db = await createTestDb(dialect, { observe: opts.observe });
+  const db = await createTestDb(dialect, { observe: opts.observe, env: opts.env });
   const clock = { now: Date.now() };
   const app = await buildApp({
     config: db.config,
@@ -392,7 +399,7 @@ export async function tokenRequest(
 /** The usual suite fixture: an app on one dialect with two accounts, `a` and `b`. */
 export async function appWithTenants(
   dialect: Dialect,
-  opts: { deliveries?: boolean } = {},
+  opts: { deliveries?: boolean; env?: Record<string, string> } = {},
 ): Promise<{ t: TestApp; a: Tenant; b: Tenant }> {
   const t = await createTestApp(dialect, opts);
   return { t, a: await createTenant(t, 'Alpha'), b: await createTenant(t, 'Beta') };

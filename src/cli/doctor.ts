@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, sqliteFile, type Config } from '../config.js';
 import { openDatabase } from '../db/index.js';
 import { MIGRATION_NAMES } from '../db/migrate.js';
 import { connectionProblem, databaseLabel, reason } from '../db/problems.js';
+import { createStore } from '../storage/index.js';
 import type { Command } from './command.js';
 
 export interface Check {
@@ -164,6 +165,27 @@ function checkTls(config: Config, now = Date.now()): Check {
   }
 }
 
+/** The file store takes a write: DATA_DIR/files is writable, or the bucket exists and takes the credentials. */
+async function checkFiles(config: Config): Promise<Check> {
+  const store = createStore(config);
+  const where =
+    config.s3 !== undefined
+      ? `S3 bucket ${config.s3.bucket}${config.s3.endpoint ? ` at ${config.s3.endpoint}` : ` in ${config.s3.region}`}`
+      : `${path.join(config.dataDir, 'files')}`;
+  try {
+    await within(config.s3 ? config.s3.timeoutMs * 3 + 1000 : TIMEOUT_MS, 'the file store', store.check());
+    return {
+      check: 'files',
+      ok: true,
+      message: config.s3 ? `${where}: an object was written and removed` : `${where}: writable`,
+    };
+  } catch (err) {
+    return { check: 'files', ok: false, message: `${reason(err)}; uploads and downloads would answer 503` };
+  } finally {
+    await store.close();
+  }
+}
+
 function describeConfig(config: Config): string {
   const off = (n: number) => (n === 0 ? 'off' : `${n}/min`);
   return [
@@ -172,6 +194,7 @@ function describeConfig(config: Config): string {
     `rate limits api ${off(config.rateLimitApi)}, auth ${off(config.rateLimitAuth)}`,
     `metrics ${config.metricsToken ? 'on (METRICS_TOKEN set)' : 'off (METRICS_TOKEN unset)'}`,
     `events kept ${config.eventsRetentionDays} days`,
+    `files ${config.filesStore}`,
   ].join('; ');
 }
 
@@ -185,6 +208,7 @@ export async function runChecks(env: NodeJS.ProcessEnv = process.env): Promise<C
   }
   const checks: Check[] = [{ check: 'configuration', ok: true, message: describeConfig(config) }];
   checks.push(await checkDatabase(config));
+  checks.push(await checkFiles(config));
   if (config.redisUrl) checks.push(await checkRedis(config.redisUrl));
   if (config.tlsCertFile) checks.push(checkTls(config));
   return checks;
@@ -193,7 +217,7 @@ export async function runChecks(env: NodeJS.ProcessEnv = process.env): Promise<C
 export const doctor: Command = {
   name: 'doctor',
   summary:
-    'Checks the configuration, the database, Redis (when REDIS_URL is set) and the TLS files (when set), and says what is wrong.',
+    'Checks the configuration, the database, the file store (DATA_DIR/files or the S3 bucket), Redis (when REDIS_URL is set) and the TLS files (when set), and says what is wrong.',
   details:
     'Prints {"ok":true|false,"checks":[{"check":"database","ok":true,"message":"..."}]}; each problem is also written to stderr. Exits 1 when a check fails.',
   needsDatabase: false,

@@ -20,6 +20,7 @@ import { webhookCursors } from './migrations/017_webhook_cursors.js';
 import { derivedTriggers } from './migrations/018_derived_triggers.js';
 import { accountKeys } from './migrations/019_account_keys.js';
 import { schemaComments } from './migrations/020_schema_comments.js';
+import { fileDeletions } from './migrations/030_file_deletions.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -43,6 +44,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '018_derived_triggers': derivedTriggers,
   '019_account_keys': accountKeys,
   '020_schema_comments': schemaComments,
+  '030_file_deletions': fileDeletions,
 };
 
 export class MigrationFailed extends Error {}

@@ -99,6 +99,11 @@ export interface EventsTable {
   version: Generated<number>;
 }
 
+export interface FileDeletionsTable {
+  sha256: string;
+  since: number;
+}
+
 export interface FilesTable {
   id: Generated<number>;
   account_id: number;
@@ -383,6 +388,7 @@ export interface DB {
   deliveries: DeliveriesTable;
   event_batches: EventBatchesTable;
   events: EventsTable;
+  file_deletions: FileDeletionsTable;
   files: FilesTable;
   idempotency_keys: IdempotencyKeysTable;
   jobs: JobsTable;

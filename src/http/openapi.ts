@@ -149,7 +149,7 @@ const PARAMETERS: Record<string, Json> = {
 const errs = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/E${s}` }]));
 const COMMON = [400, 401, 403, 404, 405, 429, 500, 503];
-const WRITE = [...COMMON, 413, 415, 422];
+const WRITE = [...COMMON, 408, 413, 415, 422];
 
 function operation(
   c: Collection,

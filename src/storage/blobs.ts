@@ -1,34 +1,52 @@
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { Config } from '../config.js';
+import type { Readable } from 'node:stream';
 
 /**
- * Where file bytes live. The collection only sees this interface, so an S3-compatible store
- * (stage = multipart upload to a temporary key, commit = copy to the digest key) can replace the
- * local disk without touching it. Bytes are keyed by their sha256: identical content is stored once.
+ * Where file bytes live. The collection only sees this interface; `LocalDiskStore` (DATA_DIR/files,
+ * src/storage/local.ts) and `S3Store` (an S3-compatible object store, src/storage/s3.ts) implement
+ * it, and src/storage/index.ts picks one from FILES_STORE. Bytes are keyed by their sha256:
+ * identical content is stored once. An upload is staged (streamed to a temporary place while it is
+ * hashed and counted), then committed under its digest inside the write transaction.
  */
 export interface BlobStore {
+  /** `local` or `s3`, for messages. */
+  readonly kind: string;
   /**
-   * Streams `source` into a staging area while hashing and counting, never holding it in memory.
-   * Over `maxBytes` it rejects with TooLargeError and keeps nothing. `source` is never destroyed,
-   * so the caller can still answer the request it came from.
+   * Streams `source` into a staging area while hashing and counting, holding at most a bounded
+   * buffer of it. Over `maxBytes` it rejects with TooLargeError and keeps nothing; a source that
+   * fails or closes before its end rejects with SourceError; a store that cannot be reached rejects
+   * with StoreUnavailableError. `source` is never destroyed, so the caller can still answer.
    */
   stage(source: Readable, maxBytes: number): Promise<StagedBlob>;
   /** The bytes stored under a digest, or undefined when there are none. */
   open(sha256: string): Promise<{ stream: Readable; size: number } | undefined>;
   /** Removes the bytes under a digest (no error when already gone). */
   delete(sha256: string): Promise<void>;
+  /** The digests stored, with when each was written (for the sweep of bytes no row references). */
+  digests(): AsyncIterable<{ sha256: string; modified: number }>;
+  /**
+   * Removes what uploads abandoned: staging this process could not remove when it tried (the store
+   * was down), staging whose process is known to be gone, and, given `before` (ms since the epoch),
+   * staging untouched since then. Without `before` it is cheap enough to run every few seconds.
+   * Returns how many things it removed.
+   */
+  sweep(before?: number): Promise<number>;
+  /** Throws StoreUnavailableError with a message for the operator when the store is not usable. */
+  check(): Promise<void>;
+  /**
+   * The process is stopping: waits (a few seconds at most) until every upload staged here was
+   * committed or discarded, so no staging outlives the process, then releases connections.
+   */
+  close(): Promise<void>;
 }
 
 export interface StagedBlob {
   sha256: string;
   size: number;
+  /** True once commit() has published the bytes under their digest. */
+  readonly committed: boolean;
   /** Publishes the staged bytes under their digest. Called inside the write transaction. */
   commit(): Promise<void>;
-  /** Drops the staged copy unless it was committed; safe to call more than once. */
+  /** Drops whatever is left of the staged copy; safe to call more than once. */
   discard(): Promise<void>;
 }
 
@@ -38,91 +56,44 @@ export class TooLargeError extends Error {
   }
 }
 
-const DIGEST = /^[0-9a-f]{64}$/;
+/** The body being uploaded failed or ended early (a client gone, a truncated multipart part). */
+export class SourceError extends Error {}
 
-/** DATA_DIR/files/ab/cdef…: two hex characters of fan-out keep directories small. */
-export class LocalDiskStore implements BlobStore {
-  private readonly tmp: string;
+/**
+ * The store could not be reached or refused the request. The message is for the operator (it may
+ * name the bucket or the endpoint); clients only ever see a generic 503.
+ */
+export class StoreUnavailableError extends Error {}
 
-  constructor(private readonly root: string) {
-    this.tmp = path.join(root, 'tmp');
+export const DIGEST = /^[0-9a-f]{64}$/;
+
+/**
+ * Staging in progress, from the start of `stage` until its staging is gone (discarded, or failed):
+ * a stopping process waits for it, since a request whose connection was closed at shutdown still
+ * removes its staging after the server has stopped listening.
+ */
+export class Staging {
+  private readonly live = new Set<Promise<void>>();
+
+  /** Starts tracking; the returned function ends it. */
+  begin(): () => void {
+    let end!: () => void;
+    const done = new Promise<void>((resolve) => (end = resolve));
+    this.live.add(done);
+    void done.then(() => this.live.delete(done));
+    return end;
   }
 
-  private pathOf(sha256: string): string {
-    // Digests come from our own hashing or the database; the check keeps a bad one from naming any other path.
-    if (!DIGEST.test(sha256)) throw new Error('not a sha256 digest');
-    return path.join(this.root, sha256.slice(0, 2), sha256.slice(2));
-  }
-
-  async stage(source: Readable, maxBytes: number): Promise<StagedBlob> {
-    await fs.promises.mkdir(this.tmp, { recursive: true });
-    const tmpPath = path.join(this.tmp, crypto.randomBytes(16).toString('hex'));
-    const hash = crypto.createHash('sha256');
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > maxBytes) return done(new TooLargeError(maxBytes));
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
-    // pipe() rather than pipeline(source, ...): a failure must not destroy the request stream,
-    // or the 413 answer could never be sent.
-    const out = fs.createWriteStream(tmpPath, { flags: 'wx', mode: 0o600 });
-    const written = pipeline(meter, out);
-    const onSourceError = (err: Error) => meter.destroy(err);
-    source.once('error', onSourceError);
-    source.pipe(meter);
-    try {
-      await written;
-    } catch (err) {
-      source.unpipe(meter);
-      // pipeline rejects at the first error, possibly before the file stream has opened (and so
-      // created) its file: it is removed once that stream has closed, or a file could be left behind.
-      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
-      await fs.promises.rm(tmpPath, { force: true });
-      throw err;
-    } finally {
-      source.off('error', onSourceError);
-    }
-    const sha256 = hash.digest('hex');
-    const target = this.pathOf(sha256);
-    let staged = true;
-    return {
-      sha256,
-      size,
-      commit: async () => {
-        await fs.promises.mkdir(path.dirname(target), { recursive: true });
-        // rename replaces atomically; an existing copy has the same bytes, so dedupe costs nothing.
-        await fs.promises.rename(tmpPath, target);
-        staged = false;
-      },
-      discard: async () => {
-        if (staged) await fs.promises.rm(tmpPath, { force: true });
-        staged = false;
-      },
-    };
-  }
-
-  async open(sha256: string): Promise<{ stream: Readable; size: number } | undefined> {
-    const file = this.pathOf(sha256);
-    try {
-      const handle = await fs.promises.open(file, 'r');
-      const { size } = await handle.stat();
-      return { stream: handle.createReadStream(), size };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
-  }
-
-  async delete(sha256: string): Promise<void> {
-    await fs.promises.rm(this.pathOf(sha256), { force: true });
+  async settled(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(this.live), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).finally(
+      () => clearTimeout(timer),
+    );
   }
 }
 
-/** The process's store: the local disk under DATA_DIR. */
-export function createStore(config: Config): BlobStore {
-  return new LocalDiskStore(path.join(config.dataDir, 'files'));
-}
+/** How long a stopping process waits for staging in progress to be removed. */
+export const CLOSE_WAIT_MS = 5000;
+
+/** How long staging may sit untouched before a sweep removes it: an upload in progress never does. */
+export const STAGING_MAX_AGE_MS = 60 * 60 * 1000;

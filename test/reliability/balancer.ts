@@ -82,8 +82,14 @@ export interface Deployment {
   close(): Promise<void>;
 }
 
-/** Backends `a` and `b` on the same database (env), then HAProxy in front; resolves once both answer through it. */
-export async function deploy(env: Record<string, string>): Promise<Deployment> {
+/**
+ * Backends `a` and `b` on the same database (env, plus `own(name)`'s settings for each), then
+ * HAProxy in front; resolves once both answer through it.
+ */
+export async function deploy(
+  env: Record<string, string>,
+  own: (name: string) => Record<string, string> = () => ({}),
+): Promise<Deployment> {
   if (!HAPROXY) throw new Error('haproxy is not installed (apt-get install -y haproxy)');
   const backends: Record<string, ServerProcess> = {};
   let haproxy: ChildProcess | undefined;
@@ -99,7 +105,7 @@ export async function deploy(env: Record<string, string>): Promise<Deployment> {
   };
   try {
     // Both processes migrate at start; the second waits for the first, so they never race on the schema.
-    for (const name of ['a', 'b']) backends[name] = await startServer({ ...env, PUBLIC_URL: origin });
+    for (const name of ['a', 'b']) backends[name] = await startServer({ ...env, ...own(name), PUBLIC_URL: origin });
     const healthz = await fetch(`${backends.a.origin}/healthz`, { signal: AbortSignal.timeout(5000) }).catch(
       () => undefined,
     );

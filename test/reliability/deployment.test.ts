@@ -1,8 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { createAccount } from '../../src/accounts/service.js';
 import { ALL_PERMISSIONS } from '../../src/collections/index.js';
@@ -10,6 +13,7 @@ import { issueToken } from '../../src/oauth/tokens.js';
 import { PG_URL, createClient, createTestDb, formEncode, type TestDb } from '../helpers.js';
 import { HAPROXY, deploy, haproxyConfig, type Deployment } from './balancer.js';
 import { headers, request, sleep } from './process.js';
+import { startS3, type TestS3 } from '../s3.js';
 
 /**
  * The deployment of docs/deployment.md: two server processes behind HAProxy sharing one PostgreSQL
@@ -445,6 +449,161 @@ describe('one of two processes SIGKILLed under write load behind HAProxy', { ski
         await d?.close();
         await s.db.close();
       }
+    },
+  );
+});
+
+/** A raw-body upload whose second half is sent only once `gate` resolves; the answer's status, or 0 without one. */
+function gatedUpload(origin: string, token: string, first: Buffer, gate: Promise<void>, rest: Buffer) {
+  return new Promise<number>((resolve) => {
+    const { hostname, port } = new URL(origin);
+    const req = http.request(
+      {
+        host: hostname,
+        port,
+        method: 'POST',
+        path: '/files/upload?name=half.bin',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'x-version': '1.0',
+          'content-type': 'application/octet-stream',
+          'content-length': first.length + rest.length,
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', () => resolve(0));
+    req.write(first);
+    void gate.then(() => req.end(rest));
+  });
+}
+
+describe('files across two processes on one S3 store, each with its own DATA_DIR', { skip }, () => {
+  let s: Setup;
+  let s3: TestS3;
+  let d: Deployment;
+  let token: string;
+  const dataDirs: Record<string, string> = {};
+  before(
+    async () => {
+      s = await setup(0);
+      s3 = await startS3();
+      d = await deploy({ ...s.env, ...s3.env }, (name) => ({
+        DATA_DIR: (dataDirs[name] = fs.mkdtempSync(path.join(os.tmpdir(), `fsm-host-${name}-`))),
+      }));
+      token = (
+        await issueToken(
+          s.db.database.db,
+          'access',
+          { clientId: s.clientId, userId: s.adminId, accountId: s.accountId, permissions: [...ALL_PERMISSIONS] },
+          Date.now(),
+        )
+      ).token;
+    },
+    { timeout: 90_000 },
+  );
+  after(async () => {
+    await d?.close();
+    await s3?.close();
+    await s?.db.close();
+    for (const dir of Object.values(dataDirs)) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const upload = async (origin: string, name: string, bytes: Buffer) => {
+    const res = await fetch(`${origin}/files/upload?name=${name}`, {
+      method: 'POST',
+      headers: { ...headers(token), 'content-type': 'application/octet-stream' },
+      body: new Uint8Array(bytes),
+      signal: AbortSignal.timeout(30_000),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const fileCount = async () =>
+    Number(
+      (
+        await s.db.database.db
+          .selectFrom('files')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('account_id', '=', s.accountId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  test(
+    'a file uploaded through one process downloads byte for byte through the other',
+    { timeout: 60_000 },
+    async () => {
+      for (const [from, to] of [
+        ['a', 'b'],
+        ['b', 'a'],
+      ]) {
+        // Binary, over two parts of the store's multipart upload.
+        const bytes = Buffer.concat([
+          Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+          crypto.randomBytes(11 << 20),
+        ]);
+        const up = await upload(d.backends[from].origin, `${from}.bin`, bytes);
+        assert.equal(up.status, 200, JSON.stringify(up.body));
+        const { downloadUrl } = up.body.files[0];
+        assert.ok(
+          downloadUrl.startsWith(`${d.origin}/file-downloads/`),
+          'the link is on the public origin, not the store',
+        );
+        const link = new URL(downloadUrl);
+        for (const origin of [d.backends[to].origin, d.origin]) {
+          const res = await fetch(`${origin}${link.pathname}${link.search}`, { redirect: 'manual' });
+          assert.equal(res.status, 200, `${origin}: served, never redirected to the store`);
+          assert.ok(Buffer.from(await res.arrayBuffer()).equals(bytes), `${from} → ${origin}`);
+        }
+      }
+      // Nothing of the uploads on either process's disk.
+      for (const [name, dir] of Object.entries(dataDirs)) {
+        const files = path.join(dir, 'files');
+        const left = fs.existsSync(files) ? fs.readdirSync(files, { recursive: true }) : [];
+        assert.deepEqual(
+          left.filter((f) => !String(f).endsWith('tmp')),
+          [],
+          `${name}'s DATA_DIR/files`,
+        );
+      }
+    },
+  );
+
+  test(
+    'the store killed in the middle of an upload: nothing half-written once it is back (no item, no object, no multipart upload)',
+    { timeout: 90_000 },
+    async () => {
+      const n = await fileCount();
+      const objects = await s3.keys();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const answer = gatedUpload(
+        d.backends.a.origin,
+        token,
+        crypto.randomBytes(6 << 20),
+        gate,
+        crypto.randomBytes(6 << 20),
+      );
+      for (let i = 0; i < 200 && (await s3.uploads()).length === 0; i++) await sleep(50);
+      assert.equal((await s3.uploads()).length, 1, 'a multipart upload under way');
+      await s3.kill();
+      release();
+      const status = await answer;
+      assert.ok([503, 0].includes(status), `the upload answered ${status}`);
+      assert.equal(await fileCount(), n, 'no item');
+      await s3.start();
+      // The process retries the abort the store could not take (every 10 s).
+      let pending = await s3.uploads();
+      for (const deadline = Date.now() + 30_000; pending.length && Date.now() < deadline; pending = await s3.uploads())
+        await sleep(500);
+      assert.deepEqual(pending, [], 'no multipart upload left');
+      assert.deepEqual(await s3.keys(), objects, 'no object left');
+      // The store is back: both processes upload again.
+      for (const origin of [d.backends.a.origin, d.backends.b.origin])
+        assert.equal((await upload(origin, 'after.bin', crypto.randomBytes(1000))).status, 200);
     },
   );
 });

@@ -34,6 +34,7 @@ export const downloadPaths: Record<string, unknown> = {
         },
         403: { $ref: '#/components/responses/E403' },
         404: { $ref: '#/components/responses/E404' },
+        503: { $ref: '#/components/responses/E503' },
       },
     },
   },

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.js';
+import { StoreUnavailableError } from '../../storage/blobs.js';
 import { checkLink, DOWNLOAD_PREFIX, signingKey } from './links.js';
+import { storeUnavailable } from './upload.js';
 
 /** RFC 6266 + RFC 5987: an ASCII fallback and the exact name percent-encoded as UTF-8. */
 export function contentDisposition(name: string): string {
@@ -33,7 +35,11 @@ async function serve(app: FastifyInstance, request: FastifyRequest, reply: Fasti
     .where('id', '=', Number(id))
     .executeTakeFirst();
   // The link was genuine but the file has been deleted since.
-  const blob = row && (await app.services.blobs.open(row.sha256));
+  const blob =
+    row &&
+    (await app.services.blobs.open(row.sha256).catch((err) => {
+      throw err instanceof StoreUnavailableError ? storeUnavailable(err) : err;
+    }));
   if (!row || !blob) throw new ApiError('itemNotFound');
   return (
     reply

@@ -1,6 +1,3 @@
-import type { Database } from '../../db/index.js';
-import { withTransaction, type Executor } from '../../db/tx.js';
-import { dialectOf } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
 import {
   defineCollection,
@@ -10,34 +7,12 @@ import {
   type Item,
   type Row,
 } from '../machinery/collection.js';
-import type { BlobStore } from '../../storage/blobs.js';
+import { StoreUnavailableError } from '../../storage/blobs.js';
 import type { WriteSuccess } from '../machinery/write/index.js';
 import { fileFields } from './schema.js';
 import { downloadPaths } from './download-doc.js';
-import { receiveUpload, uploadDoc, type Received } from './upload.js';
-
-/**
- * Serialises everything that adds or removes the bytes of one digest (a transaction-scoped lock
- * where writers run side by side).
- */
-async function lockDigest(db: Executor, sha256: string): Promise<void> {
-  await dialectOf(db).lockKey(db, `files:${sha256}`);
-}
-
-/** After rows were deleted: bytes no row (of any account: storage is shared) references go too. */
-async function collectBytes(database: Database, blobs: BlobStore, digests: string[]): Promise<void> {
-  for (const sha256 of new Set(digests)) {
-    try {
-      await withTransaction(database, async (db) => {
-        await lockDigest(db, sha256);
-        const used = await db.selectFrom('files').select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst();
-        if (!used) await blobs.delete(sha256);
-      });
-    } catch {
-      // The rows are gone already; bytes left behind cost only space and are re-used by a new upload of them.
-    }
-  }
-}
+import { receiveUpload, storeUnavailable, uploadDoc, type Received } from './upload.js';
+import { collectBytes, lockDigest } from './bytes.js';
 
 function toJob(raw: string | undefined): unknown {
   if (raw === undefined) return undefined;
@@ -54,6 +29,8 @@ async function upload(request: ActionRequest): Promise<ActionAnswer> {
   if (received.name !== undefined) newItem.name = received.name;
   const job = toJob(received.job);
   if (job !== undefined) newItem.job = job;
+  const { staged } = received;
+  let created = false;
   try {
     // A repeat of an upload (same Idempotency-Key, same bytes and members) gets the first answer again.
     const replay = await request.retry?.claim(
@@ -76,10 +53,17 @@ async function upload(request: ActionRequest): Promise<ActionAnswer> {
       seal: retry && ((tx, result) => retry.keep(tx, answer(result))),
     });
     if (out.result === 'failure') return { status: 422, body: out };
+    created = true;
     return answer(out);
+  } catch (err) {
+    if (err instanceof StoreUnavailableError) throw storeUnavailable(err);
+    throw err;
   } finally {
-    // Before answering: once the client has its answer, nothing of a refused upload is left.
-    await received.staged.discard();
+    // Before answering: once the client has its answer, nothing of a refused upload is left,
+    // including bytes published by a transaction that then rolled back (unless a row uses them).
+    await staged.discard().catch(() => {});
+    if (staged.committed && !created)
+      await collectBytes(request.services.database, request.services.blobs, [staged.sha256], request.caller.now);
   }
 }
 
@@ -129,12 +113,14 @@ export const files: Collection = defineCollection({
       await lockDigest(db, up.staged.sha256);
       await up.staged.commit();
     },
-    async committed({ services, op, existing }) {
+    // A store that is down keeps the bytes for later (file_deletions): the rows are gone already.
+    async committed({ services, caller, op, existing }) {
       if (op !== 'delete') return;
       await collectBytes(
         services.database,
         services.blobs,
         existing.flatMap((r: Row | undefined) => (r ? [String(r.sha256)] : [])),
+        caller.now,
       );
     },
   },

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { ApiError } from '../../errors.js';
 import type { ActionDoc, ActionRequest } from '../machinery/collection.js';
-import { TooLargeError, type StagedBlob } from '../../storage/blobs.js';
+import { SourceError, StoreUnavailableError, TooLargeError, type StagedBlob } from '../../storage/blobs.js';
 
 /** What an upload request carried: the staged bytes and the item members it named. */
 export interface Received {
@@ -73,8 +73,8 @@ async function fromMultipart(request: ActionRequest, max: number, members: { nam
     if (err instanceof TooLargeError || (code && TOO_LARGE.has(code)))
       throw err instanceof TooLargeError ? err : new TooLargeError(max);
     if (code === 'FST_FILES_LIMIT') throw new ApiError('generic', 'one file per upload');
-    if (err instanceof ApiError) throw err;
-    throw new ApiError('generic', 'malformed multipart body');
+    if (err instanceof ApiError || err instanceof StoreUnavailableError) throw err;
+    throw new ApiError('generic', 'malformed multipart body (it ended inside a part, or is not multipart/form-data)');
   }
   if (!staged) throw new ApiError('generic', "a multipart upload needs a 'file' part");
   return { staged, mimeType, name: members.name ?? filename, job: members.job };
@@ -92,9 +92,20 @@ async function fromRawBody(request: ActionRequest, max: number, members: { name?
   return { staged, mimeType: mediaType(request.headers['content-type'] as string | undefined), ...members };
 }
 
+/** What a client is told when the file store cannot be reached: never the store's own words (they name buckets, hosts). */
+export function storeUnavailable(cause: StoreUnavailableError, headers: Record<string, string> = {}): ApiError {
+  const err = new ApiError('unavailable', 'the file store cannot be reached; try again later', {
+    'retry-after': '5',
+    ...headers,
+  });
+  // Logged with the 503 (src/app.ts), never answered.
+  return Object.assign(err, { cause });
+}
+
 /**
  * Streams the upload into staging storage (never whole in memory), hashing and counting as it
- * goes. Over the limit: 413 and nothing kept; the connection is closed rather than drained.
+ * goes. Over the limit: 413 and nothing kept; the connection is closed rather than drained. A
+ * body that fails or stops short (a client gone, a multipart part never closed) keeps nothing.
  */
 export async function receiveUpload(request: ActionRequest): Promise<Received> {
   const max = request.services.config.filesMaxBytes;
@@ -102,8 +113,12 @@ export async function receiveUpload(request: ActionRequest): Promise<Received> {
   try {
     return request.parts ? await fromMultipart(request, max, members) : await fromRawBody(request, max, members);
   } catch (err) {
-    if (!(err instanceof TooLargeError)) throw err;
-    throw new ApiError('fileTooLarge', `at most ${max} bytes`, { connection: 'close' });
+    if (err instanceof TooLargeError)
+      throw new ApiError('fileTooLarge', `at most ${max} bytes`, { connection: 'close' });
+    // The rest of the body is not read: the connection closes after the answer.
+    if (err instanceof StoreUnavailableError) throw storeUnavailable(err, { connection: 'close' });
+    if (err instanceof SourceError) throw new ApiError('generic', 'the upload ended before its end');
+    throw err;
   }
 }
 
