@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { connect, openDatabase, type Database, type Dialect } from '../src/db/index.js';
-import { issueToken } from '../src/oauth/tokens.js';
+import { issueToken } from '../src/auth/tokens.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { createBenchClient, seedAccount, type AccountSize, type SeededAccount } from './seed.js';
 

@@ -8,7 +8,7 @@ import { oauthPlugin } from './oauth/index.js';
 import { oauthRateLimitPlugin } from './oauth/rate-limits.js';
 import { rateLimitPlugin } from './http/rate-limit.js';
 import { securityHeaders } from './http/security.js';
-import { filesPlugin } from './collections/files/download.js';
+import { fileDownloadsPlugin } from './http/file-downloads.js';
 import { docsPlugin } from './http/docs.js';
 import { createServices, type Services } from './services.js';
 import { healthPlugin } from './http/health.js';
@@ -126,7 +126,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(rateLimitPlugin);
   await app.register(oauthRateLimitPlugin);
   await app.register(oauthPlugin);
-  await app.register(filesPlugin);
+  await app.register(fileDownloadsPlugin);
   await app.register(docsPlugin);
   await app.register(apiPlugin);
   return app;

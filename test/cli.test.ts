@@ -9,7 +9,7 @@ import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { hashToken, verifyPassword } from '../src/auth/secrets.js';
 import { signIn } from '../src/oauth/sign-in.js';
 import { MAX_FAILURES, recordFailure } from '../src/oauth/throttle.js';
-import { issueToken } from '../src/oauth/tokens.js';
+import { issueToken } from '../src/auth/tokens.js';
 import {
   authorizeWithInject,
   call,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
-import { issueToken } from '../src/oauth/tokens.js';
+import { issueToken } from '../src/auth/tokens.js';
 import { DIALECTS, createClient, skipUnless } from './helpers.js';
 import { createSite, startServer, type ServerProcess, type Site } from './reliability/process.js';
 

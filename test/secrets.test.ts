@@ -5,7 +5,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { hashToken } from '../src/auth/secrets.js';
 import { issueCode } from '../src/oauth/codes.js';
-import { issueToken } from '../src/oauth/tokens.js';
+import { issueToken } from '../src/auth/tokens.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { DIALECTS, createTestDb, skipUnless } from './helpers.js';
 import { request, startServer } from './reliability/process.js';

@@ -5,7 +5,7 @@ import { withTransaction } from '../db/tx.js';
 import { hashToken, randomToken, safeEqual } from '../auth/secrets.js';
 import { ALL_PERMISSIONS, isPermission } from '../collections/index.js';
 import { isAllowedRedirectUri } from './redirect-uri.js';
-import { revokeTokens } from './tokens.js';
+import { revokeTokens } from '../auth/tokens.js';
 
 /** A registered OAuth client as the authorization server uses it (never its secret). */
 export interface OAuthClient {

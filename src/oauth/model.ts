@@ -3,7 +3,7 @@ import type { Database } from '../db/index.js';
 import { withTransaction } from '../db/tx.js';
 import { secretKey } from '../auth/secrets.js';
 import { authenticateClient } from './clients.js';
-import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S, issueToken, revokeTokens } from './tokens.js';
+import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S, issueToken, revokeTokens } from '../auth/tokens.js';
 
 const { InvalidGrantError, UnauthorizedClientError } = OAuth2Server;
 

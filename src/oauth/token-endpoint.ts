@@ -6,7 +6,7 @@ import { sendTokenError } from './errors.js';
 import { countTokenGrant } from '../http/metrics.js';
 import { CodeGrant, RefreshGrant } from './grants.js';
 import { GRANTS, createModel } from './model.js';
-import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S } from './tokens.js';
+import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S } from '../auth/tokens.js';
 import { PATHS } from '../auth/endpoints.js';
 import { authenticatedClient } from './steps/authenticate-client.js';
 import { clientRateLimit } from './steps/client-rate-limit.js';

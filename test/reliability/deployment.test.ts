@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createAccount } from '../../src/accounts/service.js';
 import { ALL_PERMISSIONS } from '../../src/collections/index.js';
-import { issueToken } from '../../src/oauth/tokens.js';
+import { issueToken } from '../../src/auth/tokens.js';
 import { PG_URL, createClient, createTestDb, formEncode, type TestDb } from '../helpers.js';
 import { HAPROXY, deploy, haproxyConfig, type Deployment } from './balancer.js';
 import { headers, request, sleep } from './process.js';

@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { Dialect } from '../../src/db/index.js';
 import { createAccount } from '../../src/accounts/service.js';
 import { ALL_PERMISSIONS } from '../../src/collections/index.js';
-import { issueToken } from '../../src/oauth/tokens.js';
+import { issueToken } from '../../src/auth/tokens.js';
 import { PG_URL, createClient, createTestDb, type TestDb } from '../helpers.js';
 
 /** The real server process (`npm start`), on a test database, for the crash, outage and soak tests. */

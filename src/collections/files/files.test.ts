@@ -19,7 +19,7 @@ import {
 import { S3_BUCKET, startS3, type TestS3 } from '../../../test/s3.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { sweepOrphans } from './bytes.js';
-import { contentDisposition } from './download.js';
+import { contentDisposition } from '../../http/file-downloads.js';
 import { mediaType } from './upload.js';
 
 const sha = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');

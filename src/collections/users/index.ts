@@ -1,7 +1,7 @@
 import { moveLogin } from '../../auth/logins.js';
 import { hashPassword } from '../../auth/secrets.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
-import { revokeTokens } from '../../oauth/tokens.js';
+import { revokeTokens } from '../../auth/tokens.js';
 import type { Executor } from '../../db/tx.js';
 import { defineCollection, type ItemContext } from '../machinery/collection.js';
 import { isCaller } from '../policy.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { ALL_PERMISSIONS } from '../../collections/index.js';
-import { issueToken } from '../../oauth/tokens.js';
+import { issueToken } from '../../auth/tokens.js';
 import {
   DIALECTS,
   addUser,

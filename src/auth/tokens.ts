@@ -1,5 +1,5 @@
 import type { Executor } from '../db/tx.js';
-import { accountSecret, hashToken } from '../auth/secrets.js';
+import { accountSecret, hashToken } from './secrets.js';
 
 export const ACCESS_TOKEN_TTL_S = 3600;
 export const REFRESH_TOKEN_IDLE_S = 60 * 24 * 3600;
