@@ -4,7 +4,7 @@ import { jobItem, postgresFloor, sha256, sqliteFloor, userItem, type FloorDb } f
 
 /**
  * The ceilings, each a bare node:http server (run as its own process, as our server is):
- * - bytes: answers W1 and W3 with the very response bytes captured from our server;
+ * - bytes: answers W1, W3 and GET /users/ID with the very response bytes captured from our server;
  * - floor: answers W1 and W3 with the same SQL on the same driver and database, and JSON.stringify;
  * - one statement: only the data, one statement per request (W1's page with its kept count, W3's
  *   item), JSON.stringify, the same headers; the token is checked against a table read at start,
@@ -37,7 +37,7 @@ function send(res: http.ServerResponse, status: number, body: string, limits?: R
 
 function bytesHandler(): http.RequestListener {
   const captured = JSON.parse(fs.readFileSync(process.env.CEILING_BYTES!, 'utf8')) as Record<
-    'w1' | 'w3',
+    'w1' | 'w3' | 'w3u',
     { headers: Record<string, string>; body: string }
   >;
   const answer = (c: { headers: Record<string, string>; body: string }) => {
@@ -49,8 +49,10 @@ function bytesHandler(): http.RequestListener {
   };
   const w1 = answer(captured.w1);
   const w3 = answer(captured.w3);
+  const w3u = answer(captured.w3u);
   return (req, res) => {
-    const a = req.url!.startsWith('/users') ? w1 : w3;
+    const url = req.url!;
+    const a = url.startsWith('/users/') ? w3u : url.startsWith('/users') ? w1 : w3;
     res.writeHead(200, a.headers);
     res.end(a.body);
   };

@@ -16,6 +16,8 @@ export interface Dataset {
   clientSecret: string;
   /** Some job ids of the first account, for W3 and W5. */
   jobIds: number[];
+  /** Some user ids of the first account, for GET /users/ID. */
+  userIds: number[];
 }
 
 /** A private copy of a dataset for one server run: writes never reach the cache. */
@@ -25,7 +27,7 @@ export interface WorkingCopy {
   drop(): Promise<void>;
 }
 
-export const SEED_VERSION = 1;
+export const SEED_VERSION = 2;
 
 /**
  * The cache key: the schema (every compiled migration) and the seeding code and sizes. Any change
@@ -76,9 +78,17 @@ async function seed(
     .where('account_id', '=', accounts[0].accountId)
     .orderBy('id')
     .execute();
-  const step = Math.max(1, Math.floor(jobs.length / 2000));
-  const jobIds = jobs.filter((_, i) => i % step === 0).map((j) => j.id);
-  return { name, dialect, accounts, clientId, clientSecret, jobIds };
+  const everyFew = (ids: { id: number }[]) => {
+    const step = Math.max(1, Math.floor(ids.length / 2000));
+    return ids.filter((_, i) => i % step === 0).map((j) => j.id);
+  };
+  const users = await database.db
+    .selectFrom('users')
+    .select('id')
+    .where('account_id', '=', accounts[0].accountId)
+    .orderBy('id')
+    .execute();
+  return { name, dialect, accounts, clientId, clientSecret, jobIds: everyFew(jobs), userIds: everyFew(users) };
 }
 
 /**

@@ -18,6 +18,11 @@ export interface Measurement {
   errors: number;
   /** Latency percentiles (ms) for the distribution chart. */
   percentiles: [number, number][];
+  /**
+   * The server's CPU time per answered request (µs), when its process was given: steadier than the
+   * rate on a busy machine, since what else runs there slows the rate but not the work per request.
+   */
+  cpuUs?: number;
 }
 
 export interface Workload {
@@ -57,9 +62,17 @@ async function fire(url: string, w: Workload, connections: number, duration: num
 }
 
 /** Warms the server up (JIT, caches), then measures. Any non-2xx answer counts as an error. */
-export async function measure(baseUrl: string, w: Workload, s: LoadSettings): Promise<Measurement> {
+export async function measure(
+  baseUrl: string,
+  w: Workload,
+  s: LoadSettings,
+  server?: { cpuSeconds(): number },
+): Promise<Measurement> {
   if (s.warmup > 0) await fire(baseUrl, w, s.connections, s.warmup);
+  const cpuBefore = server?.cpuSeconds();
   const r = await fire(baseUrl, w, s.connections, s.duration);
+  const cpu = server && cpuBefore !== undefined ? server.cpuSeconds() - cpuBefore : undefined;
+  const answered = r['2xx'] + r.non2xx;
   const ok = r['2xx'];
   const rps = ok / r.duration;
   return {
@@ -70,5 +83,6 @@ export async function measure(baseUrl: string, w: Workload, s: LoadSettings): Pr
     mean: r.latency.average,
     errors: r.errors + r.non2xx,
     percentiles: PERCENTILES.map(([k, p]) => [p, r.latency[k]]),
+    cpuUs: cpu !== undefined && answered > 0 ? (cpu * 1e6) / answered : undefined,
   };
 }

@@ -7,6 +7,8 @@ export interface RunningServer {
   pid: number;
   /** The peak resident set size so far (MB): the largest process, and all processes together. */
   peakRss(): { max: number; total: number };
+  /** CPU seconds the process and its workers have used so far (user + system). */
+  cpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -15,6 +17,17 @@ function vmHwm(pid: number): number {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** utime + stime of a process in seconds (clock ticks of 1/100 s on Linux), or 0 once it is gone. */
+function cpuOf(pid: number): number {
+  try {
+    // The fields after the command name, which sits in parentheses and may hold spaces.
+    const rest = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(rest[11]) + Number(rest[12])) / 100;
   } catch {
     return 0;
   }
@@ -113,6 +126,7 @@ export async function startProcess(
       const all = [pid, ...children(pid)].map(vmHwm);
       return { max: Math.max(...all), total: all.reduce((a, b) => a + b, 0) };
     },
+    cpuSeconds: () => [pid, ...children(pid)].map(cpuOf).reduce((a, b) => a + b, 0),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

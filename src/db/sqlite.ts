@@ -48,24 +48,22 @@ export function openSqlite(opts: DatabaseOptions): Database {
     dialect: new SqliteDialect({ database: statements }),
     log: kyselyLog('sqlite', opts.observe),
   });
+  // The direct runner's statements are its own, apart from Kysely's (which read objects): those
+  // with a row maker stay in raw mode, so a run is one call into better-sqlite3, not three.
+  const direct = new Map<string, DirectStatement>();
   const runNow = (q: Bound<unknown>) => {
-    const stmt = statements.prepare(q.sql);
-    if (!stmt.reader) {
-      stmt.run(q.parameters as unknown[]);
+    let d = direct.get(q.sql);
+    if (!d) {
+      if (direct.size >= 2000) direct.clear();
+      direct.set(q.sql, (d = directStatement(sqlite.prepare(q.sql))));
+    }
+    const params = q.parameters as unknown[];
+    if (!d.reader) {
+      d.stmt.run(params);
       return [];
     }
-    // Rows as arrays, made into objects by a function compiled for the statement's columns: cheaper
-    // than better-sqlite3 setting each property (W3 +7–16 %, docs/performance.md). The statement
-    // is shared with Kysely's path, which reads objects: raw mode only for this call.
-    const make = rowMaker(stmt);
-    if (make) stmt.raw(true);
-    try {
-      const rows =
-        stmt.readonly && q[ONE_ROW] ? oneRow(stmt.get(q.parameters as unknown[])) : stmt.all(q.parameters as unknown[]);
-      return make ? (rows as unknown[][]).map(make) : rows;
-    } finally {
-      if (make) stmt.raw(false);
-    }
+    const rows = d.oneRow && q[ONE_ROW] ? oneRow(d.stmt.get(params)) : d.stmt.all(params);
+    return d.make ? (rows as unknown[][]).map(d.make) : rows;
   };
   const observe = opts.observe;
   // The direct runner bypasses Kysely's executor and so its `log`: it is timed here instead.
@@ -103,8 +101,26 @@ export function openSqlite(opts: DatabaseOptions): Database {
 
 const oneRow = (row: unknown) => (row === undefined ? [] : [row]);
 
+interface DirectStatement {
+  stmt: SQLite.Statement;
+  reader: boolean;
+  /** A read may stop at its first row (better-sqlite3 `get`): never a write (see ONE_ROW). */
+  oneRow: boolean;
+  make: RowMaker | null;
+}
+
+/**
+ * A statement of the direct runner. Rows come as arrays, made into objects by a function compiled
+ * for the statement's columns: cheaper than better-sqlite3 setting each property (W3 +7–16 %,
+ * docs/performance.md).
+ */
+function directStatement(stmt: SQLite.Statement): DirectStatement {
+  const make = stmt.reader ? rowMaker(stmt) : null;
+  if (make) stmt.raw(true);
+  return { stmt, reader: stmt.reader, oneRow: stmt.readonly, make };
+}
+
 type RowMaker = (row: unknown[]) => Record<string, unknown>;
-const rowMakers = new WeakMap<SQLite.Statement, RowMaker | null>();
 /**
  * A `*` other than `count(*)` (a select list's `*` or `t.*`, or a product, which costs nothing to
  * exclude): a `*`'s columns could change when SQLite recompiles the statement after a schema change.
@@ -118,19 +134,10 @@ const hasStar = (text: string) => text.replace(/count\(\*\)/gi, '').includes('*'
  * `__proto__` would set the prototype in a literal, so such a statement keeps objects.
  */
 function rowMaker(stmt: SQLite.Statement): RowMaker | null {
-  let make = rowMakers.get(stmt);
-  if (make === undefined) {
-    const names = hasStar(stmt.source) ? [] : stmt.columns().map((c) => c.name);
-    make =
-      names.length && !names.includes('__proto__')
-        ? (new Function(
-            'r',
-            `return {${names.map((n, i) => `${JSON.stringify(n)}: r[${i}]`).join(', ')}};`,
-          ) as RowMaker)
-        : null;
-    rowMakers.set(stmt, make);
-  }
-  return make;
+  const names = hasStar(stmt.source) ? [] : stmt.columns().map((c) => c.name);
+  return names.length && !names.includes('__proto__')
+    ? (new Function('r', `return {${names.map((n, i) => `${JSON.stringify(n)}: r[${i}]`).join(', ')}};`) as RowMaker)
+    : null;
 }
 
 /** Starts the checkpoint thread and moves the connection's own checkpoints out to the safety net. */

@@ -18,15 +18,26 @@ export function readAccess(c: Collection, ctx: Caller): 'all' | 'own' {
   return c.policy.read[ctx.role] === 'own' ? 'own' : 'all';
 }
 
+/** The columns a projection reads, worked out once per collection and field set. */
+const columnSets = new WeakMap<Collection, Map<string, string[]>>();
 function columnsFor(c: Collection, p: Projection, version = false): string[] {
-  const cols = new Set(version ? ['id', 'version'] : ['id']);
-  for (const name of p.fields) {
-    const field = c.fields[name];
-    if (field.kind === 'scalar' || field.kind === 'assoc') cols.add(field.column);
-    else if (field.kind === 'object') for (const m of Object.values(field.members)) cols.add(m.column);
-    else if (field.kind === 'computed') for (const col of field.columns) cols.add(col);
+  let sets = columnSets.get(c);
+  if (!sets) columnSets.set(c, (sets = new Map()));
+  const key = `${version ? 'v' : ''}|${fieldsKey(p.fields)}`;
+  let columns = sets.get(key);
+  if (!columns) {
+    const cols = new Set(version ? ['id', 'version'] : ['id']);
+    for (const name of p.fields) {
+      const field = c.fields[name];
+      if (field.kind === 'scalar' || field.kind === 'assoc') cols.add(field.column);
+      else if (field.kind === 'object') for (const m of Object.values(field.members)) cols.add(m.column);
+      else if (field.kind === 'computed') for (const col of field.columns) cols.add(col);
+    }
+    columns = [...cols].map((col) => `${c.table}.${col}`);
+    if (sets.size >= 200) sets.clear();
+    sets.set(key, columns);
   }
-  return [...cols].map((col) => `${c.table}.${col}`);
+  return columns;
 }
 
 const TABLE_VERSION = 'table_version';
@@ -115,7 +126,7 @@ function byIds(
   return access === 'all' && ids.length <= 10
     ? query<Row>(
         db,
-        `byIds|${c.table}|${columns === '*' ? '*' : columns.join(',')}|${ids.length}`,
+        `byIds|${c.table}|${columns === '*' ? '*' : fieldsKey(columns)}|${ids.length}`,
         () =>
           build(
             slot('account'),
