@@ -4,6 +4,7 @@ import { query, slot } from '../db/runner.js';
 import type { DB } from '../db/types.js';
 import { ApiError } from '../errors.js';
 import type { AuthContext, RoleKind } from './context.js';
+import { epochOf } from './epochs.js';
 import { secretKey } from './secrets.js';
 
 // The scheme is case-insensitive (RFC 7235 §2.1), followed by one or more spaces.
@@ -57,18 +58,6 @@ const verify = (db: Kysely<DB>, hash: string, account: number | undefined) =>
           oneRow: true,
         },
       );
-/** The account's revocation epoch: one primary-key read. */
-const epochOf = async (db: Kysely<DB>, account: number) =>
-  (
-    await query<{ auth_epoch: number | string }>(
-      db,
-      'bearer epoch',
-      () => db.selectFrom('accounts').select('auth_epoch').where('id', '=', slot<number>('id')),
-      { id: account },
-      { oneRow: true },
-    )
-  )[0]?.auth_epoch;
-
 /** A token the join above accepted, and the account's epoch it was accepted under. */
 interface Verified {
   accountId: number;
