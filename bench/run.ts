@@ -241,7 +241,7 @@ async function main() {
   // measured minutes apart, the ceiling alone moved by up to 70 % between runs of one day
   // (30,795–53,160 req/s for W3), and with it the ratios the targets are set on.
   const bytes =
-    runs('ceilings') && ['W1', 'W1p', 'W3', 'W3u', 'W3ur'].some(runs)
+    runs('ceilings') && ['W1', 'W1p', 'W1n', 'W3', 'W3u', 'W3ur'].some(runs)
       ? await startProcess(root, 'dist/bench/ceiling.js', {
           CEILING_MODE: 'bytes',
           CEILING_BYTES: bytesFile,
@@ -279,6 +279,26 @@ async function main() {
     const rss = server.peakRss().max;
     peak = Math.max(peak, rss);
     record(key, label, m, rss);
+  }
+  // W1 with any page again, on a second server of the same data that remembers no answer
+  // (REMEMBER_ANSWERS=0): the read path itself, each page read from the database.
+  if (bytes && runs('W1n')) {
+    const plain = await startOurs({ ...copy.env, REMEMBER_ANSWERS: '0' });
+    const ours: Measurement[] = [];
+    const ceilings: Measurement[] = [];
+    for (let round = 0; round < READ_ROUNDS; round++) {
+      const turn = turnOf(load, round);
+      ours.push(await measure(plain.url, w.W1p, turn, plain));
+      ceilings.push(await measure(bytes.url, w.W1p, turn, bytes));
+    }
+    record(
+      'W1n',
+      `W1 GET /users&page=<any>, no remembered answers, ${READ_ROUNDS} turns`,
+      mergeTurns(ours),
+      plain.peakRss().max,
+    );
+    record('W1nbytes', `W1n ceiling: bytes, ${READ_ROUNDS} turns`, mergeTurns(ceilings), bytes.peakRss().max);
+    await plain.stop();
   }
   await bytes?.stop();
   // What keys and webhooks cost a write, measured interleaved: W4, W4 with an Idempotency-Key on
@@ -381,10 +401,25 @@ async function main() {
     );
     const leanW3 = await capture(ceiling.url, w3Fixed, w.W1.headers);
     sameLeanW3 = leanW3.body === captured.w3.body;
-    record('W1lean', 'W1 ceiling: one statement', await measure(ceiling.url, w.W1, load, ceiling), ceiling.peakRss().max);
-    record('W3lean', 'W3 ceiling: one statement', await measure(ceiling.url, w.W3, load, ceiling), ceiling.peakRss().max);
+    record(
+      'W1lean',
+      'W1 ceiling: one statement',
+      await measure(ceiling.url, w.W1, load, ceiling),
+      ceiling.peakRss().max,
+    );
+    record(
+      'W3lean',
+      'W3 ceiling: one statement',
+      await measure(ceiling.url, w.W3, load, ceiling),
+      ceiling.peakRss().max,
+    );
     if (runs('W4'))
-      record('W4lean', 'W4 ceiling: one insert', await measure(ceiling.url, w.W4, load, ceiling), ceiling.peakRss().max);
+      record(
+        'W4lean',
+        'W4 ceiling: one insert',
+        await measure(ceiling.url, w.W4, load, ceiling),
+        ceiling.peakRss().max,
+      );
     await ceiling.stop();
     sameW1Shape =
       JSON.stringify(Object.keys(JSON.parse(floorW1.body).users[0])) ===
@@ -465,6 +500,7 @@ async function main() {
     w1Bytes: ratio(results.W1, results.W1bytes),
     w3Bytes: ratio(results.W3, results.W3bytes),
     w1pBytes: ratio(results.W1p, results.W1pbytes),
+    w1nBytes: ratio(results.W1n, results.W1nbytes),
     w3uBytes: ratio(results.W3u, results.W3ubytes),
     w3urBytes: ratio(results.W3ur, results.W3urbytes),
     w1Floor: ratio(results.W1, results.W1floor),
@@ -496,7 +532,7 @@ async function main() {
     'ratios (same run):',
     `  W1 ours / bytes ceiling  ${f2(ratios.w1Bytes)}    W1 ours / floor ceiling  ${f2(ratios.w1Floor)}`,
     `  W3 ours / bytes ceiling  ${f2(ratios.w3Bytes)}    W3 ours / floor ceiling  ${f2(ratios.w3Floor)}`,
-    `  W1 with any page / bytes ceiling ${f2(ratios.w1pBytes)}; GET /users/ID / bytes ceiling: one id ${f2(ratios.w3uBytes)}, any id ${f2(ratios.w3urBytes)}`,
+    `  W1 with any page / bytes ceiling ${f2(ratios.w1pBytes)} (no remembered answers: ${f2(ratios.w1nBytes)}); GET /users/ID / bytes ceiling: one id ${f2(ratios.w3uBytes)}, any id ${f2(ratios.w3urBytes)}`,
     `  floor answers as we do: W3 body identical ${sameW3 ? 'yes' : 'NO'}, W1 item shape identical ${sameW1Shape ? 'yes' : 'NO'}`,
     `  one statement / bytes ceiling (the most a server reading the database each request reaches): W1 ${f2(ratios.w1Lean)}, W3 ${f2(ratios.w3Lean)}; W3 body identical ${sameLeanW3 ? 'yes' : 'NO'}`,
     `  W4 ours / one insert (the least a server storing the items durably does): ${f2(ratio(results.W4, results.W4lean))}; one insert: ${results.W4lean ? results.W4lean.itemsPerSecond!.toFixed(0) : 'n/a'} items/s`,

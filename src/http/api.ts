@@ -194,7 +194,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
       const q = parseListQuery(c, request.query as Record<string, unknown>);
       if (route.item !== undefined)
         return readItem(app.services, c, ctx, route.item, q, header(request, 'if-none-match'));
-      const raw = await rememberedList(app.database.db, c, ctx, q, async () => {
+      const raw = await rememberedList(app.database.db, c, ctx, q, app.config.rememberAnswers, async () => {
         const { items, count, version } = await list(app.database.db, c, ctx, q, { version: true });
         const metadata = {
           page: q.page,

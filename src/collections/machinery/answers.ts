@@ -26,9 +26,10 @@ export async function rememberedList(
   c: Collection,
   ctx: Caller,
   q: ListQuery,
+  remember: boolean,
   make: () => Promise<{ raw: string; version?: number }>,
 ): Promise<string> {
-  if (!rememberable(c, ctx, q)) return (await make()).raw;
+  if (!remember || !rememberable(c, ctx, q)) return (await make()).raw;
   const sort = q.sort.map((s) => `${s.desc ? '-' : ''}${s.column}`).join(',');
   const key = `answer|${fieldsKey(q.projection.fields)}|${sort}|${q.page}|${q.recordsPerPage}`;
   return remembered(
