@@ -32,6 +32,8 @@ export interface Config {
   webhooksAllowPrivateUrls: boolean;
   /** Events and finished deliveries older than this are purged. */
   eventsRetentionDays: number;
+  /** LOCATIONS_RETENTION_DAYS: location pings older than this (by recordedAt) are purged in the background. */
+  locationsRetentionDays: number;
   /**
    * Answers of unfiltered lists are remembered under their table's version (src/db/memo.ts);
    * REMEMBER_ANSWERS=0 turns that off, for measuring the read path itself (the bench's W1p).
@@ -197,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetrySchedule: parseSchedule(env.WEBHOOK_RETRY_SCHEDULE || '5s,5m,30m,2h,5h,10h,24h'),
     webhooksAllowPrivateUrls: env.WEBHOOKS_ALLOW_PRIVATE_URLS === '1',
     eventsRetentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 36_500),
+    locationsRetentionDays: int(env, 'LOCATIONS_RETENTION_DAYS', 30, 1, 36_500),
     rememberAnswers: env.REMEMBER_ANSWERS !== '0',
     filesStore,
     s3: filesStore === 's3' ? s3Config(env, filesMaxBytes) : undefined,

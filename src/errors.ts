@@ -82,6 +82,12 @@ export const ERRORS = {
     message: 'This Idempotency-Key was used for another request (method, path or body)',
   },
   generic: { code: 1336, status: 422, type: 'client', message: 'The request cannot be processed' },
+  visitState: {
+    code: 1350,
+    status: 422,
+    type: 'client',
+    message: "The visit's state (or its missing user) does not allow this action; nothing was changed",
+  },
   server: { code: 1500, status: 500, type: 'server', message: 'Internal server error' },
   unavailable: { code: 1503, status: 503, type: 'server', message: 'The service is temporarily unavailable' },
 } as const satisfies Record<string, { code: number; status: number; type: ErrorType; message: string }>;

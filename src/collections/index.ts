@@ -10,6 +10,9 @@ import { notes } from './notes/index.js';
 import { eventsCollection } from './events/index.js';
 import { webhooks } from './webhooks/index.js';
 import { deliveries } from './deliveries/index.js';
+import { timesheets } from './timesheets/index.js';
+import { locations } from './locations/index.js';
+import { unavailabilities } from './unavailabilities/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of).
@@ -25,6 +28,9 @@ export const registry: Registry = createRegistry([
   eventsCollection(() => registry),
   webhooks,
   deliveries,
+  timesheets,
+  locations,
+  unavailabilities,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

@@ -168,6 +168,19 @@ export interface JobsTable {
   version: Generated<number>;
 }
 
+export interface LocationsTable {
+  id: Generated<number>;
+  account_id: number;
+  user_id: number;
+  lat: number;
+  lng: number;
+  accuracy: number | null;
+  recorded_at: number;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
 export interface LoginAttemptsTable {
   id: Generated<number>;
   login: string;
@@ -288,6 +301,37 @@ export interface StatusesTable {
   version: Generated<number>;
 }
 
+export interface TimesheetsTable {
+  id: Generated<number>;
+  account_id: number;
+  user_id: number;
+  job_id: number | null;
+  visit_id: number | null;
+  kind: Generated<string>;
+  start_time: number;
+  end_time: number | null;
+  duration: number | null;
+  notes: string | null;
+  created: number;
+  modified: number;
+  deleted: Generated<number>;
+  version: Generated<number>;
+}
+
+export interface UnavailabilitiesTable {
+  id: Generated<number>;
+  account_id: number;
+  user_id: number;
+  start_time: number;
+  end_time: number;
+  reason: Generated<string>;
+  notes: string | null;
+  created: number;
+  modified: number;
+  deleted: Generated<number>;
+  version: Generated<number>;
+}
+
 export interface UsersTable {
   id: Generated<number>;
   account_id: number;
@@ -329,6 +373,10 @@ export interface VisitsTable {
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  check_in_time: number | null;
+  check_out_time: number | null;
+  check_in_location: string | null;
+  check_out_location: string | null;
 }
 
 /** Per webhook, the last of its account's events whose deliveries are queued (src/webhooks/fanout.ts). */
@@ -392,6 +440,7 @@ export interface DB {
   files: FilesTable;
   idempotency_keys: IdempotencyKeysTable;
   jobs: JobsTable;
+  locations: LocationsTable;
   login_attempts: LoginAttemptsTable;
   logins: LoginsTable;
   notes: NotesTable;
@@ -403,6 +452,8 @@ export interface DB {
   row_counts: RowCountsTable;
   settings: SettingsTable;
   statuses: StatusesTable;
+  timesheets: TimesheetsTable;
+  unavailabilities: UnavailabilitiesTable;
   users: UsersTable;
   visits: VisitsTable;
   webhook_cursors: WebhookCursorsTable;

@@ -176,7 +176,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
         `'${route.action.slice(0, 64)}' on /${c.name}${c.actions ? ` (actions: ${Object.keys(c.actions).join(', ')})` : ''}; an item is named by its numeric id, as in /${c.name}/123`,
       );
     }
-    const allowed = allowedMethods(route, c.readOnly);
+    const allowed = allowedMethods(route, c.readOnly, c.appendOnly);
     if (!(allowed as string[]).includes(method)) {
       throw new ApiError(
         'methodNotAllowed',

@@ -204,6 +204,7 @@ function pathsFor(c: Collection): Record<string, Json> {
     collection.post = operation(c, `create${N}`, `Create ${plural}`, { body: `${N}Create`, ok: 'Write', write: true });
   // Written only by the server: GET alone (the other methods answer 405).
   if (c.readOnly) for (const m of ['post', 'patch', 'delete']) delete collection[m];
+  if (c.appendOnly) for (const m of ['patch', 'delete']) delete collection[m];
   const item: Json = {
     parameters: [param('id')],
     get: operation(c, `get${N}Item`, `Read one ${singular}`, { params: [param('fields')], ok: 'List' }),
@@ -216,7 +217,7 @@ function pathsFor(c: Collection): Record<string, Json> {
       ...operation(c, `delete${N}Item`, `Delete one ${singular} (no body needed)`, { ok: 'Deleted', write: true }),
     },
   };
-  if (c.readOnly) for (const m of ['patch', 'delete']) delete item[m];
+  if (c.readOnly || c.appendOnly) for (const m of ['patch', 'delete']) delete item[m];
   const paths: Record<string, Json> = { [`/${c.name}`]: collection, [`/${c.name}/{id}`]: item };
   for (const [action, doc] of Object.entries(c.actionDocs ?? {})) {
     const at = doc.on === 'item' ? `/${c.name}/{id}/${action}` : `/${c.name}/${action}`;

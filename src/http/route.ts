@@ -41,9 +41,10 @@ export function effectiveMethod(httpMethod: string, override: string | string[] 
 }
 
 /** Which methods each URL form allows (spec §4.2): actions take POST only; items never POST; read-only collections GET. */
-export function allowedMethods(r: ApiRoute, readOnly = false): Method[] {
+export function allowedMethods(r: ApiRoute, readOnly = false, appendOnly = false): Method[] {
   if (r.action) return ['POST'];
   if (readOnly) return ['GET'];
+  if (appendOnly) return r.item !== undefined ? ['GET'] : ['GET', 'POST'];
   if (r.item !== undefined) return ['GET', 'PATCH', 'DELETE'];
   return ['GET', 'POST', 'PATCH', 'DELETE'];
 }

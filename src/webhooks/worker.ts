@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Services } from '../collections/machinery/services.js';
+import { purgeLocations } from '../collections/locations/retention.js';
 import { purgeEvents } from '../collections/events/retention.js';
 import { attemptAll } from './attempt.js';
 import { fanOut } from './fanout.js';
@@ -131,6 +132,7 @@ export function startDeliveryWorker(
       lastPurge = now;
       // Beside the sending, not in its way: a long first purge does not hold deliveries up.
       purging = purgeEvents(services.database, now, services.config.eventsRetentionDays, 500, () => !stopped)
+        .then(() => purgeLocations(services.database, now, services.config.locationsRetentionDays, 500, () => !stopped))
         .catch((err) => log?.warn({ err: (err as Error).message }, 'events purge failed'))
         .then(() => (purging = undefined));
     }

@@ -152,6 +152,8 @@ export interface CollectionDef<T extends TableName = AnyTable> {
   createVia?: string;
   /** Items are written only by the server (events, deliveries): GET only, other methods 405. */
   readOnly?: boolean;
+  /** Items are created and never changed (locations): GET and POST only, PATCH and DELETE 405. */
+  appendOnly?: boolean;
   /**
    * The name its permissions carry, when not its own (deliveries are read with `webhooks.read`).
    * A read-only collection has no `.write` permission of its own.

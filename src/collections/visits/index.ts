@@ -2,6 +2,7 @@ import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { canSeeJob, isCaller } from '../policy.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
 import { visitFields } from './schema.js';
+import { checkIn, checkOut, visitActionDocs } from './actions.js';
 
 const idOf = (v: unknown) => (v as { id?: number } | null | undefined)?.id;
 
@@ -61,4 +62,6 @@ export const visits = defineCollection({
     ownsNew: (caller, item) => idOf(item.user) === caller.userId,
   },
   rules: { authorize, check },
+  actions: { checkIn, checkOut },
+  actionDocs: visitActionDocs,
 });

@@ -1,4 +1,5 @@
 import { f, standardFields, type Field } from '../machinery/fields.js';
+import { PointSchema } from '../machinery/geo.js';
 
 export const VISIT_STATES = ['scheduled', 'travelling', 'onSite', 'completed', 'cancelled'] as const;
 
@@ -22,5 +23,23 @@ export const visitFields: Record<string, Field> = {
   startTime: f.instant('start_time', { required: true }),
   endTime: f.instant('end_time', { required: true, description: 'After startTime.' }),
   state: f.enum('state', VISIT_STATES, { default: 'scheduled' }),
+  checkInTime: f.time('check_in_time', {
+    nullable: true,
+    description: 'Set by POST /visits/:id/checkIn (the server clock).',
+  }),
+  checkOutTime: f.time('check_out_time', {
+    nullable: true,
+    description: 'Set by POST /visits/:id/checkOut (the server clock).',
+  }),
+  checkInLocation: f.json('check_in_location', PointSchema, {
+    nullable: true,
+    readOnly: true,
+    description: 'Where the check-in was made `{lat, lng, accuracy}`, or null.',
+  }),
+  checkOutLocation: f.json('check_out_location', PointSchema, {
+    nullable: true,
+    readOnly: true,
+    description: 'Where the check-out was made `{lat, lng, accuracy}`, or null.',
+  }),
   ...standardFields(),
 };

@@ -1,0 +1,101 @@
+import { dialectOf, execute, type Executor } from '../../db/runner.js';
+
+/** A visit as a check-in or check-out needs it, locked until the commit (PostgreSQL). */
+export async function lockVisit(db: Executor, accountId: number, id: number) {
+  const rows = await execute(
+    db,
+    db
+      .selectFrom('visits')
+      .select(['id', 'job_id', 'user_id', 'state', 'deleted'])
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .modifyEnd(dialectOf(db).lockClause('no key update')),
+  );
+  return rows[0];
+}
+
+export type Point = { lat: number; lng: number; accuracy?: number | null };
+
+/** The visit's new state, its check-in or check-out time and location. */
+export async function markVisit(
+  db: Executor,
+  accountId: number,
+  id: number,
+  step: 'checkIn' | 'checkOut',
+  at: number,
+  location: Point | null,
+): Promise<void> {
+  const where = location
+    ? JSON.stringify({ lat: location.lat, lng: location.lng, accuracy: location.accuracy ?? null })
+    : null;
+  await db
+    .updateTable('visits')
+    .set(
+      step === 'checkIn'
+        ? { state: 'onSite', check_in_time: at, check_in_location: where, modified: at }
+        : { state: 'completed', check_out_time: at, check_out_location: where, modified: at },
+    )
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .execute();
+}
+
+/** The user's running timesheet entries (at most one), or those of one visit. */
+export async function runningEntries(
+  db: Executor,
+  accountId: number,
+  by: { userId: number } | { visitId: number },
+): Promise<{ id: number; start_time: number }[]> {
+  const q = db
+    .selectFrom('timesheets')
+    .select(['id', 'start_time'])
+    .where('account_id', '=', accountId)
+    .where('end_time', 'is', null)
+    .where('deleted', '=', 0);
+  const rows = await (
+    'userId' in by ? q.where('user_id', '=', by.userId) : q.where('visit_id', '=', by.visitId)
+  ).execute();
+  return rows.map((r) => ({ id: r.id, start_time: Number(r.start_time) }));
+}
+
+/** Ends running entries at `at` (whole seconds of duration, rounded down). */
+export async function endEntries(
+  db: Executor,
+  accountId: number,
+  entries: { id: number; start_time: number }[],
+  at: number,
+) {
+  for (const e of entries)
+    await db
+      .updateTable('timesheets')
+      .set({ end_time: at, duration: Math.floor((at - e.start_time) / 1000), modified: at })
+      .where('account_id', '=', accountId)
+      .where('id', '=', e.id)
+      .execute();
+}
+
+/** Starts the running `work` entry of a visit's user for that visit and job. */
+export async function startEntry(
+  db: Executor,
+  accountId: number,
+  visit: { id: number; job_id: number; user_id: number },
+  at: number,
+): Promise<number> {
+  const row = await db
+    .insertInto('timesheets')
+    .values({
+      account_id: accountId,
+      user_id: visit.user_id,
+      job_id: visit.job_id,
+      visit_id: visit.id,
+      kind: 'work',
+      start_time: at,
+      end_time: null,
+      duration: null,
+      created: at,
+      modified: at,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
