@@ -2,7 +2,15 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { FormatRegistry, type TSchema } from '@sinclair/typebox';
 
 // Formats the schemas name (TypeBox knows none by itself); patterns carry the exact rule.
-if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => !Number.isNaN(Date.parse(v)));
+// A real calendar day too: Date.parse rolls 2030-02-31 over to March 3rd, so the day is checked.
+if (!FormatRegistry.Has('date-time'))
+  FormatRegistry.Set('date-time', (v) => !Number.isNaN(Date.parse(v)) && realDay(v));
+function realDay(v: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(v);
+  if (!m) return true;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= new Date(Date.UTC(y, mo, 0)).getUTCDate();
+}
 // A real calendar day: 2025-02-30 parses (and rolls over) in JS, so compare the round trip.
 if (!FormatRegistry.Has('date')) {
   FormatRegistry.Set('date', (v) => {
