@@ -156,7 +156,8 @@ const FACTORIES: Record<string, Factory> = Object.fromEntries(registry.list.map(
  * is 405 before any id is looked at. Their isolation is tested beside them (events.test.ts,
  * webhooks.test.ts).
  */
-const matrixCollections = registry.list.filter((c) => !c.readOnly);
+// Append-only collections (locations: PATCH and DELETE 405) are tested beside them (locations.test.ts).
+const matrixCollections = registry.list.filter((c) => !c.readOnly && !c.appendOnly);
 
 /** Every association field of a collection, with whether a client may write it. */
 function associations(c: Collection) {

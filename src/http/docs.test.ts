@@ -38,11 +38,15 @@ describe('OpenAPI document and reference page', () => {
     for (const c of registry.list) {
       const N = c.name[0].toUpperCase() + c.name.slice(1);
       assert.ok(doc.paths[`/${c.name}`].get, c.name);
-      // Read-only collections (events, deliveries) have GET alone.
-      assert.equal(Boolean(doc.paths[`/${c.name}`].patch && doc.paths[`/${c.name}`].delete), !c.readOnly, c.name);
+      // Read-only collections (events, deliveries) have GET alone; append-only ones (locations) GET and POST.
+      assert.equal(
+        Boolean(doc.paths[`/${c.name}`].patch && doc.paths[`/${c.name}`].delete),
+        !c.readOnly && !c.appendOnly,
+        c.name,
+      );
       assert.equal(Boolean(doc.paths[`/${c.name}`].post), !c.createVia && !c.readOnly, `${c.name} POST`);
       assert.ok(doc.paths[`/${c.name}/{id}`].get);
-      assert.equal(Boolean(doc.paths[`/${c.name}/{id}`].patch), !c.readOnly, c.name);
+      assert.equal(Boolean(doc.paths[`/${c.name}/{id}`].patch), !c.readOnly && !c.appendOnly, c.name);
       for (const [name, f] of Object.entries(c.fields)) {
         if (f.kind !== 'writeOnly') assert.ok(doc.components.schemas[N].properties[name], `${c.name}.${name} readable`);
         if (!f.readOnly) assert.ok(doc.components.schemas[`${N}Create`].properties[name], `${c.name}.${name} writable`);

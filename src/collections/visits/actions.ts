@@ -63,14 +63,17 @@ function visitStep(step: Step) {
     const { caller, services } = request;
     const visits = services.registry.get('visits')!;
     const timesheets = services.registry.get('timesheets')!;
-    const parsed = locationOf(visits, request.body);
-    if ('failed' in parsed) return { status: 422, body: failure(visits, [parsed.item], [parsed.failed]) };
     const { accountId } = caller;
+    let location: Point | null = null;
     const item = await services.writer.transact(caller, async (tx, changes) => {
       const visit = await lockVisit(tx, accountId, id);
       // A Contractor sees only their own visits: another one is missing, as when they read it.
       if (!visit || (caller.role === 'contractor' && visit.user_id !== caller.userId))
         throw new ApiError('itemNotFound');
+      // The body is looked at once the visit is known to be the caller's to see (another account's is 404).
+      const parsed = locationOf(visits, request.body);
+      if ('failed' in parsed) throw new BadBody(failure(visits, [parsed.item], [parsed.failed]));
+      location = parsed.location;
       const now = caller.now;
       if (visit.deleted) throw new ApiError('visitState', 'the visit is deleted');
       if (step === 'checkIn') {
@@ -102,7 +105,7 @@ function visitStep(step: Step) {
         await endEntries(tx, accountId, running, now);
       }
       await changes.touch(visits, [id]);
-      await markVisit(tx, accountId, id, step, now, parsed.location);
+      await markVisit(tx, accountId, id, step, now, location);
       await changes.settle();
       return changes.item(visits, id)!;
     });
@@ -110,8 +113,26 @@ function visitStep(step: Step) {
   };
 }
 
-export const checkIn = visitStep('checkIn');
-export const checkOut = visitStep('checkOut');
+/** A body that fails validation: thrown in the transaction (nothing written), answered 422. */
+class BadBody extends Error {
+  constructor(readonly answer: unknown) {
+    super('bad body');
+  }
+}
+
+function answering(fn: (request: ActionRequest) => Promise<ActionAnswer>) {
+  return async (request: ActionRequest): Promise<ActionAnswer> => {
+    try {
+      return await fn(request);
+    } catch (err) {
+      if (err instanceof BadBody) return { status: 422, body: err.answer };
+      throw err;
+    }
+  };
+}
+
+export const checkIn = answering(visitStep('checkIn'));
+export const checkOut = answering(visitStep('checkOut'));
 
 const body = {
   required: false,
