@@ -193,6 +193,25 @@ for (const dialect of DIALECTS) {
       assert.equal((await step(id, 'checkOut', undefined, crew.token)).status, 200);
     });
 
+    it('concurrent check-ins of one user: never two running entries, never an overlap', async () => {
+      const worker = await addUser(t, a, 'employee');
+      const ids = [];
+      for (let i = 0; i < 8; i++) ids.push(await newVisit({ user: { id: worker.id } }));
+      t.clock.now += 1000;
+      const results = await Promise.all(ids.map((id) => step(id, 'checkIn', undefined, a.token)));
+      for (const r of results) assert.ok(r.status === 200 || r.body.error?.code === 1350, r.raw);
+      assert.ok(results.some((r) => r.status === 200));
+      const entries = (await entriesOf(worker.id)).filter((e) => !e.deleted);
+      assert.equal(entries.filter((e) => e.endTime === null).length, 1, JSON.stringify(entries));
+      const ms = entries.map((e) => [Date.parse(e.startTime), e.endTime ? Date.parse(e.endTime) : Infinity]);
+      for (const [i, [s1, e1]] of ms.entries())
+        for (const [s2, e2] of ms.slice(i + 1)) assert.ok(e1 <= s2 || e2 <= s1, JSON.stringify(entries));
+      const onSite = (
+        await call(t.app, a.token, 'GET', `/visits?where=${encodeURIComponent(`user.id = ${worker.id}`)}`)
+      ).body.visits.filter((v: any) => v.state === 'onSite');
+      assert.equal(onSite.length, results.filter((r) => r.status === 200).length);
+    });
+
     it('bad locations and bodies are refused, naming the field; nothing changed', async () => {
       const id = await newVisit();
       for (const [loc, field] of [
