@@ -11,6 +11,7 @@ import { rng, userItem, type AccountSize } from './seed.js';
 import { startProcess, type RunningServer } from './server.js';
 import { deliveryStats, drained, startBenchReceiver } from './webhooks.js';
 import { DIRECTUS_VERSION, startDirectus } from './peer-directus.js';
+import { crewTime } from './crewtime.js';
 
 /**
  * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
@@ -360,6 +361,20 @@ async function main() {
     record('W6', 'W6 refresh-token grant', m, server.peakRss().max);
     peak = Math.max(peak, server.peakRss().max);
   }
+  if (runs('crewtime'))
+    await crewTime({
+      server,
+      headers: w.W4.headers,
+      w4: w.W4,
+      w5: w.W5,
+      userIds: main.userIds,
+      jobIds: main.jobIds,
+      load,
+      turnOf,
+      mergeTurns,
+      record,
+      log,
+    });
   await server.stop();
 
   // The ceilings, right after, with the same load.
