@@ -206,6 +206,35 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(errorsOf(hidden), ['1045:job']);
     });
 
+    it("deleting a job keeps its entries (job and visit become null, an event each); deleting a user removes the user's", async () => {
+      const d = newDay();
+      const job = (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'Gone soon' }] })).body.jobs[0].id;
+      const visit = (
+        await call(t.app, a.token, 'POST', '/visits', {
+          visits: [{ job: { id: job }, label: 'V', startTime: at(d, '09:00'), endTime: at(d, '10:00') }],
+        })
+      ).body.visits[0].id;
+      const kept = (await post([entry(d, '08:00', '09:00', { visit: { id: visit } })])).body.timesheets[0];
+      assert.deepEqual(kept.job, { id: job });
+      const temp = await addUser(t, a, 'employee');
+      const theirs = (await post([entry(d, '08:00', '09:00', { user: { id: temp.id } })])).body.timesheets[0];
+      assert.equal((await call(t.app, a.token, 'DELETE', `/jobs/${job}`)).status, 200);
+      const after = (await call(t.app, a.token, 'GET', `/timesheets/${kept.id}`)).body.timesheets[0];
+      assert.equal(after.job, null);
+      assert.equal(after.visit, null);
+      const events = await call(
+        t.app,
+        a.token,
+        'GET',
+        `/events?where=${encodeURIComponent(`collection = "timesheets" and item.id = ${kept.id}`)}&sort=-id`,
+      );
+      assert.equal(events.status, 200, events.raw);
+      assert.equal(events.body.events[0].type, 'timesheets.updated');
+      assert.deepEqual(events.body.events[0].changes.job, { old: { id: job }, new: null });
+      assert.equal((await call(t.app, a.token, 'DELETE', `/users/${temp.id}`)).status, 200);
+      assert.equal((await call(t.app, a.token, 'GET', `/timesheets/${theirs.id}`)).status, 404);
+    });
+
     it('bad input names the field and saves nothing', async () => {
       const d = newDay();
       const cases: [Record<string, unknown>, string][] = [
