@@ -81,6 +81,9 @@ function visitStep(step: Step) {
           throw new ApiError('visitState', `checkIn takes a scheduled or travelling visit; this one is ${visit.state}`);
         if (visit.user_id === null) throw new ApiError('visitState', 'the visit has no user to check in');
         const userId = visit.user_id;
+        // The lock order of a timesheet write (the entry's row, then its user), so the two never
+        // deadlock: the running entry first, then the user; then the running entry read again.
+        await runningEntries(tx, accountId, { userId }, true);
         await lockUsersTime(tx, accountId, [userId]);
         const running = await runningEntries(tx, accountId, { userId });
         if (running.some((e) => e.start_time >= now))

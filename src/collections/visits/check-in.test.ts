@@ -212,6 +212,27 @@ for (const dialect of DIALECTS) {
       assert.equal(onSite.length, results.filter((r) => r.status === 200).length);
     });
 
+    it('a check-in and a PATCH of the running entry at the same moment never deadlock (no 5xx)', async () => {
+      const worker = await addUser(t, a, 'employee');
+      t.clock.now += 1000;
+      assert.equal(
+        (await step(await newVisit({ user: { id: worker.id } }), 'checkIn', undefined, a.token)).status,
+        200,
+      );
+      for (let i = 0; i < 8; i++) {
+        const running = (await entriesOf(worker.id)).find((e) => e.endTime === null);
+        const next = await newVisit({ user: { id: worker.id } });
+        t.clock.now += 1000;
+        const [checkedIn, patched] = await Promise.all([
+          step(next, 'checkIn', undefined, a.token),
+          call(t.app, a.token, 'PATCH', `/timesheets/${running.id}`, { timesheets: [{ notes: `edit ${i}` }] }),
+        ]);
+        assert.equal(checkedIn.status, 200, checkedIn.raw);
+        assert.equal(patched.status, 200, patched.raw);
+      }
+      assert.equal((await entriesOf(worker.id)).filter((e) => e.endTime === null).length, 1);
+    });
+
     it('bad locations and bodies are refused, naming the field; nothing changed', async () => {
       const id = await newVisit();
       for (const [loc, field] of [

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { dialectOf, execute, type Executor } from '../../db/runner.js';
 
 /** A visit as a check-in or check-out needs it, locked until the commit (PostgreSQL). */
@@ -40,18 +41,24 @@ export async function markVisit(
     .execute();
 }
 
-/** The user's running timesheet entries (at most one), or those of one visit. */
+/**
+ * The user's running timesheet entries (at most one), or those of one visit. With `lock`, their rows
+ * are locked (PostgreSQL) in the order a timesheet write takes them: its entry's row, then the user.
+ */
 export async function runningEntries(
   db: Executor,
   accountId: number,
   by: { userId: number } | { visitId: number },
+  lock = false,
 ): Promise<{ id: number; start_time: number }[]> {
   const q = db
     .selectFrom('timesheets')
     .select(['id', 'start_time'])
     .where('account_id', '=', accountId)
     .where('end_time', 'is', null)
-    .where('deleted', '=', 0);
+    .where('deleted', '=', 0)
+    .orderBy('id')
+    .modifyEnd(lock ? dialectOf(db).lockClause('no key update') : sql``);
   const rows = await (
     'userId' in by ? q.where('user_id', '=', by.userId) : q.where('visit_id', '=', by.visitId)
   ).execute();
