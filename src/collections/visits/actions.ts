@@ -1,13 +1,13 @@
 import { Readable } from 'node:stream';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
-import type { ActionAnswer, ActionDoc, ActionRequest, Collection } from '../machinery/collection.js';
+import type { ActionAnswer, ActionDoc, ActionRequest, Collection, Row } from '../machinery/collection.js';
 import { PointSchema } from '../machinery/geo.js';
 import { isPlainObject } from '../machinery/validate.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { failure } from '../machinery/write/outcome.js';
-import { lockUsersTime, overlappingEntries } from '../policy.js';
-import { endEntries, lockVisit, markVisit, runningEntries, startEntry, type Point } from './repository.js';
+import { lockUsersTime } from '../policy.js';
+import { endEntries, entriesFrom, lockVisit, markVisit, runningEntries, startEntry, type Point } from './repository.js';
 
 const point = TypeCompiler.Compile(PointSchema);
 
@@ -85,29 +85,33 @@ function visitStep(step: Step) {
         // deadlock: the running entry first, then the user; then the running entry read again.
         await runningEntries(tx, accountId, { userId }, true);
         await lockUsersTime(tx, accountId, [userId]);
-        const running = await runningEntries(tx, accountId, { userId });
+        // What the new entry [now, …) would overlap: the running entry, which it ends, and nothing else.
+        const current = await entriesFrom(tx, accountId, userId, now);
+        const running = current.filter((e) => e.end_time === null);
         if (running.some((e) => e.start_time >= now))
           throw new ApiError('visitState', "the user's running timesheet entry starts later than now");
-        const later = await overlappingEntries(tx, accountId, userId, now, null);
-        if (later.some((e) => !running.some((r) => r.id === e)))
+        if (current.length > running.length)
           throw new ApiError('visitState', "the new entry would overlap one of the user's later timesheet entries");
-        await changes.touch(
-          timesheets,
-          running.map((e) => e.id),
-        );
+        if (running.length)
+          await changes.touch(
+            timesheets,
+            running.map((e) => e.id),
+          );
         await endEntries(tx, accountId, running, now);
         changes.created(timesheets, [await startEntry(tx, accountId, { ...visit, user_id: userId }, now)]);
       } else {
         if (visit.state !== 'onSite')
           throw new ApiError('visitState', `checkOut takes an onSite visit; this one is ${visit.state}`);
         const running = (await runningEntries(tx, accountId, { visitId: id })).filter((e) => e.start_time < now);
-        await changes.touch(
-          timesheets,
-          running.map((e) => e.id),
-        );
+        if (running.length)
+          await changes.touch(
+            timesheets,
+            running.map((e) => e.id),
+          );
         await endEntries(tx, accountId, running, now);
       }
-      await changes.touch(visits, [id]);
+      // The visit as read under its lock is what it was before: no second read.
+      await changes.touchRows(visits, [visit as unknown as Row]);
       await markVisit(tx, accountId, id, step, now, location);
       await changes.settle();
       return changes.item(visits, id)!;

@@ -233,6 +233,26 @@ for (const dialect of DIALECTS) {
       assert.equal((await entriesOf(worker.id)).filter((e) => e.endTime === null).length, 1);
     });
 
+    it("a check-in whose running entry would overlap one of the user's later entries: 422 (1350), nothing changed", async () => {
+      const worker = await addUser(t, a, 'employee');
+      const later = await call(t.app, a.token, 'POST', '/timesheets', {
+        timesheets: [
+          {
+            user: { id: worker.id },
+            startTime: new Date(t.clock.now + 3_600_000).toISOString(),
+            endTime: new Date(t.clock.now + 7_200_000).toISOString(),
+          },
+        ],
+      });
+      assert.equal(later.status, 200, later.raw);
+      const id = await newVisit({ user: { id: worker.id } });
+      const res = await step(id, 'checkIn', undefined, a.token);
+      assert.equal(res.status, 422, res.raw);
+      assert.equal(res.body.error.code, 1350);
+      assert.equal((await entriesOf(worker.id)).length, 1);
+      assert.equal((await call(t.app, a.token, 'GET', `/visits/${id}`)).body.visits[0].state, 'scheduled');
+    });
+
     it('bad locations and bodies are refused, naming the field; nothing changed', async () => {
       const id = await newVisit();
       for (const [loc, field] of [

@@ -1,13 +1,13 @@
 import { sql } from 'kysely';
 import { dialectOf, execute, type Executor } from '../../db/runner.js';
 
-/** A visit as a check-in or check-out needs it, locked until the commit (PostgreSQL). */
+/** A visit, whole (its item before the change is presented from it), locked until the commit (PostgreSQL). */
 export async function lockVisit(db: Executor, accountId: number, id: number) {
   const rows = await execute(
     db,
     db
       .selectFrom('visits')
-      .select(['id', 'job_id', 'user_id', 'state', 'deleted'])
+      .selectAll()
       .where('account_id', '=', accountId)
       .where('id', '=', id)
       .modifyEnd(dialectOf(db).lockClause('no key update')),
@@ -105,4 +105,29 @@ export async function startEntry(
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
+}
+
+/**
+ * The user's live entries that reach past `at` (running, or ending later): what a running entry
+ * started at `at` would overlap (src/collections/policy.ts, overlappingEntries, in one read).
+ */
+export async function entriesFrom(
+  db: Executor,
+  accountId: number,
+  userId: number,
+  at: number,
+): Promise<{ id: number; start_time: number; end_time: number | null }[]> {
+  const rows = await db
+    .selectFrom('timesheets')
+    .select(['id', 'start_time', 'end_time'])
+    .where('account_id', '=', accountId)
+    .where('user_id', '=', userId)
+    .where('deleted', '=', 0)
+    .where((eb) => eb.or([eb('end_time', 'is', null), eb('end_time', '>', at)]))
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    start_time: Number(r.start_time),
+    end_time: r.end_time === null ? null : Number(r.end_time),
+  }));
 }
