@@ -30,7 +30,11 @@ function columnsFor(c: Collection, p: Projection, version = false): string[] {
     for (const name of p.fields) {
       const field = c.fields[name];
       if (field.kind === 'scalar' || field.kind === 'assoc') cols.add(field.column);
-      else if (field.kind === 'object') for (const m of Object.values(field.members)) cols.add(m.column);
+      else if (field.kind === 'object')
+        for (const m of Object.values(field.members)) {
+          cols.add(m.column);
+          if (m.lngColumn) cols.add(m.lngColumn);
+        }
       else if (field.kind === 'computed') for (const col of field.columns) cols.add(col);
     }
     columns = [...cols].map((col) => `${c.table}.${col}`);
