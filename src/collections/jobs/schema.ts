@@ -30,6 +30,7 @@ export const jobFields: Record<string, Field> = {
   priority: f.enum('priority', PRIORITIES, { default: 'normal' }),
   orderNumber: f.string('order_number', { nullable: true, maxLength: 100 }),
   address: { ...kinds.address(), description: "Without one on create: a copy of the site's, else the client's." },
+  distance: kinds.distance(),
   dueDate: f.date('due_date', { nullable: true, description: 'A calendar date, YYYY-MM-DD.' }),
   createdBy: f.assoc('created_by', 'users', {
     readOnly: true,

@@ -213,6 +213,9 @@ export const f = {
   }),
 };
 
+/** The column a `near` list's rows carry their rounded distance in (a name no table has). */
+export const DISTANCE = 'fsm_distance';
+
 /** Shared field kinds: one declaration of each pattern, used by every collection. */
 export const PHONE = '^\\+[0-9]{7,15}$';
 export const COLOUR = '^#[0-9A-Fa-f]{6}$';
@@ -249,6 +252,20 @@ export const kinds = {
       schema: Type.Union([value, Type.Null()]),
     };
   },
+  /**
+   * `distance` of an item with a location: with `near` (machinery/near.ts), km from the point,
+   * rounded to 3 decimals; null otherwise. Read-only, shown with `near` or `fields=*`.
+   */
+  distance: (): ComputedField => ({
+    kind: 'computed',
+    readOnly: true,
+    extended: true,
+    schema: Type.Union([Type.Number(), Type.Null()]),
+    description: 'With `near`: the great-circle distance in km from that point, to 3 decimals; null without.',
+    columns: [],
+    compute: async (_db, _caller, rows) =>
+      rows.map((r) => (r[DISTANCE] === null || r[DISTANCE] === undefined ? null : Number(r[DISTANCE]))),
+  }),
   /**
    * A postal address as one object mapped onto `address_*` columns. Members may be left out; a
    * written address replaces the stored one as a whole (left-out members become empty).

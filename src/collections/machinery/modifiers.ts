@@ -1,6 +1,7 @@
 import { ApiError } from '../../errors.js';
 import type { Collection } from './collection.js';
 import { parseWhere, type WhereNode } from './where.js';
+import { parseNear, type Near } from './near.js';
 
 /** Which members to return: root fields, and for each association which members ('*' = all). */
 export interface Projection {
@@ -14,6 +15,8 @@ export interface ListQuery {
   sort: { column: string; desc: boolean }[];
   page: number;
   recordsPerPage: number;
+  /** `near=lat,lng[,radiusKm]` (machinery/near.ts). */
+  near?: Near;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -76,7 +79,7 @@ function positiveInt(raw: unknown, name: string, fallback: number, max: number):
 
 export function parseListQuery(c: Collection, query: Record<string, unknown>): ListQuery {
   for (const [k, v] of Object.entries(query)) {
-    if (!['fields', 'where', 'sort', 'page', 'recordsPerPage'].includes(k)) {
+    if (!['fields', 'where', 'sort', 'page', 'recordsPerPage', 'near'].includes(k)) {
       throw new ApiError(
         'badModifier',
         `unknown query parameter '${k.slice(0, 64)}' (lists take fields, where, sort, page and recordsPerPage)`,
@@ -95,8 +98,13 @@ export function parseListQuery(c: Collection, query: Record<string, unknown>): L
     }
   }
   if (!sort.some((s) => s.column === 'id')) sort.push({ column: 'id', desc: false });
+  const near = query.near === undefined ? undefined : parseNear(c, String(query.near), query.sort !== undefined);
+  const projection = parseFields(c, query.fields);
+  // With `near`, every item says how far it is.
+  if (near && !projection.fields.includes('distance')) projection.fields = [...projection.fields, 'distance'];
   return {
-    projection: parseFields(c, query.fields),
+    near,
+    projection,
     where: query.where === undefined ? undefined : parseWhere(String(query.where)),
     sort,
     page: positiveInt(query.page, 'page', 1, MAX_PAGE),

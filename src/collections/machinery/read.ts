@@ -6,6 +6,7 @@ import { fieldsKey, present } from './present.js';
 import { whereToSql } from './filter.js';
 import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
+import { distanceColumn, nearCondition, nearestOrder } from './near.js';
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
 export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
@@ -61,7 +62,13 @@ export async function list(
 ): Promise<{ items: Item[]; count: number; version?: number }> {
   const access = readAccess(c, ctx);
   const where = (eb: EB) =>
-    q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb, db)]) : scope(c, ctx, eb, access);
+    q.where || q.near
+      ? eb.and([
+          scope(c, ctx, eb, access),
+          ...(q.where ? [whereToSql(c, q.where, eb, db)] : []),
+          ...(q.near ? [nearCondition(c, q.near, eb)] : []),
+        ])
+      : scope(c, ctx, eb, access);
   // An unfiltered list of every row reads the count the triggers keep: as a column of its rows
   // query, so the page and its count are one statement (one round trip, one snapshot).
   const kept = keptCount(c, q, access);
@@ -74,19 +81,23 @@ export async function list(
         const parts = [dialectOf(db).accountCondition(eb, `${c.table}.account_id`, account)];
         if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
         if (q.where) parts.push(whereToSql(c, q.where, eb, db));
+        if (q.near) parts.push(nearCondition(c, q.near, eb));
         return eb.and(parts);
       });
+    if (q.near) rows = rows.select(distanceColumn(c, q.near));
     if (kept) rows = rows.select(keptCountColumn(db, c, account));
     if (version) rows = rows.select(rowVersion(db, c.table, account).as(TABLE_VERSION));
     // account_id first: one direction with the sort, so (account_id, <sort>) indexes can be walked.
     rows = rows.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
+    // `near` without `sort`: nearest first, ties by id (the default sort).
+    if (q.near?.nearestFirst) rows = rows.orderBy(nearestOrder());
     for (const s of q.sort) rows = rows.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
     return rows.limit(limit).offset(offset).$castTo<Row>();
   };
   const offset = (q.page - 1) * q.recordsPerPage;
   // Without a `where` or a scope of its own, a list differs per request only in account and page.
   const found =
-    !q.where && access === 'all'
+    !q.where && !q.near && access === 'all'
       ? query<Row>(
           db,
           `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}|${version ? 'v' : ''}`,

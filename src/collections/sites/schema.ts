@@ -9,6 +9,7 @@ export const siteFields: Record<string, Field> = {
   }),
   name: f.string('name', { required: true, minLength: 1, maxLength: 200 }),
   address: kinds.address(),
+  distance: kinds.distance(),
   notes: f.text('notes', { nullable: true }),
   ...standardFields(),
 };
