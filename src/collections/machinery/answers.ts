@@ -17,6 +17,8 @@ import { readAccess } from './read.js';
  */
 export function rememberable(c: Collection, ctx: Caller, q: ListQuery): boolean {
   if (!c.counted || q.where || q.projection.expand.size || readAccess(c, ctx) !== 'all') return false;
+  // A sort on an association member (`client.name`) reads another table.
+  if (q.sort.some((s) => s.assoc)) return false;
   return q.projection.fields.every((name) => ['scalar', 'object', 'assoc'].includes(c.fields[name].kind));
 }
 

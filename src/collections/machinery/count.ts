@@ -4,6 +4,7 @@ import { execute, query, slot, untyped, type Executor } from '../../db/runner.js
 import { rowCount, rowCountValue, rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB } from './collection.js';
 import type { ListQuery } from './modifiers.js';
+import { readsElsewhere } from './filter.js';
 
 /**
  * recordsCount, always exact.
@@ -48,7 +49,9 @@ export async function countRows(
         ...(version ? [rowVersion(db, c.table, ctx.accountId).as('v')] : []),
       ])
       .where(where);
-  if (access !== 'all' || !c.counted) return Number((await execute<{ n: number }>(db, counted(false)))[0].n);
+  // A count over another table's rows too (`client.name ~ …`) is not remembered under this table's version.
+  if (access !== 'all' || !c.counted || (q.where && readsElsewhere(c, q.where)))
+    return Number((await execute<{ n: number }>(db, counted(false)))[0].n);
   const compiled = counted(false).compile();
   return remembered(
     db,

@@ -69,6 +69,11 @@ export interface AssocField extends BaseField {
   /** Extra condition a referenced row must meet (e.g. not deleted). */
   referenceFilter?: Record<string, unknown>;
   /**
+   * The target collection itself, when it is one (set by the registry): `where` and `sort` on its
+   * default fields (`client.name`) read its declaration, permission and scope (machinery/filter.ts).
+   */
+  targetCollection?: import('./collection.js').Collection;
+  /**
    * What the database does to this item when the referenced row is physically deleted (the
    * foreign key's ON DELETE, checked against the live schema by a test): the write pipeline
    * reports those rows as changed too.

@@ -2,6 +2,7 @@ import { ApiError } from '../../errors.js';
 import type { Collection } from './collection.js';
 import { parseWhere, type WhereNode } from './where.js';
 import { parseNear, type Near } from './near.js';
+import { assocPath, type AssocPath } from './filter.js';
 
 /** Which members to return: root fields, and for each association which members ('*' = all). */
 export interface Projection {
@@ -12,7 +13,8 @@ export interface Projection {
 export interface ListQuery {
   projection: Projection;
   where?: WhereNode;
-  sort: { column: string; desc: boolean }[];
+  /** `assoc`: an association member (`client.name`), read from the associated row (filter.ts). */
+  sort: { column: string; desc: boolean; assoc?: AssocPath }[];
   page: number;
   recordsPerPage: number;
   /** `near=lat,lng[,radiusKm]` (machinery/near.ts). */
@@ -93,6 +95,11 @@ export function parseListQuery(c: Collection, query: Record<string, unknown>): L
       const desc = part.startsWith('-');
       const name = desc ? part.slice(1) : part.startsWith('+') ? part.slice(1) : part;
       const col = c.columns.get(name);
+      const assoc = col ? undefined : assocPath(c, name);
+      if (assoc) {
+        sort.push({ column: name, desc, assoc });
+        continue;
+      }
       if (!col) throw new ApiError('badModifier', `sort: unknown field '${name}'`);
       sort.push({ column: col.column, desc });
     }

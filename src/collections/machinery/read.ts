@@ -1,9 +1,9 @@
-import type { Expression, SqlBool } from 'kysely';
+import { expressionBuilder, type Expression, type SqlBool } from 'kysely';
 import { execute, dialectOf, query, slot, untyped, type Executor } from '../../db/runner.js';
 import { rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB, Item, Row } from './collection.js';
 import { fieldsKey, present } from './present.js';
-import { whereToSql } from './filter.js';
+import { assocSortKey, whereToSql } from './filter.js';
 import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
 import { distanceColumn, nearCondition, nearestOrder } from './near.js';
@@ -65,7 +65,7 @@ export async function list(
     q.where || q.near
       ? eb.and([
           scope(c, ctx, eb, access),
-          ...(q.where ? [whereToSql(c, q.where, eb, db)] : []),
+          ...(q.where ? [whereToSql(c, q.where, eb, db, ctx)] : []),
           ...(q.near ? [nearCondition(c, q.near, eb)] : []),
         ])
       : scope(c, ctx, eb, access);
@@ -80,7 +80,7 @@ export async function list(
       .where((eb) => {
         const parts = [dialectOf(db).accountCondition(eb, `${c.table}.account_id`, account)];
         if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
-        if (q.where) parts.push(whereToSql(c, q.where, eb, db));
+        if (q.where) parts.push(whereToSql(c, q.where, eb, db, ctx));
         if (q.near) parts.push(nearCondition(c, q.near, eb));
         return eb.and(parts);
       });
@@ -91,13 +91,17 @@ export async function list(
     rows = rows.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
     // `near` without `sort`: nearest first, ties by id (the default sort).
     if (q.near?.nearestFirst) rows = rows.orderBy(nearestOrder());
-    for (const s of q.sort) rows = rows.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
+    for (const s of q.sort) {
+      rows = s.assoc
+        ? rows.orderBy(assocSortKey(c, s.assoc, ctx, expressionBuilder()), s.desc ? 'desc' : 'asc')
+        : rows.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
+    }
     return rows.limit(limit).offset(offset).$castTo<Row>();
   };
   const offset = (q.page - 1) * q.recordsPerPage;
   // Without a `where` or a scope of its own, a list differs per request only in account and page.
   const found =
-    !q.where && !q.near && access === 'all'
+    !q.where && !q.near && !q.sort.some((s) => s.assoc) && access === 'all'
       ? query<Row>(
           db,
           `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}|${version ? 'v' : ''}`,
