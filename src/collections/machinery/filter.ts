@@ -163,3 +163,17 @@ export function readsElsewhere(c: Collection, node: WhereNode): boolean {
   if (node.type !== 'cmp') return readsElsewhere(c, node.left) || readsElsewhere(c, node.right);
   return !c.columns.has(node.field);
 }
+
+/**
+ * The collections a `where` reads through association members, or undefined when one of them is
+ * no counted collection (its changes move no version: such counts are not remembered).
+ */
+export function elsewhereTables(c: Collection, node: WhereNode): string[] | undefined {
+  if (node.type !== 'cmp') {
+    const [l, r] = [elsewhereTables(c, node.left), elsewhereTables(c, node.right)];
+    return l && r ? [...new Set([...l, ...r])] : undefined;
+  }
+  if (c.columns.has(node.field)) return [];
+  const target = assocPath(c, node.field)?.field.targetCollection;
+  return target?.counted ? [target.table] : undefined;
+}

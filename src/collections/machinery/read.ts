@@ -72,7 +72,11 @@ export async function list(
   // An unfiltered list of every row reads the count the triggers keep: as a column of its rows
   // query, so the page and its count are one statement (one round trip, one snapshot).
   const kept = keptCount(c, q, access);
-  const version = kept && opts.version;
+  // `near` over every row (no `where`): the answer reads this table alone, so it is remembered
+  // under its version too (answers.ts); the count is then read after the rows (a later snapshot).
+  const nearAlone =
+    !!opts.version && !!q.near && !q.where && access === 'all' && !!c.counted && !q.sort.some((s) => s.assoc);
+  const version = (kept || nearAlone) && opts.version;
   const rowsQuery = (account: number, limit: number, offset: number) => {
     let rows = untyped(db)
       .selectFrom(c.table)
@@ -114,6 +118,12 @@ export async function list(
     // A page past the end has no row to carry the count: it is read on its own.
     const count = rows.length ? Number(rows[0][KEPT_COUNT] ?? 0) : await countRows(db, c, ctx, q, access, where);
     const v = version && rows.length && rows[0][TABLE_VERSION] !== null ? Number(rows[0][TABLE_VERSION]) : undefined;
+    return { items: await present(db, c, ctx, q.projection, rows), count, version: v };
+  }
+  if (nearAlone) {
+    const rows = await found;
+    const count = await countRows(db, c, ctx, q, access, where);
+    const v = rows.length && rows[0][TABLE_VERSION] !== null ? Number(rows[0][TABLE_VERSION]) : undefined;
     return { items: await present(db, c, ctx, q.projection, rows), count, version: v };
   }
   const [rows, count] = await Promise.all([found, countRows(db, c, ctx, q, access, where)]);

@@ -234,6 +234,36 @@ for (const dialect of DIALECTS) {
       assert.equal(cj.body.metadata.recordsCount, 1);
     });
 
+    it('a near answer asked again follows every change of the table (remembered answers stay true)', async () => {
+      const [c] = await makeClients([['Mover', -40, 100]]);
+      const url = '/clients?near=-40.5,100,100';
+      const first = await get(url);
+      assert.deepEqual(
+        first.body.clients.map((x: { id: number }) => x.id),
+        [c.id],
+      );
+      assert.equal((await get(url)).raw, first.raw);
+      await call(t.app, a.token, 'PATCH', '/clients', {
+        clients: [{ id: c.id, address: { location: { lat: -40.4, lng: 100 } } }],
+      });
+      const moved = await get(url);
+      assert.ok(moved.body.clients[0].distance < first.body.clients[0].distance, moved.raw);
+      const [d] = await makeClients([['Newcomer', -40.5, 100]]);
+      const added = await get(url);
+      assert.deepEqual(
+        added.body.clients.map((x: { id: number }) => x.id),
+        [d.id, c.id],
+      );
+      assert.equal(added.body.metadata.recordsCount, 2);
+      await call(t.app, a.token, 'PATCH', '/clients', { clients: [{ id: c.id, address: null }] });
+      const gone = await get(url);
+      assert.deepEqual(
+        gone.body.clients.map((x: { id: number }) => x.id),
+        [d.id],
+      );
+      assert.equal(gone.body.metadata.recordsCount, 1);
+    });
+
     it('refuses a malformed near with 400 naming near', async () => {
       for (const near of [
         '91,0',

@@ -13,7 +13,8 @@ const SITE_LINK: Link = { column: 'site_id', table: 'sites', onDelete: 'set null
 async function locate(db: AnyDb, table: string): Promise<void> {
   await db.schema.alterTable(table).addColumn('address_lat', 'double precision').execute();
   await db.schema.alterTable(table).addColumn('address_lng', 'double precision').execute();
-  await sql.raw(`create index ${table}_address_lat on ${table} (account_id, address_lat)`).execute(db);
+  // The longitude too, so the box's second range is checked in the index before any row is read.
+  await sql.raw(`create index ${table}_address_lat on ${table} (account_id, address_lat, address_lng)`).execute(db);
 }
 
 async function up(db: AnyDb, dialect: Dialect): Promise<void> {
@@ -36,7 +37,7 @@ async function up(db: AnyDb, dialect: Dialect): Promise<void> {
     },
     { links: [{ column: 'client_id', table: 'clients', onDelete: 'cascade' }], counted: true },
   );
-  await sql.raw(`create index sites_address_lat on sites (account_id, address_lat)`).execute(db);
+  await sql.raw(`create index sites_address_lat on sites (account_id, address_lat, address_lng)`).execute(db);
   await createItemTable(
     db,
     dialect,
