@@ -5,7 +5,8 @@ import { openDatabase } from '../src/db/index.js';
  * Prints the plans of the hot queries, as the server writes them: the token lookup and the
  * revocation epoch (every request), lists with their sort (W1, W2), items by id (W3, and the
  * members an expansion reads), the kept row count, an update by key (W5), events after an id (the
- * webhook fan-out, /events), a webhook's waiting deliveries and the worker's due ones.
+ * webhook fan-out, /events), a webhook's waiting deliveries and the worker's due ones; PRODUCT §10's
+ * `near` and `where=client.name ~` (bench/places.ts).
  * `node dist/bench/explain.js [sqlite-file]`, or with DATABASE_URL set, on a seeded database
  * (bench/seed.ts): the ids used are read from it first.
  */
@@ -40,7 +41,36 @@ const KEPT_COUNT = (table: string, id: number) =>
   `(select coalesce(sum(value), 0) from row_counts where account_id = ${id} and tbl = '${table}') as kept`;
 const EPOCH = (id: number) => `(select auth_epoch from accounts where id = ${id}) as auth_epoch`;
 
+// PRODUCT §10 (bench/places.ts): the jobs within 10 km of a point, by the bounding box of the
+// circle on the (account_id, address_lat) index and the exact haversine (src/collections/machinery/near.ts).
+const NEAR = { lat: 53.8, lng: -1.55, km: 10 };
+const toRad = (d: number) => (d * Math.PI) / 180;
+const angle = NEAR.km / 6371.0088;
+const dLat = (angle * 180) / Math.PI + 1e-6;
+const dLng = (Math.asin(Math.sin(angle) / Math.cos(toRad(NEAR.lat))) * 180) / Math.PI + 1e-6;
+const h = `(power(sin(radians(jobs.address_lat - ${NEAR.lat}) / 2), 2) + ${Math.cos(toRad(NEAR.lat))} * cos(radians(jobs.address_lat)) * power(sin(radians(jobs.address_lng - ${NEAR.lng}) / 2), 2))`;
+const DISTANCE = `(${2 * 6371.0088} * asin(sqrt(case when ${h} > 1 then 1 else ${h} end)))`;
+const NEAR_WHERE = `jobs.address_lat is not null and jobs.address_lng is not null
+    and jobs.address_lat >= ${NEAR.lat - dLat} and jobs.address_lat <= ${NEAR.lat + dLat}
+    and jobs.address_lng >= ${NEAR.lng - dLng} and jobs.address_lng <= ${NEAR.lng + dLng} and ${DISTANCE} <= ${NEAR.km}`;
+// where=client.name ~ "jones": the client of each job, in the account (src/collections/machinery/filter.ts).
+const CLIENT_NAME = `exists (select fsm_assoc.id from clients as fsm_assoc where fsm_assoc.account_id = ${a1}
+    and fsm_assoc.id = jobs.client_id and lower(fsm_assoc.name) like '%jones%' escape '\\')`;
+
 const QUERIES: [string, string][] = [
+  [
+    'Wnear rows (jobs within 10 km, nearest first)',
+    `select ${JOB_COLUMNS}, floor(${DISTANCE} * 1000 + 0.5) / 1000 as fsm_distance from jobs
+    where ${account('jobs', a1)} and ${NEAR_WHERE}
+    order by jobs.account_id asc, fsm_distance, jobs.id asc limit 50 offset 0`,
+  ],
+  ['Wnear count', `select count(*) from jobs where jobs.account_id = ${a1} and ${NEAR_WHERE}`],
+  [
+    'Wassoc rows (jobs whose client ~ jones, newest first)',
+    `select ${JOB_COLUMNS} from jobs where ${account('jobs', a1)} and ${CLIENT_NAME}
+    order by jobs.account_id desc, jobs.id desc limit 50 offset 0`,
+  ],
+  ['Wassoc count', `select count(*) from jobs where jobs.account_id = ${a1} and ${CLIENT_NAME}`],
   [
     'bearer token lookup (the token names its account)',
     `select t.account_id, t.user_id, t.permissions, t.client_id, t.expires_at, r.kind, a.auth_epoch from oauth_tokens as t

@@ -12,6 +12,7 @@ import { startProcess, type RunningServer } from './server.js';
 import { deliveryStats, drained, startBenchReceiver } from './webhooks.js';
 import { DIRECTUS_VERSION, startDirectus } from './peer-directus.js';
 import { crewTime } from './crewtime.js';
+import { PLACES_ROWS, placesWorkloads } from './places.js';
 
 /**
  * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
@@ -142,6 +143,7 @@ function workloads(ds: Dataset, token: string) {
   const w: Record<string, Workload> = {
     W1: { headers, path: W1 },
     W2: { headers, path: W2 },
+    ...placesWorkloads(headers),
     W3: { headers, path: () => `/jobs/${ds.jobIds[Math.floor(r() * ds.jobIds.length)]}` },
     // W1 with its page drawn over the whole list: no remembered answer can carry it.
     W1p: { headers, path: () => `${W1}&page=${1 + Math.floor(r() * USER_PAGES)}` },
@@ -250,9 +252,10 @@ async function main() {
         })
       : undefined;
   const READ_ROUNDS = 3;
-  for (const key of ['W1', 'W1p', 'W2', 'W3', 'W3u', 'W3ur', 'W4', 'W5'] as const) {
+  for (const key of ['W1', 'W1p', 'W2', 'W3', 'W3u', 'W3ur', 'W4', 'W5', 'Wnear', 'Wassoc'] as const) {
     if (!runs(key)) continue;
     const label = {
+      ...PLACES_ROWS,
       W1: 'W1 GET /users',
       W1p: 'W1 GET /users&page=<any>',
       W2: 'W2 GET /jobs?where=title~pump',

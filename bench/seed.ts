@@ -157,6 +157,18 @@ export function userItem(r: () => number, accountId: number) {
   };
 }
 
+/**
+ * A point in Great Britain's box (lat 50–58.5, lng −5.5–1.7, 5 decimals), for `near` (bench/places.ts):
+ * drawn from a generator of its own, so the other values of a seed stay as they were.
+ */
+const geo = rng(2929);
+export function ukLocation() {
+  return {
+    lat: Math.round((50 + geo() * 8.5) * 1e5) / 1e5,
+    lng: Math.round((-5.5 + geo() * 7.2) * 1e5) / 1e5,
+  };
+}
+
 export function jobItem(r: () => number, clientIds: number[]) {
   return {
     title: `${pick(r, WORK)} - ${pick(r, CITIES)}`,
@@ -168,6 +180,7 @@ export function jobItem(r: () => number, clientIds: number[]) {
       city: pick(r, CITIES),
       postcode: `LS${1 + Math.floor(r() * 20)} 4AB`,
       country: 'GB',
+      location: ukLocation(),
     },
     dueDate: `2025-${String(1 + Math.floor(r() * 12)).padStart(2, '0')}-${String(1 + Math.floor(r() * 28)).padStart(2, '0')}`,
   };
@@ -307,7 +320,7 @@ export async function seedAccount(
     () => ({
       name: `${pick(r, FIRST)} ${pick(r, LAST)}`,
       phone: phone(r),
-      address: { line1: `${1 + Math.floor(r() * 200)} Mill Lane`, city: pick(r, CITIES) },
+      address: { line1: `${1 + Math.floor(r() * 200)} Mill Lane`, city: pick(r, CITIES), location: ukLocation() },
     }),
     size.clients,
     () => {},

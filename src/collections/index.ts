@@ -13,6 +13,8 @@ import { deliveries } from './deliveries/index.js';
 import { timesheets } from './timesheets/index.js';
 import { locations } from './locations/index.js';
 import { unavailabilities } from './unavailabilities/index.js';
+import { sites } from './sites/index.js';
+import { contacts } from './contacts/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of).
@@ -31,6 +33,8 @@ export const registry: Registry = createRegistry([
   timesheets,
   locations,
   unavailabilities,
+  sites,
+  contacts,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

@@ -89,3 +89,18 @@ export async function overlappingEntries(
   if (except !== undefined) q = q.where('id', '!=', except);
   return (await q.execute()).map((r) => r.id);
 }
+
+/**
+ * The rows whose `column` names a client of a job the Contractor can see (PRODUCT §10: they read
+ * the sites and contacts of those clients).
+ */
+export function seesClient(caller: Caller, eb: EB, clientColumn: string): Expression<SqlBool> {
+  return eb.exists(
+    eb
+      .selectFrom('jobs as seen_jobs')
+      .select('seen_jobs.id')
+      .whereRef('seen_jobs.client_id', '=', clientColumn)
+      .where('seen_jobs.account_id', '=', caller.accountId)
+      .where(seesJob(caller, eb, 'seen_jobs.id')),
+  );
+}

@@ -42,7 +42,8 @@ function memoOf(db: Executor): Memo {
 }
 
 /** The table's change version in the account now (undefined before its first change). */
-async function versionNow(db: Executor, table: string, account: number): Promise<number | undefined> {
+/** The table's change version in the account now (undefined when no row was ever counted). */
+export async function versionNow(db: Executor, table: string, account: number): Promise<number | undefined> {
   const [row] = await query<{ version: number | string | null }>(
     db,
     `memo version|${table}`,

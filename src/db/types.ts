@@ -44,6 +44,25 @@ export interface ClientsTable {
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  address_lat: number | null;
+  address_lng: number | null;
+}
+
+export interface ContactsTable {
+  id: Generated<number>;
+  account_id: number;
+  client_id: number;
+  first_name: string;
+  last_name: string | null;
+  title: string | null;
+  email: string | null;
+  phone: string | null;
+  mobile: string | null;
+  is_primary: Generated<number>;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
 }
 
 export interface CountersTable {
@@ -166,6 +185,9 @@ export interface JobsTable {
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  address_lat: number | null;
+  address_lng: number | null;
+  site_id: number | null;
 }
 
 export interface LocationsTable {
@@ -284,6 +306,26 @@ export interface RowCountsTable {
 export interface SettingsTable {
   key: string;
   value: string;
+}
+
+export interface SitesTable {
+  id: Generated<number>;
+  account_id: number;
+  client_id: number;
+  name: string;
+  address_line1: string | null;
+  address_line2: string | null;
+  address_city: string | null;
+  address_region: string | null;
+  address_postcode: string | null;
+  address_country: string | null;
+  address_lat: number | null;
+  address_lng: number | null;
+  notes: string | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
 }
 
 export interface StatusesTable {
@@ -432,6 +474,7 @@ export interface DB {
   accounts: AccountsTable;
   auth_sessions: AuthSessionsTable;
   clients: ClientsTable;
+  contacts: ContactsTable;
   counters: CountersTable;
   deliveries: DeliveriesTable;
   event_batches: EventBatchesTable;
@@ -451,6 +494,7 @@ export interface DB {
   roles: RolesTable;
   row_counts: RowCountsTable;
   settings: SettingsTable;
+  sites: SitesTable;
   statuses: StatusesTable;
   timesheets: TimesheetsTable;
   unavailabilities: UnavailabilitiesTable;

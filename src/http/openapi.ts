@@ -1,3 +1,4 @@
+import { locationColumns } from '../collections/machinery/near.js';
 import { nounsOf, type Collection } from '../collections/machinery/collection.js';
 import { MAX_ID } from '../collections/machinery/fields.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../collections/machinery/modifiers.js';
@@ -138,6 +139,13 @@ const PARAMETERS: Record<string, Json> = {
     schema: { type: 'string' },
     description: 'Comma-separated fields, `-` for descending (default `id`)',
   },
+  near: {
+    name: 'near',
+    in: 'query',
+    schema: { type: 'string', pattern: '^-?\\d+(\\.\\d+)?,-?\\d+(\\.\\d+)?(,\\d+(\\.\\d+)?)?$' },
+    description:
+      '`lat,lng[,radiusKm]`: only items whose address has a location (within the radius, great circle), each with `distance` in km (3 decimals), nearest first unless `sort` is given',
+  },
   page: { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } },
   recordsPerPage: {
     name: 'recordsPerPage',
@@ -190,7 +198,9 @@ function operation(
 function pathsFor(c: Collection): Record<string, Json> {
   const N = pascal(c.name);
   const { plural, singular } = nounsOf(c);
-  const list = ['fields', 'where', 'sort', 'page', 'recordsPerPage'].map(param);
+  const list = ['fields', 'where', 'sort', 'page', 'recordsPerPage', ...(locationColumns(c) ? ['near'] : [])].map(
+    param,
+  );
   const collection: Json = {
     get: operation(c, `list${N}`, `List ${plural}`, { params: list, ok: 'List' }),
     patch: operation(c, `update${N}`, `Update ${plural} (each item names its id)`, {

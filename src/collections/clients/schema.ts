@@ -7,6 +7,7 @@ export const clientFields: Record<string, Field> = {
   phone: kinds.phone('phone', { nullable: true }),
   mobile: kinds.phone('mobile', { nullable: true }),
   address: kinds.address(),
+  distance: kinds.distance(),
   notes: f.text('notes', { nullable: true }),
   ...standardFields(),
 };

@@ -1,8 +1,34 @@
-import { ApiError } from '../../errors.js';
-import { defineCollection } from '../machinery/collection.js';
+import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
+import { defineCollection, type TxItemContext } from '../machinery/collection.js';
+import type { ObjectField } from '../machinery/fields.js';
 import { seesJob } from '../policy.js';
-import { defaultStatus, nextReference } from './repository.js';
+import { addressOf, clientOfSite, defaultStatus, nextReference } from './repository.js';
 import { jobFields } from './schema.js';
+
+const idOf = (v: unknown): number | null => (v === null ? null : (v as { id: number }).id);
+
+/** A job's site is a site of its client, whichever of the two a write changes (PRODUCT §10). */
+async function check({ caller, db, op, item, existing }: TxItemContext<'jobs'>): Promise<ApiErrorBody[]> {
+  if (op === 'delete' || (item.site === undefined && item.client === undefined)) return [];
+  const site = item.site !== undefined ? idOf(item.site) : (existing?.site_id ?? null);
+  if (site === null) return [];
+  const client = item.client !== undefined ? idOf(item.client) : (existing?.client_id ?? null);
+  const ofSite = await clientOfSite(db, caller.accountId, site);
+  // A site that does not exist is reported by the reference check (1045).
+  if (ofSite === undefined || ofSite === client) return [];
+  return [
+    validationError(
+      'invalid',
+      'site',
+      client === null ? 'a job without a client has no site' : "must be a site of the job's client",
+    ),
+  ];
+}
+
+/** The columns of an address, the location's two included. */
+const ADDRESS_COLUMNS = Object.values((jobFields.address as ObjectField).members).flatMap((m) =>
+  m.lngColumn ? [m.column, m.lngColumn] : [m.column],
+);
 
 export const jobs = defineCollection({
   name: 'jobs',
@@ -29,13 +55,23 @@ export const jobs = defineCollection({
       if (op === 'delete' && caller.role === 'contractor')
         throw new ApiError('roleForbids', 'contractors cannot delete jobs');
     },
-    async fill({ caller, db, op, row, once }) {
+    check,
+    async fill({ caller, db, op, item, row, once }) {
       if (op !== 'create') return;
       row.created_by = caller.userId;
       if (row.status_id === undefined) {
         row.status_id = await once('defaultStatus', () => defaultStatus(db, caller.accountId));
       }
       if (row.reference === undefined) row.reference = await nextReference(db, caller.accountId);
+      // Without an address (`address: null` is one: none), a copy of the site's, else the client's.
+      if (item.address === undefined) {
+        const site = row.site_id ?? null;
+        const client = row.client_id ?? null;
+        const copied =
+          (site !== null ? await addressOf(db, 'sites', caller.accountId, site, ADDRESS_COLUMNS) : undefined) ??
+          (client !== null ? await addressOf(db, 'clients', caller.accountId, client, ADDRESS_COLUMNS) : undefined);
+        if (copied) Object.assign(row, copied);
+      }
     },
   },
 });

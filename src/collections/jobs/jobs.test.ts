@@ -47,6 +47,7 @@ for (const dialect of DIALECTS) {
           reference: 'J-000001',
           description: null,
           client: null,
+          site: null,
           status: { id: await statusId(a, 'New') },
           priority: 'normal',
           orderNumber: null,

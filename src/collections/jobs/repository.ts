@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../../db/runner.js';
+import { untyped, type Executor } from '../../db/runner.js';
 
 /** The jobs collection's own queries (its rules ask these). */
 
@@ -36,4 +36,32 @@ export async function defaultStatus(db: Executor, accountId: number): Promise<nu
     .where('is_default', '=', 1)
     .executeTakeFirstOrThrow();
   return row.id;
+}
+
+/** The client of a site of the account (undefined when there is no such site). */
+export async function clientOfSite(db: Executor, accountId: number, siteId: number): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('sites')
+    .select('client_id')
+    .where('account_id', '=', accountId)
+    .where('id', '=', siteId)
+    .executeTakeFirst();
+  return row?.client_id;
+}
+
+/** The stored address columns of a site or client, or undefined when it has no address at all. */
+export async function addressOf(
+  db: Executor,
+  table: 'sites' | 'clients',
+  accountId: number,
+  id: number,
+  columns: string[],
+): Promise<Record<string, unknown> | undefined> {
+  const row = (await untyped(db)
+    .selectFrom(table)
+    .select(columns)
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst()) as Record<string, unknown> | undefined;
+  return row && columns.some((c) => row[c] !== null) ? row : undefined;
 }

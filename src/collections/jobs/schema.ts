@@ -15,6 +15,12 @@ export const jobFields: Record<string, Field> = {
   }),
   description: f.text('description', { nullable: true }),
   client: f.assoc('client_id', 'clients', { nullable: true, referenceFilter: live, members: ['name'] }),
+  site: f.assoc('site_id', 'sites', {
+    nullable: true,
+    referenceFilter: live,
+    members: ['name'],
+    description: "A site of the job's client (a job without a client has none).",
+  }),
   // No ON DELETE action: a status still used by a job cannot be deleted (1051).
   status: f.assoc('status_id', 'statuses', {
     referenceFilter: live,
@@ -23,7 +29,8 @@ export const jobFields: Record<string, Field> = {
   }),
   priority: f.enum('priority', PRIORITIES, { default: 'normal' }),
   orderNumber: f.string('order_number', { nullable: true, maxLength: 100 }),
-  address: kinds.address(),
+  address: { ...kinds.address(), description: "Without one on create: a copy of the site's, else the client's." },
+  distance: kinds.distance(),
   dueDate: f.date('due_date', { nullable: true, description: 'A calendar date, YYYY-MM-DD.' }),
   createdBy: f.assoc('created_by', 'users', {
     readOnly: true,

@@ -17,7 +17,12 @@ import { readAccess } from './read.js';
  */
 export function rememberable(c: Collection, ctx: Caller, q: ListQuery): boolean {
   if (!c.counted || q.where || q.projection.expand.size || readAccess(c, ctx) !== 'all') return false;
-  return q.projection.fields.every((name) => ['scalar', 'object', 'assoc'].includes(c.fields[name].kind));
+  // A sort on an association member (`client.name`) reads another table.
+  if (q.sort.some((s) => s.assoc)) return false;
+  // With `near`, `distance` is computed from the row itself (its location) and the point.
+  return q.projection.fields.every(
+    (name) => ['scalar', 'object', 'assoc'].includes(c.fields[name].kind) || (q.near && name === 'distance'),
+  );
 }
 
 /** The list's answer: remembered while the table's version has not moved, else `make`'s. */
@@ -31,7 +36,8 @@ export async function rememberedList(
 ): Promise<string> {
   if (!remember || !rememberable(c, ctx, q)) return (await make()).raw;
   const sort = q.sort.map((s) => `${s.desc ? '-' : ''}${s.column}`).join(',');
-  const key = `answer|${fieldsKey(q.projection.fields)}|${sort}|${q.page}|${q.recordsPerPage}`;
+  const near = q.near ? `|near=${q.near.lat},${q.near.lng},${q.near.radiusKm ?? ''},${q.near.nearestFirst}` : '';
+  const key = `answer|${fieldsKey(q.projection.fields)}|${sort}|${q.page}|${q.recordsPerPage}${near}`;
   return remembered(
     db,
     c.table,

@@ -275,7 +275,8 @@ export function defineCollection<T extends TableName>(def: CollectionDef<T>): Co
   const wide = (s: ScalarField) =>
     s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;
   const addScalar = (name: string, s: ScalarField) => {
-    if (s.type !== 'json') columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s) });
+    if (s.type !== 'json' && s.type !== 'location')
+      columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s) });
   };
   for (const [name, field] of Object.entries(def.fields)) {
     if (field.kind === 'scalar') addScalar(name, field);

@@ -1,9 +1,10 @@
 import type { Expression, SqlBool } from 'kysely';
-import { remembered } from '../../db/memo.js';
+import { remembered, versionNow } from '../../db/memo.js';
 import { execute, query, slot, untyped, type Executor } from '../../db/runner.js';
 import { rowCount, rowCountValue, rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB } from './collection.js';
 import type { ListQuery } from './modifiers.js';
+import { elsewhereTables, readsElsewhere } from './filter.js';
 
 /**
  * recordsCount, always exact.
@@ -13,7 +14,7 @@ import type { ListQuery } from './modifiers.js';
  *   (a contractor's jobs are those with their visits), whose changes the version misses.
  */
 export const keptCount = (c: Collection, q: ListQuery, access: 'all' | 'own'): boolean =>
-  access === 'all' && !!c.counted && !q.where;
+  access === 'all' && !!c.counted && !q.where && !q.near;
 
 /** The column a list's rows carry the kept count in (read.ts): a name no table has. */
 export const KEPT_COUNT = 'fsm_kept_count';
@@ -49,12 +50,23 @@ export async function countRows(
       ])
       .where(where);
   if (access !== 'all' || !c.counted) return Number((await execute<{ n: number }>(db, counted(false)))[0].n);
+  // A count over another table's rows too (`client.name ~ …`) is remembered under that table's
+  // version as well, read before counting: while it has not moved, nothing the count read there
+  // changed (versions only grow, so a count made after a later change is never asked for again).
+  let elsewhere = '';
+  if (q.where && readsElsewhere(c, q.where)) {
+    const tables = elsewhereTables(c, q.where);
+    const versions = tables && (await Promise.all(tables.map((t) => versionNow(db, t, ctx.accountId))));
+    if (!tables || !versions || versions.some((v) => v === undefined))
+      return Number((await execute<{ n: number }>(db, counted(false)))[0].n);
+    elsewhere = tables.map((t, i) => `|${t}@${versions[i]}`).join('');
+  }
   const compiled = counted(false).compile();
   return remembered(
     db,
     c.table,
     ctx.accountId,
-    `count|${compiled.sql}|${JSON.stringify(compiled.parameters)}`,
+    `count|${compiled.sql}|${JSON.stringify(compiled.parameters)}${elsewhere}`,
     async () => {
       // The count and the version in one statement, so both come from one snapshot.
       const [row] = await execute<{ n: number; v: number | null }>(db, counted(true));

@@ -6,7 +6,8 @@ import type { Executor } from '../../db/tx.js';
  * `fields` catalogue, serialization and OpenAPI) and how it maps onto columns.
  */
 /** `json`: a structured value (a list of event types) stored as JSON text; not filterable or sortable. */
-export type ValueType = 'string' | 'integer' | 'number' | 'boolean' | 'flag' | 'time' | 'datetime' | 'json';
+export type ValueType =
+  'string' | 'integer' | 'number' | 'boolean' | 'flag' | 'time' | 'datetime' | 'json' | 'location';
 
 export interface BaseField {
   /** The write schema of the value (TypeBox). */
@@ -33,6 +34,8 @@ export interface ScalarField extends BaseField {
    * collection's rules keep.
    */
   unique?: 'account' | { table: string; id: string };
+  /** A `location` (`{lat, lng}`): `column` holds the latitude, this the longitude (kinds.location). */
+  lngColumn?: string;
 }
 
 export interface ObjectField extends BaseField {
@@ -65,6 +68,11 @@ export interface AssocField extends BaseField {
   members: Record<string, ScalarField>;
   /** Extra condition a referenced row must meet (e.g. not deleted). */
   referenceFilter?: Record<string, unknown>;
+  /**
+   * The target collection itself, when it is one (set by the registry): `where` and `sort` on its
+   * default fields (`client.name`) read its declaration, permission and scope (machinery/filter.ts).
+   */
+  targetCollection?: import('./collection.js').Collection;
   /**
    * What the database does to this item when the referenced row is physically deleted (the
    * foreign key's ON DELETE, checked against the live schema by a test): the write pipeline
@@ -210,6 +218,9 @@ export const f = {
   }),
 };
 
+/** The column a `near` list's rows carry their rounded distance in (a name no table has). */
+export const DISTANCE = 'fsm_distance';
+
 /** Shared field kinds: one declaration of each pattern, used by every collection. */
 export const PHONE = '^\\+[0-9]{7,15}$';
 export const COLOUR = '^#[0-9A-Fa-f]{6}$';
@@ -223,11 +234,49 @@ export const kinds = {
   email: (column: string, opts: ScalarOpts = {}) =>
     f.string(column, { maxLength: 254, pattern: EMAIL, format: 'email', ...opts }),
   /**
+   * A point on Earth, `{lat, lng}` or null (PRODUCT §10), in two columns `<prefix>_lat` and
+   * `<prefix>_lng` (both or neither), indexed with the account for `near` (machinery/near.ts).
+   * lat −90…90, lng −180…180, at most 7 decimals each: checked by `locationProblem`.
+   */
+  location: (prefix: string, opts: ScalarOpts = {}): ScalarField => {
+    const value = Type.Object(
+      {
+        lat: Type.Number({ minimum: -90, maximum: 90, description: 'Latitude, at most 7 decimals.' }),
+        lng: Type.Number({ minimum: -180, maximum: 180, description: 'Longitude, at most 7 decimals.' }),
+      },
+      { additionalProperties: false },
+    );
+    return {
+      kind: 'scalar',
+      column: `${prefix}_lat`,
+      lngColumn: `${prefix}_lng`,
+      type: 'location',
+      nullable: true,
+      ...opts,
+      valueSchema: value,
+      schema: Type.Union([value, Type.Null()]),
+    };
+  },
+  /**
+   * `distance` of an item with a location: with `near` (machinery/near.ts), km from the point,
+   * rounded to 3 decimals; null otherwise. Read-only, shown with `near` or `fields=*`.
+   */
+  distance: (): ComputedField => ({
+    kind: 'computed',
+    readOnly: true,
+    extended: true,
+    schema: Type.Union([Type.Number(), Type.Null()]),
+    description: 'With `near`: the great-circle distance in km from that point, to 3 decimals; null without.',
+    columns: [],
+    compute: async (_db, _caller, rows) =>
+      rows.map((r) => (r[DISTANCE] === null || r[DISTANCE] === undefined ? null : Number(r[DISTANCE]))),
+  }),
+  /**
    * A postal address as one object mapped onto `address_*` columns. Members may be left out; a
    * written address replaces the stored one as a whole (left-out members become empty).
    */
-  address: (): ObjectField =>
-    f.object(
+  address: (): ObjectField => {
+    const address = f.object(
       {
         line1: f.string('address_line1', { nullable: true, maxLength: 200 }),
         line2: f.string('address_line2', { nullable: true, maxLength: 200 }),
@@ -235,10 +284,44 @@ export const kinds = {
         region: f.string('address_region', { nullable: true, maxLength: 100 }),
         postcode: f.string('address_postcode', { nullable: true, maxLength: 20 }),
         country: f.string('address_country', { nullable: true, maxLength: 100 }),
+        location: kinds.location('address'),
       },
       { partial: true },
-    ),
+    );
+    // `address: null` written means no address (every member empty); it is read as `{}`.
+    return { ...address, schema: Type.Union([address.schema, Type.Null()]) };
+  },
 };
+
+/** How many decimals a number is written with (`1e-7`: 7, `0.1`: 1, `5`: 0). */
+function decimalsOf(n: number): number {
+  const m = /^-?\d+(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(n));
+  if (!m) return Infinity;
+  return Math.max(0, (m[1]?.length ?? 0) - Number(m[2] ?? 0));
+}
+
+/**
+ * Why a location is invalid, or undefined when it is `{lat, lng}` (numbers in range, at most 7
+ * decimals) or null: the one check of the `location` kind, wherever it is declared.
+ */
+export function locationProblem(v: unknown): string | undefined {
+  if (v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) return 'must be an object {lat, lng} or null';
+  const keys = Object.keys(v);
+  const extra = keys.find((k) => k !== 'lat' && k !== 'lng');
+  if (extra !== undefined) return `has no member '${extra.slice(0, 32)}' (only lat and lng)`;
+  const { lat, lng } = v as { lat?: unknown; lng?: unknown };
+  if (lat === undefined || lng === undefined) return 'needs both lat and lng (or null for none)';
+  for (const [name, n, max] of [
+    ['lat', lat, 90],
+    ['lng', lng, 180],
+  ] as const) {
+    if (typeof n !== 'number' || !Number.isFinite(n)) return `${name} must be a number`;
+    if (n < -max || n > max) return `${name} must be from -${max} to ${max}`;
+    if (decimalsOf(n) > 7) return `${name} has more than 7 decimals`;
+  }
+  return undefined;
+}
 
 /**
  * Integer columns are PostgreSQL `integer` (int4) and ids `serial`: a value past this range would

@@ -2,21 +2,102 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import { lowerText } from '../../db/text.js';
 import { dialectOf, type Executor } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
-import type { Collection, EB, FilterColumn } from './collection.js';
-import { INT32_MAX, INT32_MIN } from './fields.js';
+import { permissionFor, type Caller, type Collection, type EB, type FilterColumn } from './collection.js';
+import { INT32_MAX, INT32_MIN, REFERENCE_TABLES, type AssocField } from './fields.js';
 import type { Value, WhereNode } from './where.js';
 
 const bad = (why: string) => new ApiError('badModifier', `where: ${why}`);
 
+/**
+ * One level of association members in `where` and `sort` (PRODUCT §10): `client.name` is the
+ * default field `name` of the job's client, as `clients` declares it.
+ */
+export interface AssocPath {
+  field: AssocField;
+  col: FilterColumn;
+}
+
+/** The association member a name such as `client.name` denotes, or undefined when it is none. */
+export function assocPath(c: Collection, name: string): AssocPath | undefined {
+  const [root, member, ...rest] = name.split('.');
+  if (member === undefined || rest.length) return undefined;
+  const field = c.fields[root];
+  if (field?.kind !== 'assoc') return undefined;
+  const target = field.targetCollection;
+  if (target) {
+    const col = target.defaultFields.includes(member) ? target.columns.get(member) : undefined;
+    return col ? { field, col } : undefined;
+  }
+  const decl = REFERENCE_TABLES[field.target]?.fields[member];
+  if (decl?.kind !== 'scalar' || decl.type === 'json' || decl.type === 'location') return undefined;
+  return { field, col: { column: decl.column, type: decl.type, nullable: !!decl.nullable } };
+}
+
+/** The alias of the associated row in the subqueries below (a name no table has). */
+const ASSOC = 'fsm_assoc';
+
+/**
+ * The associated row of the outer item, as a subquery over the target: in the caller's account
+ * (the tenancy is the join's), within what the caller may read of the target (its permission and
+ * its role scope: 403 otherwise). `pick` says what the subquery selects or requires.
+ */
+function associated(c: Collection, path: AssocPath, caller: Caller | undefined, eb: EB) {
+  const { field } = path;
+  const target = field.targetCollection;
+  if (!caller) throw bad(`unknown field '${field.target}'`);
+  let access: 'all' | 'own' = 'all';
+  if (target) {
+    const need = permissionFor(target, 'read');
+    if (!caller.permissions.has(need)) throw new ApiError('permissionMissing', need);
+    const role = target.policy.read[caller.role];
+    if (role === 'none') throw new ApiError('roleForbids', `${target.name} are not readable with this role`);
+    access = role;
+  }
+  return eb
+    .selectFrom(`${field.table} as ${ASSOC}`)
+    .where((inner) =>
+      inner.and([
+        inner(`${ASSOC}.${field.accountColumn}`, '=', caller.accountId),
+        inner(`${ASSOC}.id`, '=', inner.ref(`${c.table}.${field.column}`)),
+        ...(access === 'own' && target?.policy.own ? [target.policy.own(caller, inner, ASSOC)] : []),
+      ]),
+    );
+}
+
+/** An association member as a sort key: the associated row's value (null without one). */
+export function assocSortKey(c: Collection, path: AssocPath, caller: Caller | undefined, eb: EB) {
+  return associated(c, path, caller, eb).select(`${ASSOC}.${path.col.column}`);
+}
+
 /** Turns a parsed `where` tree into a Kysely expression; every value becomes a bound parameter. */
-export function whereToSql(c: Collection, node: WhereNode, eb: EB, db: Executor): Expression<SqlBool> {
+export function whereToSql(c: Collection, node: WhereNode, eb: EB, db: Executor, caller?: Caller): Expression<SqlBool> {
   if (node.type !== 'cmp') {
-    const parts = [whereToSql(c, node.left, eb, db), whereToSql(c, node.right, eb, db)];
+    const parts = [whereToSql(c, node.left, eb, db, caller), whereToSql(c, node.right, eb, db, caller)];
     return node.type === 'and' ? eb.and(parts) : eb.or(parts);
   }
   const col = c.columns.get(node.field);
-  if (!col) throw bad(`unknown field '${node.field}'`);
-  const ref = eb.ref(`${c.table}.${col.column}`);
+  if (!col) {
+    const path = assocPath(c, node.field);
+    if (!path) throw bad(`unknown field '${node.field}'`);
+    // An item without the association has no associated row: no term on its members matches it.
+    return eb.exists(
+      associated(c, path, caller, eb)
+        .select(`${ASSOC}.id`)
+        .where((inner) => compare(node, path.col, `${ASSOC}.${path.col.column}`, inner, db)),
+    );
+  }
+  return compare(node, col, `${c.table}.${col.column}`, eb, db);
+}
+
+/** One term on one column. */
+function compare(
+  node: Extract<WhereNode, { type: 'cmp' }>,
+  col: FilterColumn,
+  column: string,
+  eb: EB,
+  db: Executor,
+): Expression<SqlBool> {
+  const ref = eb.ref(column);
   const { op, value } = node;
 
   if (value === null) {
@@ -75,4 +156,24 @@ function bindValue(field: string, col: FilterColumn, value: Exclude<Value, null>
     default:
       throw bad(`'${field}' cannot be filtered`);
   }
+}
+
+/** Whether a `where` reads other tables (an association member): its answers follow their changes too. */
+export function readsElsewhere(c: Collection, node: WhereNode): boolean {
+  if (node.type !== 'cmp') return readsElsewhere(c, node.left) || readsElsewhere(c, node.right);
+  return !c.columns.has(node.field);
+}
+
+/**
+ * The collections a `where` reads through association members, or undefined when one of them is
+ * no counted collection (its changes move no version: such counts are not remembered).
+ */
+export function elsewhereTables(c: Collection, node: WhereNode): string[] | undefined {
+  if (node.type !== 'cmp') {
+    const [l, r] = [elsewhereTables(c, node.left), elsewhereTables(c, node.right)];
+    return l && r ? [...new Set([...l, ...r])] : undefined;
+  }
+  if (c.columns.has(node.field)) return [];
+  const target = assocPath(c, node.field)?.field.targetCollection;
+  return target?.counted ? [target.table] : undefined;
 }

@@ -1,6 +1,8 @@
 import { ApiError } from '../../errors.js';
 import type { Collection } from './collection.js';
 import { parseWhere, type WhereNode } from './where.js';
+import { parseNear, type Near } from './near.js';
+import { assocPath, type AssocPath } from './filter.js';
 
 /** Which members to return: root fields, and for each association which members ('*' = all). */
 export interface Projection {
@@ -11,9 +13,12 @@ export interface Projection {
 export interface ListQuery {
   projection: Projection;
   where?: WhereNode;
-  sort: { column: string; desc: boolean }[];
+  /** `assoc`: an association member (`client.name`), read from the associated row (filter.ts). */
+  sort: { column: string; desc: boolean; assoc?: AssocPath }[];
   page: number;
   recordsPerPage: number;
+  /** `near=lat,lng[,radiusKm]` (machinery/near.ts). */
+  near?: Near;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -76,7 +81,7 @@ function positiveInt(raw: unknown, name: string, fallback: number, max: number):
 
 export function parseListQuery(c: Collection, query: Record<string, unknown>): ListQuery {
   for (const [k, v] of Object.entries(query)) {
-    if (!['fields', 'where', 'sort', 'page', 'recordsPerPage'].includes(k)) {
+    if (!['fields', 'where', 'sort', 'page', 'recordsPerPage', 'near'].includes(k)) {
       throw new ApiError(
         'badModifier',
         `unknown query parameter '${k.slice(0, 64)}' (lists take fields, where, sort, page and recordsPerPage)`,
@@ -90,13 +95,23 @@ export function parseListQuery(c: Collection, query: Record<string, unknown>): L
       const desc = part.startsWith('-');
       const name = desc ? part.slice(1) : part.startsWith('+') ? part.slice(1) : part;
       const col = c.columns.get(name);
+      const assoc = col ? undefined : assocPath(c, name);
+      if (assoc) {
+        sort.push({ column: name, desc, assoc });
+        continue;
+      }
       if (!col) throw new ApiError('badModifier', `sort: unknown field '${name}'`);
       sort.push({ column: col.column, desc });
     }
   }
   if (!sort.some((s) => s.column === 'id')) sort.push({ column: 'id', desc: false });
+  const near = query.near === undefined ? undefined : parseNear(c, String(query.near), query.sort !== undefined);
+  const projection = parseFields(c, query.fields);
+  // With `near`, every item says how far it is.
+  if (near && !projection.fields.includes('distance')) projection.fields = [...projection.fields, 'distance'];
   return {
-    projection: parseFields(c, query.fields),
+    near,
+    projection,
     where: query.where === undefined ? undefined : parseWhere(String(query.where)),
     sort,
     page: positiveInt(query.page, 'page', 1, MAX_PAGE),

@@ -59,11 +59,16 @@ function writer(c: Collection, name: string): Put {
       const members = Object.entries(field.members).map(([key, m]) => ({
         key,
         column: m.column,
+        lng: m.lngColumn,
         convert: converterOf(m),
       }));
       return (row, item) => {
         const o: Record<string, unknown> = {};
-        for (const { key, column, convert } of members) if (row[column] !== null) o[key] = convert(row[column]);
+        for (const { key, column, lng, convert } of members) {
+          if (row[column] === null || row[column] === undefined) continue;
+          // A location is two columns: {lat, lng}, both stored or neither.
+          o[key] = lng ? { lat: Number(row[column]), lng: Number(row[lng]) } : convert(row[column]);
+        }
         item[name] = o;
       };
     }

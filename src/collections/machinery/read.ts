@@ -1,11 +1,12 @@
-import type { Expression, SqlBool } from 'kysely';
+import { expressionBuilder, type Expression, type SqlBool } from 'kysely';
 import { execute, dialectOf, query, slot, untyped, type Executor } from '../../db/runner.js';
 import { rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB, Item, Row } from './collection.js';
 import { fieldsKey, present } from './present.js';
-import { whereToSql } from './filter.js';
+import { assocSortKey, whereToSql } from './filter.js';
 import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
+import { distanceColumn, nearCondition, nearestOrder } from './near.js';
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
 export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
@@ -30,7 +31,11 @@ function columnsFor(c: Collection, p: Projection, version = false): string[] {
     for (const name of p.fields) {
       const field = c.fields[name];
       if (field.kind === 'scalar' || field.kind === 'assoc') cols.add(field.column);
-      else if (field.kind === 'object') for (const m of Object.values(field.members)) cols.add(m.column);
+      else if (field.kind === 'object')
+        for (const m of Object.values(field.members)) {
+          cols.add(m.column);
+          if (m.lngColumn) cols.add(m.lngColumn);
+        }
       else if (field.kind === 'computed') for (const col of field.columns) cols.add(col);
     }
     columns = [...cols].map((col) => `${c.table}.${col}`);
@@ -57,11 +62,21 @@ export async function list(
 ): Promise<{ items: Item[]; count: number; version?: number }> {
   const access = readAccess(c, ctx);
   const where = (eb: EB) =>
-    q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb, db)]) : scope(c, ctx, eb, access);
+    q.where || q.near
+      ? eb.and([
+          scope(c, ctx, eb, access),
+          ...(q.where ? [whereToSql(c, q.where, eb, db, ctx)] : []),
+          ...(q.near ? [nearCondition(c, q.near, eb)] : []),
+        ])
+      : scope(c, ctx, eb, access);
   // An unfiltered list of every row reads the count the triggers keep: as a column of its rows
   // query, so the page and its count are one statement (one round trip, one snapshot).
   const kept = keptCount(c, q, access);
-  const version = kept && opts.version;
+  // `near` over every row (no `where`): the answer reads this table alone, so it is remembered
+  // under its version too (answers.ts); the count is then read after the rows (a later snapshot).
+  const nearAlone =
+    !!opts.version && !!q.near && !q.where && access === 'all' && !!c.counted && !q.sort.some((s) => s.assoc);
+  const version = (kept || nearAlone) && opts.version;
   const rowsQuery = (account: number, limit: number, offset: number) => {
     let rows = untyped(db)
       .selectFrom(c.table)
@@ -69,20 +84,28 @@ export async function list(
       .where((eb) => {
         const parts = [dialectOf(db).accountCondition(eb, `${c.table}.account_id`, account)];
         if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
-        if (q.where) parts.push(whereToSql(c, q.where, eb, db));
+        if (q.where) parts.push(whereToSql(c, q.where, eb, db, ctx));
+        if (q.near) parts.push(nearCondition(c, q.near, eb));
         return eb.and(parts);
       });
+    if (q.near) rows = rows.select(distanceColumn(c, q.near));
     if (kept) rows = rows.select(keptCountColumn(db, c, account));
     if (version) rows = rows.select(rowVersion(db, c.table, account).as(TABLE_VERSION));
     // account_id first: one direction with the sort, so (account_id, <sort>) indexes can be walked.
     rows = rows.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
-    for (const s of q.sort) rows = rows.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
+    // `near` without `sort`: nearest first, ties by id (the default sort).
+    if (q.near?.nearestFirst) rows = rows.orderBy(nearestOrder());
+    for (const s of q.sort) {
+      rows = s.assoc
+        ? rows.orderBy(assocSortKey(c, s.assoc, ctx, expressionBuilder()), s.desc ? 'desc' : 'asc')
+        : rows.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
+    }
     return rows.limit(limit).offset(offset).$castTo<Row>();
   };
   const offset = (q.page - 1) * q.recordsPerPage;
   // Without a `where` or a scope of its own, a list differs per request only in account and page.
   const found =
-    !q.where && access === 'all'
+    !q.where && !q.near && !q.sort.some((s) => s.assoc) && access === 'all'
       ? query<Row>(
           db,
           `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}|${version ? 'v' : ''}`,
@@ -95,6 +118,12 @@ export async function list(
     // A page past the end has no row to carry the count: it is read on its own.
     const count = rows.length ? Number(rows[0][KEPT_COUNT] ?? 0) : await countRows(db, c, ctx, q, access, where);
     const v = version && rows.length && rows[0][TABLE_VERSION] !== null ? Number(rows[0][TABLE_VERSION]) : undefined;
+    return { items: await present(db, c, ctx, q.projection, rows), count, version: v };
+  }
+  if (nearAlone) {
+    const rows = await found;
+    const count = await countRows(db, c, ctx, q, access, where);
+    const v = rows.length && rows[0][TABLE_VERSION] !== null ? Number(rows[0][TABLE_VERSION]) : undefined;
     return { items: await present(db, c, ctx, q.projection, rows), count, version: v };
   }
   const [rows, count] = await Promise.all([found, countRows(db, c, ctx, q, access, where)]);

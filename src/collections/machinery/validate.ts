@@ -21,7 +21,7 @@ if (!FormatRegistry.Has('date')) {
 if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import type { Collection, Columns, Item, Op } from './collection.js';
-import { MAX_ID, isItemId, type Field, type ScalarField } from './fields.js';
+import { MAX_ID, isItemId, locationProblem, type Field, type ScalarField } from './fields.js';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 function checker(schema: TSchema): TypeCheck<TSchema> {
@@ -72,6 +72,11 @@ export function validateItem(c: Collection, item: unknown, op: Op): ApiErrorBody
     } else if (field.kind === 'object' && isPlainObject(item[key])) {
       for (const member of Object.keys(item[key] as Item)) {
         if (!Object.hasOwn(field.members, member)) errors.push(validationError('unknown', `${key}.${member}`));
+        else if (field.members[member].type === 'location') {
+          // A location's failures name it (`address.location`), whatever else the object holds.
+          const why = locationProblem((item[key] as Item)[member]);
+          if (why) errors.push(validationError('invalid', `${key}.${member}`, why));
+        }
       }
       if (!errors.some((e) => e.field?.startsWith(`${key}.`)) && !checker(field.schema).Check(item[key])) {
         errors.push(validationError('invalid', key, describe(field, item[key])));
@@ -118,7 +123,12 @@ export function itemToRow(c: Collection, item: Item, op: Op, now: number): Colum
       case 'object':
         if (given) {
           for (const [m, s] of Object.entries(field.members)) {
-            row[s.column] = toColumn(s, value === null ? null : (value as Item)[m]);
+            const v = value === null ? null : (value as Item)[m];
+            if (s.type === 'location') {
+              const point = (v ?? null) as { lat: number; lng: number } | null;
+              row[s.column] = point === null ? null : point.lat;
+              row[s.lngColumn!] = point === null ? null : point.lng;
+            } else row[s.column] = toColumn(s, v);
           }
         }
         break;
