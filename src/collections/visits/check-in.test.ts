@@ -253,6 +253,22 @@ for (const dialect of DIALECTS) {
       assert.equal((await call(t.app, a.token, 'GET', `/visits/${id}`)).body.visits[0].state, 'scheduled');
     });
 
+    it('a retried check-in with the same Idempotency-Key is answered again, not done twice', async () => {
+      const id = await newVisit();
+      t.clock.now += 1000;
+      const key = { 'idempotency-key': `check-in-${id}` };
+      const first = await call(t.app, crew.token, 'POST', `/visits/${id}/checkIn`, undefined, key);
+      assert.equal(first.status, 200, first.raw);
+      t.clock.now += 1000;
+      const again = await call(t.app, crew.token, 'POST', `/visits/${id}/checkIn`, undefined, key);
+      assert.equal(again.status, 200, again.raw);
+      assert.equal(again.headers['idempotency-replayed'], 'true');
+      assert.equal(again.raw, first.raw);
+      assert.equal((await entriesOf(crew.id)).filter((e) => e.visit?.id === id).length, 1);
+      t.clock.now += 1000;
+      assert.equal((await step(id, 'checkOut')).status, 200);
+    });
+
     it('bad locations and bodies are refused, naming the field; nothing changed', async () => {
       const id = await newVisit();
       for (const [loc, field] of [
