@@ -47,7 +47,8 @@ function typeOf(field: Field): string {
     case 'assocList':
       return `\`[{id}]\` of ${field.target}`;
     case 'computed':
-      return 'string (computed at each read)';
+      // A number (a `near` list's distance) or, as most are, a string.
+      return `${(field.schema.anyOf as { type?: string }[] | undefined)?.some((s) => s.type === 'number') ? 'number or null' : 'string'} (computed at each read)`;
     default:
       return 'write-only';
   }

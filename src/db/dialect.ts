@@ -6,7 +6,7 @@ type AnyKysely = Kysely<any>;
 export type DialectName = 'sqlite' | 'postgres';
 
 /** How a statement locks the rows it reads until the commit (PostgreSQL's row-level lock strengths). */
-export type LockMode = 'key share' | 'no key update' | 'update';
+export type LockMode = 'key share' | 'share' | 'no key update' | 'update';
 /** `of`: lock only that table's rows of a join; `skipLocked`: leave rows another transaction holds. */
 export interface LockOptions {
   of?: string;

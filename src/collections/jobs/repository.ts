@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { untyped, type Executor } from '../../db/runner.js';
+import { dialectOf, untyped, type Executor } from '../../db/runner.js';
 
 /** The jobs collection's own queries (its rules ask these). */
 
@@ -38,13 +38,18 @@ export async function defaultStatus(db: Executor, accountId: number): Promise<nu
   return row.id;
 }
 
-/** The client of a site of the account (undefined when there is no such site). */
+/**
+ * The client of a site of the account (undefined when there is no such site), the site's row held
+ * (FOR SHARE on PostgreSQL) until the commit: a concurrent move of the site to another client waits
+ * for this job, and then sees it (sites/index.ts), so a job never keeps a site of another client.
+ */
 export async function clientOfSite(db: Executor, accountId: number, siteId: number): Promise<number | undefined> {
   const row = await db
     .selectFrom('sites')
     .select('client_id')
     .where('account_id', '=', accountId)
     .where('id', '=', siteId)
+    .modifyEnd(dialectOf(db).lockClause('share'))
     .executeTakeFirst();
   return row?.client_id;
 }

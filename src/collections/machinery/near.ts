@@ -40,7 +40,13 @@ export function locationColumns(c: Collection): { lat: string; lng: string } | u
 
 export function parseNear(c: Collection, raw: string, sorted: boolean): Near {
   if (!locationColumns(c) || c.fields.distance?.kind !== 'computed') throw bad(`${c.name} have no location`);
-  const m = FORM.exec(raw.replace(/\s+/g, ''));
+  // Spaces around the commas are allowed, none inside a number.
+  const m = FORM.exec(
+    raw
+      .split(',')
+      .map((p) => p.trim())
+      .join(','),
+  );
   if (!m) throw bad('must be <lat>,<lng> or <lat>,<lng>,<radiusKm>: decimal numbers, the radius not negative');
   const [lat, lng] = [Number(m[1]), Number(m[2])];
   if (!(lat >= -90 && lat <= 90)) throw bad('the latitude must be from -90 to 90');

@@ -282,12 +282,15 @@ for (const dialect of DIALECTS) {
         '1,2,Infinity',
         '1.,2',
         '1,2,',
+        '1 2,3',
+        '1,2 0',
       ]) {
         const res = await get(`/clients?near=${encodeURIComponent(near)}`);
         assert.equal(res.status, 400, `${near}: ${res.raw}`);
         assert.equal(res.body.error.code, 1002);
         assert.match(res.body.error.message, /near/, near);
       }
+      assert.equal((await get(`/clients?near=${encodeURIComponent(' 1 , 2 , 3 ')}`)).status, 200);
       const twice = await get('/clients?near=1,2&near=3,4');
       assert.equal(twice.status, 400);
       const users = await get('/users?near=1,2');

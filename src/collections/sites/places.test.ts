@@ -235,6 +235,25 @@ for (const dialect of DIALECTS) {
       });
     });
 
+    it("a job's site and the site's client, changed at once, never disagree", async () => {
+      const c1 = await one('clients', { name: 'Race one' });
+      const c2 = await one('clients', { name: 'Race two' });
+      for (let round = 0; round < 8; round++) {
+        const s = await one('sites', { client: { id: c1.id }, name: `Race ${round}` });
+        const j = await one('jobs', { title: `Race ${round}`, client: { id: c1.id } });
+        const [pj, ps] = await Promise.all([
+          patch('jobs', [{ id: j.id, site: { id: s.id } }]),
+          patch('sites', [{ id: s.id, client: { id: c2.id } }]),
+        ]);
+        // One of the two wins; never both.
+        assert.ok(pj.status === 200 || ps.status === 200, `${pj.raw} | ${ps.raw}`);
+        assert.ok(!(pj.status === 200 && ps.status === 200), `both passed: ${pj.raw} | ${ps.raw}`);
+        const job = (await call(t.app, a.token, 'GET', `/jobs/${j.id}?fields=site,client`)).body.jobs[0];
+        const site = (await call(t.app, a.token, 'GET', `/sites/${s.id}?fields=client`)).body.sites[0];
+        if (job.site) assert.equal(site.client.id, job.client.id);
+      }
+    });
+
     describe('contacts', () => {
       it('creates with the users’ rules for email and phones; firstName and client required', async () => {
         const c = await one('clients', { name: 'People' });
