@@ -54,6 +54,7 @@ async function sqliteSchema(db, sql) {
     select m.name as "table", c.name as "column", c."notnull" = 0 and c.pk = 0 as nullable
     from sqlite_master m join pragma_table_info(m.name) c
     where m.type = 'table' and m.name not like 'sqlite\\_%' escape '\\'
+      and m.name not like '%\\_search' escape '\\' and m.name not like '%\\_search\\_%' escape '\\'
     order by m.name, c.cid`.execute(db);
   return group(rows.filter((r) => !IGNORED.has(r.table)).map((r) => ({ ...r, nullable: !!r.nullable })));
 }

@@ -10,6 +10,7 @@ import { notes } from './notes/index.js';
 import { eventsCollection } from './events/index.js';
 import { webhooks } from './webhooks/index.js';
 import { deliveries } from './deliveries/index.js';
+import { customFieldDefinitions } from './customFieldDefinitions/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of).
@@ -25,6 +26,7 @@ export const registry: Registry = createRegistry([
   eventsCollection(() => registry),
   webhooks,
   deliveries,
+  customFieldDefinitions,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

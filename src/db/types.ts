@@ -44,6 +44,8 @@ export interface ClientsTable {
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  custom_fields: Generated<unknown>;
+  search_text: string | null;
 }
 
 export interface CountersTable {
@@ -52,6 +54,31 @@ export interface CountersTable {
   value: Generated<number>;
   /** Unused since migration 012 (row counts moved to row_counts). */
   version: Generated<number>;
+}
+
+export interface CustomFieldDefinitionsTable {
+  id: Generated<number>;
+  account_id: number;
+  collection: string;
+  key: string;
+  label: string;
+  type: string;
+  options: string | null;
+  is_required: Generated<number>;
+  is_unique: Generated<number>;
+  client_id: string | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
+export interface CustomUniqueValuesTable {
+  account_id: number;
+  collection: string;
+  key: string;
+  value: string;
+  item_id: number;
 }
 
 export interface DeliveriesTable {
@@ -166,6 +193,8 @@ export interface JobsTable {
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  custom_fields: Generated<unknown>;
+  search_text: string | null;
 }
 
 export interface LoginAttemptsTable {
@@ -192,6 +221,7 @@ export interface NotesTable {
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  search_text: string | null;
 }
 
 export interface OauthClientsTable {
@@ -311,6 +341,8 @@ export interface UsersTable {
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  custom_fields: Generated<unknown>;
+  search_text: string | null;
 }
 
 export interface VisitsTable {
@@ -329,6 +361,7 @@ export interface VisitsTable {
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  custom_fields: Generated<unknown>;
 }
 
 /** Per webhook, the last of its account's events whose deliveries are queued (src/webhooks/fanout.ts). */
@@ -385,6 +418,8 @@ export interface DB {
   auth_sessions: AuthSessionsTable;
   clients: ClientsTable;
   counters: CountersTable;
+  custom_field_definitions: CustomFieldDefinitionsTable;
+  custom_unique_values: CustomUniqueValuesTable;
   deliveries: DeliveriesTable;
   event_batches: EventBatchesTable;
   events: EventsTable;

@@ -16,7 +16,8 @@ import { readAccess } from './read.js';
  * computed fields such as a file's signed URL).
  */
 export function rememberable(c: Collection, ctx: Caller, q: ListQuery): boolean {
-  if (!c.counted || q.where || q.projection.expand.size || readAccess(c, ctx) !== 'all') return false;
+  if (!c.counted || q.where || q.search?.length || q.projection.expand.size || readAccess(c, ctx) !== 'all')
+    return false;
   return q.projection.fields.every((name) => ['scalar', 'object', 'assoc'].includes(c.fields[name].kind));
 }
 

@@ -13,7 +13,7 @@ import type { ListQuery } from './modifiers.js';
  *   (a contractor's jobs are those with their visits), whose changes the version misses.
  */
 export const keptCount = (c: Collection, q: ListQuery, access: 'all' | 'own'): boolean =>
-  access === 'all' && !!c.counted && !q.where;
+  access === 'all' && !!c.counted && !q.where && !q.search?.length;
 
 /** The column a list's rows carry the kept count in (read.ts): a name no table has. */
 export const KEPT_COUNT = 'fsm_kept_count';

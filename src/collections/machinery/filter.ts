@@ -9,15 +9,22 @@ import type { Value, WhereNode } from './where.js';
 const bad = (why: string) => new ApiError('badModifier', `where: ${why}`);
 
 /** Turns a parsed `where` tree into a Kysely expression; every value becomes a bound parameter. */
-export function whereToSql(c: Collection, node: WhereNode, eb: EB, db: Executor): Expression<SqlBool> {
+export function whereToSql(
+  c: Collection,
+  node: WhereNode,
+  eb: EB,
+  db: Executor,
+  custom?: Map<string, FilterColumn>,
+): Expression<SqlBool> {
   if (node.type !== 'cmp') {
-    const parts = [whereToSql(c, node.left, eb, db), whereToSql(c, node.right, eb, db)];
+    const parts = [whereToSql(c, node.left, eb, db, custom), whereToSql(c, node.right, eb, db, custom)];
     return node.type === 'and' ? eb.and(parts) : eb.or(parts);
   }
-  const col = c.columns.get(node.field);
+  const col = c.columns.get(node.field) ?? custom?.get(node.field);
   if (!col) throw bad(`unknown field '${node.field}'`);
-  const ref = eb.ref(`${c.table}.${col.column}`);
+  const ref = col.expr ?? eb.ref(`${c.table}.${col.column}`);
   const { op, value } = node;
+  if (col.ops && !col.ops.includes(op)) throw bad(`'${node.field}' takes ${col.ops.join(' ')}, not '${op}'`);
 
   if (value === null) {
     if (op !== '=' && op !== '!=') throw bad(`null can only be compared with = or !=`);
@@ -34,6 +41,8 @@ export function whereToSql(c: Collection, node: WhereNode, eb: EB, db: Executor)
     return col.nullable ? eb.or([eb(ref, 'is', null), notLike]) : notLike;
   }
   const raw = bindValue(node.field, col, value);
+  const indexed = op === '=' ? col.equals?.(value) : undefined;
+  if (indexed) return indexed;
   // Bound as bigint so the comparison never depends on how a driver types the parameter;
   // bindValue has already refused values the column cannot hold. Both dialects know the cast.
   const bound = col.type === 'integer' || col.type === 'flag' ? sql<number>`cast(${raw} as bigint)` : raw;

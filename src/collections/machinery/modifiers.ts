@@ -1,6 +1,7 @@
 import { ApiError } from '../../errors.js';
 import type { Collection } from './collection.js';
 import { parseWhere, type WhereNode } from './where.js';
+import { isCustomName, parseSearch } from './custom.js';
 
 /** Which members to return: root fields, and for each association which members ('*' = all). */
 export interface Projection {
@@ -11,7 +12,12 @@ export interface Projection {
 export interface ListQuery {
   projection: Projection;
   where?: WhereNode;
-  sort: { column: string; desc: boolean }[];
+  /** `custom`: a `customFields.<key>` name, resolved against the account's definitions by the list. */
+  sort: { column: string; desc: boolean; custom?: string }[];
+  /** The words of `q` (PRODUCT §12); none or undefined: no search. */
+  search?: string[];
+  /** No `sort` was given: a search ranks (best first, then id). */
+  ranked?: boolean;
   page: number;
   recordsPerPage: number;
 }
@@ -76,7 +82,7 @@ function positiveInt(raw: unknown, name: string, fallback: number, max: number):
 
 export function parseListQuery(c: Collection, query: Record<string, unknown>): ListQuery {
   for (const [k, v] of Object.entries(query)) {
-    if (!['fields', 'where', 'sort', 'page', 'recordsPerPage'].includes(k)) {
+    if (!['fields', 'where', 'sort', 'page', 'recordsPerPage', 'q'].includes(k)) {
       throw new ApiError(
         'badModifier',
         `unknown query parameter '${k.slice(0, 64)}' (lists take fields, where, sort, page and recordsPerPage)`,
@@ -90,6 +96,10 @@ export function parseListQuery(c: Collection, query: Record<string, unknown>): L
       const desc = part.startsWith('-');
       const name = desc ? part.slice(1) : part.startsWith('+') ? part.slice(1) : part;
       const col = c.columns.get(name);
+      if (!col && c.customFields && isCustomName(name)) {
+        sort.push({ column: name, desc, custom: name });
+        continue;
+      }
       if (!col) throw new ApiError('badModifier', `sort: unknown field '${name}'`);
       sort.push({ column: col.column, desc });
     }
@@ -99,6 +109,8 @@ export function parseListQuery(c: Collection, query: Record<string, unknown>): L
     projection: parseFields(c, query.fields),
     where: query.where === undefined ? undefined : parseWhere(String(query.where)),
     sort,
+    search: parseSearch(c, query.q),
+    ranked: query.sort === undefined,
     page: positiveInt(query.page, 'page', 1, MAX_PAGE),
     recordsPerPage: positiveInt(query.recordsPerPage, 'recordsPerPage', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
   };

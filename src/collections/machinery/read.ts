@@ -1,4 +1,4 @@
-import type { Expression, SqlBool } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import { execute, dialectOf, query, slot, untyped, type Executor } from '../../db/runner.js';
 import { rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB, Item, Row } from './collection.js';
@@ -6,6 +6,7 @@ import { fieldsKey, present } from './present.js';
 import { whereToSql } from './filter.js';
 import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
+import { customColumns } from './custom.js';
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
 export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
@@ -56,8 +57,22 @@ export async function list(
   opts: { version?: boolean } = {},
 ): Promise<{ items: Item[]; count: number; version?: number }> {
   const access = readAccess(c, ctx);
-  const where = (eb: EB) =>
-    q.where ? eb.and([scope(c, ctx, eb, access), whereToSql(c, q.where, eb, db)]) : scope(c, ctx, eb, access);
+  // `customFields.<key>` in where/sort, typed by the account's definitions (PRODUCT §12).
+  const custom = await customColumns(
+    db,
+    c,
+    ctx.accountId,
+    q.where,
+    q.sort.flatMap((s) => (s.custom ? [s.custom] : [])),
+  );
+  const search = q.search?.length ? q.search : undefined;
+  const filters = (eb: EB) => {
+    const parts: Expression<SqlBool>[] = [];
+    if (q.where) parts.push(whereToSql(c, q.where, eb, db, custom));
+    if (search) parts.push(dialectOf(db).searchMatch(c.table, search));
+    return parts;
+  };
+  const where = (eb: EB) => eb.and([scope(c, ctx, eb, access), ...filters(eb)]);
   // An unfiltered list of every row reads the count the triggers keep: as a column of its rows
   // query, so the page and its count are one statement (one round trip, one snapshot).
   const kept = keptCount(c, q, access);
@@ -69,20 +84,27 @@ export async function list(
       .where((eb) => {
         const parts = [dialectOf(db).accountCondition(eb, `${c.table}.account_id`, account)];
         if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
-        if (q.where) parts.push(whereToSql(c, q.where, eb, db));
+        parts.push(...filters(eb));
         return eb.and(parts);
       });
     if (kept) rows = rows.select(keptCountColumn(db, c, account));
     if (version) rows = rows.select(rowVersion(db, c.table, account).as(TABLE_VERSION));
     // account_id first: one direction with the sort, so (account_id, <sort>) indexes can be walked.
     rows = rows.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
-    for (const s of q.sort) rows = rows.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
+    // Without `sort`, a search answers its best matches first (ties by id).
+    if (search && q.ranked) rows = rows.orderBy(dialectOf(db).searchRank(c.table, search));
+    for (const s of q.sort) {
+      const expr = s.custom ? custom?.get(s.custom)?.expr : undefined;
+      // A custom field's items without a value come last, on both databases.
+      if (expr) rows = rows.orderBy(sql`${expr} is null`).orderBy(expr, s.desc ? 'desc' : 'asc');
+      else rows = rows.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
+    }
     return rows.limit(limit).offset(offset).$castTo<Row>();
   };
   const offset = (q.page - 1) * q.recordsPerPage;
   // Without a `where` or a scope of its own, a list differs per request only in account and page.
   const found =
-    !q.where && access === 'all'
+    !q.where && !search && !custom && access === 'all'
       ? query<Row>(
           db,
           `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}|${version ? 'v' : ''}`,
