@@ -35,6 +35,8 @@ select create_distributed_table('event_batches', 'account_id', colocate_with => 
 select create_distributed_table('webhooks', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('webhook_cursors', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('deliveries', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('custom_field_definitions', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('custom_unique_values', 'account_id', colocate_with => 'accounts');
 
 select create_reference_table('file_deletions');
 select create_reference_table('logins');

@@ -49,6 +49,8 @@ function optionsErrors(item: Item, existing?: { type: string; options: string | 
   return [];
 }
 
+let examples = 0;
+
 export const customFieldDefinitions = defineCollection({
   name: 'customFieldDefinitions',
   table: 'custom_field_definitions',
@@ -56,7 +58,8 @@ export const customFieldDefinitions = defineCollection({
     "The account's own fields of users, clients, sites, contacts, jobs, visits, quotes, invoices and products: their items carry the values in `customFields`.",
   fields: definitionFields,
   textField: 'label',
-  example: () => ({ collection: 'jobs', key: 'gasSafeNumber', label: 'Gas Safe number', type: 'text' }),
+  // Each example a key of its own: a key is unique per collection in the account.
+  example: () => ({ collection: 'jobs', key: `gasSafeNumber${++examples}`, label: 'Gas Safe number', type: 'text' }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'all' },
     write: { administrator: 'all', employee: 'none', contractor: 'none' },

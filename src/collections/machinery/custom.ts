@@ -150,6 +150,8 @@ export interface CustomState {
   defs: Map<string, Definition>;
   /** Per item: its values after the write, when the write sets them (create, or a PATCH that sends some). */
   values: (Record<string, unknown> | undefined)[];
+  /** Per item: its text custom values, when its searched text is to be made again (searchText). */
+  texts: (string[] | undefined)[];
 }
 
 /** The columns a collection's `q` reads: each searched field's column, an object's members'. */
@@ -183,7 +185,7 @@ export async function checkCustomFields(b: Batch, db: Executor): Promise<void> {
   const needed = custom && (op === 'create' || b.items.some((it) => it.customFields !== undefined));
   const defs =
     needed || (c.search && custom) ? await definitionsOf(db, caller.accountId, c.name) : new Map<string, Definition>();
-  const state: CustomState = { defs, values: [] };
+  const state: CustomState = { defs, values: [], texts: [] };
   b.custom = state;
   const searched = c.search ? searchColumns(c) : [];
   b.items.forEach((item, i) => {
@@ -220,15 +222,24 @@ export async function checkCustomFields(b: Batch, db: Executor): Promise<void> {
       state.values[i] = values;
     }
     if (searched.length && (op === 'create' || values || searched.some((col) => col in b.rows[i]))) {
-      const row = { ...(existing ?? {}), ...b.rows[i] };
       const all = values ?? (existing ? storedValues(existing.custom_fields) : {});
-      const texts = Object.entries(all).flatMap(([k, v]) => {
+      state.texts[i] = Object.entries(all).flatMap(([k, v]) => {
         const d = defs.get(k);
         return d && !d.deleted && d.type === 'text' && typeof v === 'string' ? [v] : [];
       });
-      b.rows[i].search_text = searchTextOf(c, row, texts);
     }
   });
+}
+
+/**
+ * Once the collection's `fill` has set its columns (a job's generated reference), just before the
+ * row is written: the item's searched text, when what it is made of changes.
+ */
+export function fillSearchText(b: Batch, i: number): void {
+  const texts = b.custom?.texts[i];
+  if (!texts) return;
+  const c = b.request.collection;
+  b.rows[i].search_text = searchTextOf(c, { ...(b.existing[i] ?? {}), ...b.rows[i] }, texts);
 }
 
 /** A value as the unique index keeps it: its JSON text (so 1 and "1" differ, and case counts). */

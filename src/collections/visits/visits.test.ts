@@ -59,6 +59,7 @@ for (const dialect of DIALECTS) {
           state: 'scheduled',
           account: { id: a.accountId },
           deleted: false,
+          customFields: {},
           created: undefined,
           modified: undefined,
         },

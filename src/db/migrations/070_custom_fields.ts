@@ -2,7 +2,7 @@ import { sql, type Migration } from 'kysely';
 import type { Dialect } from '../index.js';
 import { searchWords } from '../text.js';
 import { flag, withTimes, type AnyDb } from './columns.js';
-import { createItemTable } from './scheme.js';
+import { createItemTable, versioned } from './scheme.js';
 
 /** The tables whose items carry `customFields` today (PRODUCT §12); later tables add the column in their own migration. */
 const CUSTOM = ['users', 'clients', 'jobs', 'visits'];
@@ -46,47 +46,53 @@ export async function addCustomFields(db: AnyDb, dialect: Dialect, table: string
  */
 export async function addSearch(db: AnyDb, dialect: Dialect, table: string, columns: string[]): Promise<void> {
   await sql.raw(`alter table ${table} add column search_text text`).execute(db);
+  // The rows already there: their words, as the application writes them from now on. Filling a
+  // column the API does not show is no change of the item: its row version stays.
+  const rows = await sql<Record<string, unknown>>`select ${sql.join(
+    ['id', ...columns].map((c) => sql.ref(c)),
+  )} from ${sql.table(table)}`.execute(db);
+  if (rows.rows.length) {
+    await sql.raw(`drop trigger ${table}_version${dialect === 'postgres' ? ` on ${table}` : ''}`).execute(db);
+    for (const row of rows.rows) {
+      const text = columns.flatMap((c) => (typeof row[c] === 'string' ? searchWords(row[c] as string) : [])).join(' ');
+      await sql`update ${sql.table(table)} set search_text = ${text} where id = ${row.id}`.execute(db);
+    }
+    await versioned(db, dialect, table);
+  }
   if (dialect === 'postgres') {
     await sql
       .raw(`create index ${table}_search on ${table} using gin (to_tsvector('simple', coalesce(search_text, '')))`)
       .execute(db);
-  } else {
-    await sql
-      .raw(
-        `create virtual table ${table}_search using fts5(search_text, content='${table}', content_rowid='id', tokenize='unicode61 remove_diacritics 0')`,
-      )
-      .execute(db);
-    await sql
-      .raw(
-        `create trigger ${table}_search_insert after insert on ${table} begin
+    return;
+  }
+  await sql
+    .raw(
+      `create virtual table ${table}_search using fts5(search_text, content='${table}', content_rowid='id', tokenize='unicode61 remove_diacritics 0')`,
+    )
+    .execute(db);
+  await sql.raw(`insert into ${table}_search (${table}_search) values ('rebuild')`).execute(db);
+  await sql
+    .raw(
+      `create trigger ${table}_search_insert after insert on ${table} begin
         insert into ${table}_search (rowid, search_text) values (new.id, new.search_text);
       end`,
-      )
-      .execute(db);
-    await sql
-      .raw(
-        `create trigger ${table}_search_delete after delete on ${table} begin
+    )
+    .execute(db);
+  await sql
+    .raw(
+      `create trigger ${table}_search_delete after delete on ${table} begin
         insert into ${table}_search (${table}_search, rowid, search_text) values ('delete', old.id, old.search_text);
       end`,
-      )
-      .execute(db);
-    await sql
-      .raw(
-        `create trigger ${table}_search_update after update of search_text on ${table} begin
+    )
+    .execute(db);
+  await sql
+    .raw(
+      `create trigger ${table}_search_update after update of search_text on ${table} begin
         insert into ${table}_search (${table}_search, rowid, search_text) values ('delete', old.id, old.search_text);
         insert into ${table}_search (rowid, search_text) values (new.id, new.search_text);
       end`,
-      )
-      .execute(db);
-  }
-  // The rows already there: their words, as the application writes them from now on.
-  const rows = await sql<
-    Record<string, unknown>
-  >`select ${sql.join(['id', ...columns].map((c) => sql.ref(c)))} from ${sql.table(table)}`.execute(db);
-  for (const row of rows.rows) {
-    const text = columns.flatMap((c) => (typeof row[c] === 'string' ? searchWords(row[c] as string) : [])).join(' ');
-    await sql`update ${sql.table(table)} set search_text = ${text} where id = ${row.id}`.execute(db);
-  }
+    )
+    .execute(db);
 }
 
 /**
