@@ -234,6 +234,35 @@ for (const dialect of DIALECTS) {
       void u;
     });
 
+    it('unique under concurrency: of concurrent writes giving one value, exactly one succeeds', async () => {
+      await define([{ collection: 'clients', key: 'crmId', label: 'CRM id', type: 'text', unique: true }]);
+      const clients = (items: unknown[], method = 'POST') =>
+        call(t.app, a.token, method, '/clients', { clients: items });
+      for (let round = 0; round < 3; round++) {
+        const value = `RACE-${round}`;
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            clients([{ name: `Racer ${round}.${i}`, customFields: { crmId: value } }]),
+          ),
+        );
+        const won = results.filter((r) => r.status === 200);
+        assert.equal(won.length, 1, results.map((r) => r.raw).join('\n'));
+        for (const r of results.filter((x) => x.status !== 200))
+          assert.deepEqual(errorsOf(r), ['1046:customFields.crmId'], r.raw);
+        const held = await get(`/clients?where=${encodeURIComponent(`customFields.crmId = "${value}"`)}`);
+        assert.equal(held.body.metadata.recordsCount, 1);
+      }
+      // PATCHes of existing items racing for one value: one wins.
+      const made = await clients(Array.from({ length: 6 }, (_, i) => ({ name: `Patched ${i}` })));
+      const ids = made.body.clients.map((c: { id: number }) => c.id as number);
+      const patched = await Promise.all(
+        ids.map((id: number) => clients([{ id, customFields: { crmId: 'PATCH-RACE' } }], 'PATCH')),
+      );
+      assert.equal(patched.filter((r) => r.status === 200).length, 1, patched.map((r) => r.raw).join('\n'));
+      const held = await get(`/clients?where=${encodeURIComponent('customFields.crmId = "PATCH-RACE"')}`);
+      assert.equal(held.body.metadata.recordsCount, 1);
+    });
+
     it('where and sort on customFields.<key> with the operators of its type', async () => {
       await define([
         { collection: 'jobs', key: 'wText', label: 'T', type: 'text' },
