@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import { dialectOf, execute, query, slot, untyped, type Executor } from '../../db/runner.js';
 import { searchWords } from '../../db/text.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
@@ -409,7 +409,13 @@ export async function customColumns(
       nullable: true,
       expr: dialect.jsonMember(column, d.key, d.type),
       ops: OPS[d.type],
-      equals: (v) => dialect.jsonHas(column, d.key, v),
+      // `=` by an index: PostgreSQL's GIN index of the column; elsewhere, for a unique key (an
+      // integrator's own id), the unique values' index.
+      equals: (v) =>
+        dialect.jsonHas(column, d.key, v) ??
+        (d.unique
+          ? sql<SqlBool>`${sql.ref(`${c.table}.id`)} in (select item_id from ${sql.table(UNIQUE)} where account_id = ${accountId} and collection = ${c.name} and key = ${d.key} and value = ${uniqueText(v)})`
+          : undefined),
     });
   };
   for (const n of names) add(n, 'where');
