@@ -70,8 +70,12 @@ export interface DialectStrategy {
    * a word of the row. SQLite: its FTS5 table; PostgreSQL: the `simple` tsvector's GIN index.
    */
   searchMatch(table: string, words: string[]): RawBuilder<SqlBool>;
-  /** The rank of a row matching searchMatch: ascending is best first. */
-  searchRank(table: string, words: string[]): RawBuilder<number>;
+  /**
+   * The rank of a row matching searchMatch: ascending is best first. Where the rank comes from a
+   * table of its own (SQLite's FTS5), `join` is that table's matches (`fts_id`, `fts_rank`), joined
+   * as `fts` on the row's id, and the rank is its column: each match ranked once, not once per row.
+   */
+  searchRank(table: string, words: string[]): { rank: RawBuilder<number>; join?: RawBuilder<unknown> };
   /** The database refused a duplicate of a unique key. */
   isUniqueViolation(err: unknown): boolean;
   /** The database refused a row whose reference is missing (or a delete of a referenced row). */
@@ -110,8 +114,10 @@ export const SQLITE: DialectStrategy = {
   fromJson: (value) => (typeof value === 'string' ? JSON.parse(value) : ((value ?? {}) as Record<string, unknown>)),
   searchMatch: (table, words) =>
     sql<SqlBool>`${sql.ref(`${table}.id`)} in (select rowid from ${sql.table(`${table}_search`)} where ${sql.table(`${table}_search`)} match ${ftsQuery(words)})`,
-  searchRank: (table, words) =>
-    sql<number>`(select rank from ${sql.table(`${table}_search`)} where ${sql.table(`${table}_search`)} match ${ftsQuery(words)} and rowid = ${sql.ref(`${table}.id`)})`,
+  searchRank: (table, words) => ({
+    rank: sql<number>`fts.fts_rank`,
+    join: sql`(select rowid as fts_id, rank as fts_rank from ${sql.table(`${table}_search`)} where ${sql.table(`${table}_search`)} match ${ftsQuery(words)})`,
+  }),
   updatesInOneStatement: false,
   isUniqueViolation: (err) => code(err) === 'SQLITE_CONSTRAINT_UNIQUE' || code(err) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
   isForeignKeyViolation: (err) => code(err) === 'SQLITE_CONSTRAINT_FOREIGNKEY',
@@ -139,7 +145,9 @@ export const POSTGRES: DialectStrategy = {
   toJson: (value) => value,
   fromJson: (value) => (typeof value === 'string' ? JSON.parse(value) : ((value ?? {}) as Record<string, unknown>)),
   searchMatch: (table, words) => sql<SqlBool>`${tsVector(table)} @@ to_tsquery('simple', ${tsQuery(words)})`,
-  searchRank: (table, words) => sql<number>`-ts_rank(${tsVector(table)}, to_tsquery('simple', ${tsQuery(words)}))`,
+  searchRank: (table, words) => ({
+    rank: sql<number>`-ts_rank(${tsVector(table)}, to_tsquery('simple', ${tsQuery(words)}))`,
+  }),
   updatesInOneStatement: true,
   isUniqueViolation: (err) => code(err) === '23505',
   isForeignKeyViolation: (err) => code(err) === '23503',

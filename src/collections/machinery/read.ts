@@ -66,10 +66,12 @@ export async function list(
     q.sort.flatMap((s) => (s.custom ? [s.custom] : [])),
   );
   const search = q.search?.length ? q.search : undefined;
-  const filters = (eb: EB) => {
+  // Ranked where the rank is a table of its own: the page joins its matches instead of filtering.
+  const ranking = search && q.ranked ? dialectOf(db).searchRank(c.table, search) : undefined;
+  const filters = (eb: EB, joined = false) => {
     const parts: Expression<SqlBool>[] = [];
     if (q.where) parts.push(whereToSql(c, q.where, eb, db, custom));
-    if (search) parts.push(dialectOf(db).searchMatch(c.table, search));
+    if (search && !joined) parts.push(dialectOf(db).searchMatch(c.table, search));
     return parts;
   };
   const where = (eb: EB) => eb.and([scope(c, ctx, eb, access), ...filters(eb)]);
@@ -78,21 +80,21 @@ export async function list(
   const kept = keptCount(c, q, access);
   const version = kept && opts.version;
   const rowsQuery = (account: number, limit: number, offset: number) => {
-    let rows = untyped(db)
-      .selectFrom(c.table)
-      .select(columnsFor(c, q.projection))
-      .where((eb) => {
-        const parts = [dialectOf(db).accountCondition(eb, `${c.table}.account_id`, account)];
-        if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
-        parts.push(...filters(eb));
-        return eb.and(parts);
-      });
+    let from = untyped(db).selectFrom(c.table);
+    if (ranking?.join)
+      from = from.innerJoin(ranking.join.as('fts'), (j) => j.onRef('fts.fts_id', '=', `${c.table}.id`));
+    let rows = from.select(columnsFor(c, q.projection)).where((eb) => {
+      const parts = [dialectOf(db).accountCondition(eb, `${c.table}.account_id`, account)];
+      if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
+      parts.push(...filters(eb, !!ranking?.join));
+      return eb.and(parts);
+    });
     if (kept) rows = rows.select(keptCountColumn(db, c, account));
     if (version) rows = rows.select(rowVersion(db, c.table, account).as(TABLE_VERSION));
     // account_id first: one direction with the sort, so (account_id, <sort>) indexes can be walked.
     rows = rows.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
     // Without `sort`, a search answers its best matches first (ties by id).
-    if (search && q.ranked) rows = rows.orderBy(dialectOf(db).searchRank(c.table, search));
+    if (ranking) rows = rows.orderBy(ranking.rank);
     for (const s of q.sort) {
       const expr = s.custom ? custom?.get(s.custom)?.expr : undefined;
       // A custom field's items without a value come last, on both databases.
