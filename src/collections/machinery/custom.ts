@@ -5,7 +5,8 @@ import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import type { Collection, FilterColumn, Row } from './collection.js';
 import type { CmpOp, WhereNode } from './where.js';
 import type { Batch } from './write/batch.js';
-import { BatchFailed } from './write/outcome.js';
+import { BatchFailed, stopOnErrors } from './write/outcome.js';
+import { RetryOneByOne } from './write/apply.js';
 
 /**
  * Custom fields (PRODUCT §12): one value kind of the machinery. A collection declared with
@@ -248,46 +249,48 @@ const uniqueText = (v: unknown) => JSON.stringify(v);
 /**
  * In the transaction, once the rows are written: the unique custom values each item now has, in
  * `custom_unique_values`. A value another item holds (committed, or in a transaction that commits
- * first) is refused by the index: a failure of this item naming `customFields.<key>`.
+ * first) is refused by the index: a failure of this item naming `customFields.<key>`. The batch's
+ * values go in by one statement; when the index refuses it, the transaction runs again one item
+ * at a time (`oneByOne`), to name the item.
  */
-export async function saveUniqueValues(b: Batch, db: Executor): Promise<void> {
+export async function saveUniqueValues(b: Batch, db: Executor, oneByOne = false): Promise<void> {
   const { collection: c, caller, op } = b.request;
   if (!c.customFields) return;
   const account = caller.accountId;
+  const values = () =>
+    untyped(db).deleteFrom(UNIQUE).where('account_id', '=', account).where('collection', '=', c.name);
   if (op === 'delete') {
-    if (b.written.length)
-      await untyped(db)
-        .deleteFrom(UNIQUE)
-        .where('account_id', '=', account)
-        .where('collection', '=', c.name)
-        .where('item_id', 'in', b.written)
-        .execute();
+    if (b.written.length) await values().where('item_id', 'in', b.written).execute();
     return;
   }
   const state = b.custom;
   if (!state) return;
   const unique = [...state.defs.values()].filter((d) => d.unique && !d.deleted);
   if (!unique.length) return;
-  for (let i = 0; i < b.items.length; i++) {
-    const values = state.values[i];
-    const id = b.written[i];
-    if (!values || id === undefined) continue;
-    const sent = (b.items[i].customFields ?? {}) as Record<string, unknown>;
-    for (const d of unique) {
+  const errors: ApiErrorBody[][] = b.items.map(() => []);
+  const rows: { i: number; key: string; value: string; item_id: number }[] = [];
+  for (const d of unique) {
+    const seen = new Set<string>();
+    const changed: number[] = [];
+    for (let i = 0; i < b.items.length; i++) {
+      const id = b.written[i];
+      const v = state.values[i];
       // A PATCH changes the keys it sends; a create sets every key it has.
-      if (op === 'update' && !(d.key in sent)) continue;
-      const where = untyped(db)
-        .deleteFrom(UNIQUE)
-        .where('account_id', '=', account)
-        .where('collection', '=', c.name)
-        .where('key', '=', d.key);
-      if (op === 'update') await where.where('item_id', '=', id).execute();
-      const v = values[d.key];
-      if (v === undefined) continue;
-      const text = uniqueText(v);
-      // A value left by an item deleted with another (a cascade) is free again.
-      await where
-        .where('value', '=', text)
+      if (!v || id === undefined || (op === 'update' && !(d.key in (b.items[i].customFields as object)))) continue;
+      changed.push(id);
+      if (v[d.key] === undefined) continue;
+      const value = uniqueText(v[d.key]);
+      if (seen.has(value)) errors[i].push(validationError('unique', `${PREFIX}${d.key}`));
+      seen.add(value);
+      rows.push({ i, key: d.key, value, item_id: id });
+    }
+    if (op === 'update' && changed.length)
+      await values().where('key', '=', d.key).where('item_id', 'in', changed).execute();
+    // A value left by an item deleted with another (a cascade) is free again.
+    if (seen.size)
+      await values()
+        .where('key', '=', d.key)
+        .where('value', 'in', [...seen])
         .where((eb) =>
           eb.not(
             eb.exists(
@@ -300,17 +303,30 @@ export async function saveUniqueValues(b: Batch, db: Executor): Promise<void> {
           ),
         )
         .execute();
-      try {
-        await untyped(db)
-          .insertInto(UNIQUE)
-          .values({ account_id: account, collection: c.name, key: d.key, value: text, item_id: id })
-          .execute();
-      } catch (err) {
-        if (!dialectOf(db).isUniqueViolation(err)) throw err;
-        const errors: ApiErrorBody[][] = b.items.map(() => []);
-        errors[i].push(validationError('unique', `${PREFIX}${d.key}`));
-        throw new BatchFailed(errors);
-      }
+  }
+  stopOnErrors(errors);
+  if (!rows.length) return;
+  const insert = (some: typeof rows) =>
+    untyped(db)
+      .insertInto(UNIQUE)
+      .values(some.map(({ key, value, item_id }) => ({ account_id: account, collection: c.name, key, value, item_id })))
+      .execute();
+  if (!oneByOne && rows.length > 1) {
+    try {
+      await insert(rows);
+      return;
+    } catch (err) {
+      if (dialectOf(db).isUniqueViolation(err)) throw new RetryOneByOne();
+      throw err;
+    }
+  }
+  for (const row of rows) {
+    try {
+      await insert([row]);
+    } catch (err) {
+      if (!dialectOf(db).isUniqueViolation(err)) throw err;
+      errors[row.i].push(validationError('unique', `${PREFIX}${row.key}`));
+      throw new BatchFailed(errors);
     }
   }
 }
