@@ -248,7 +248,11 @@ for (const dialect of DIALECTS) {
         const value = `RACE-${round}`;
         const results = await Promise.all(
           Array.from({ length: 8 }, (_, i) =>
-            clients([{ name: `Racer ${round}.${i}`, customFields: { crmId: value } }]),
+            // Two items a request: each its own value, and the one they all want (one statement writes both).
+            clients([
+              { name: `Own ${round}.${i}`, customFields: { crmId: `${value}-${i}` } },
+              { name: `Racer ${round}.${i}`, customFields: { crmId: value } },
+            ]),
           ),
         );
         const won = results.filter((r) => r.status === 200);
@@ -257,6 +261,9 @@ for (const dialect of DIALECTS) {
           assert.deepEqual(errorsOf(r), ['1046:customFields.crmId'], r.raw);
         const held = await get(`/clients?where=${encodeURIComponent(`customFields.crmId = "${value}"`)}`);
         assert.equal(held.body.metadata.recordsCount, 1);
+        // The losers' batches wrote nothing, their own values included.
+        const own = await get(`/clients?where=${encodeURIComponent(`customFields.crmId ~ "${value}-"`)}`);
+        assert.equal(own.body.metadata.recordsCount, 1);
       }
       // PATCHes of existing items racing for one value: one wins.
       const made = await clients(Array.from({ length: 6 }, (_, i) => ({ name: `Patched ${i}` })));
