@@ -135,6 +135,21 @@ for (const dialect of DIALECTS) {
         floors: 4.5,
         keySafe: '',
       });
+      // Several items in one PATCH (PostgreSQL writes them by one statement).
+      const two = await jobs('POST', [{ title: 'Pair a' }, { title: 'Pair b', customFields: { floors: 1 } }]);
+      const [ta, tb] = two.body.jobs.map((j: { id: number }) => j.id);
+      const both = await jobs('PATCH', [
+        { id: ta, customFields: { floors: 2, keySafe: 'K' } },
+        { id: tb, customFields: { pets: false } },
+      ]);
+      assert.equal(both.status, 200, both.raw);
+      assert.deepEqual(
+        both.body.jobs.map((j: { customFields: unknown }) => j.customFields),
+        [
+          { floors: 2, keySafe: 'K' },
+          { floors: 1, pets: false },
+        ],
+      );
       // A PATCH without customFields keeps them.
       const q = await jobs('PATCH', [{ id: job.id, title: 'Renamed' }]);
       assert.deepEqual(q.body.jobs[0].customFields, p.body.jobs[0].customFields);
