@@ -1,6 +1,6 @@
 import { createAccount } from '../src/accounts/service.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
-import { searchTextOf } from '../src/collections/machinery/custom.js';
+import { searchTextOf } from '../src/collections/machinery/search.js';
 import { hashToken, randomToken } from '../src/auth/secrets.js';
 import { registry } from '../src/collections/index.js';
 import type { Caller, Columns, Item } from '../src/collections/machinery/collection.js';

@@ -6,7 +6,7 @@ import type { Caller } from '../collections/machinery/collection.js';
 import type { ChangeRecorder, Writer } from '../collections/machinery/write/index.js';
 import { seedStatuses } from '../collections/statuses/seed.js';
 import { users } from '../collections/users/index.js';
-import { searchTextOf } from '../collections/machinery/custom.js';
+import { searchTextOf } from '../collections/machinery/search.js';
 
 export interface NewAccount {
   companyName: string;

@@ -1,7 +1,8 @@
 import { ApiError } from '../../errors.js';
 import type { Collection } from './collection.js';
 import { parseWhere, type WhereNode } from './where.js';
-import { isCustomName, parseSearch } from './custom.js';
+import { isCustomName } from './custom.js';
+import { parseSearch } from './search.js';
 
 /** Which members to return: root fields, and for each association which members ('*' = all). */
 export interface Projection {

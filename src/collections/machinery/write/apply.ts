@@ -6,7 +6,7 @@ import { listChanges, saveList } from '../links.js';
 import type { Batch } from './batch.js';
 import type { ChangeRecorder } from './changes.js';
 import { BatchFailed } from './outcome.js';
-import { fillSearchText } from '../custom.js';
+import { fillSearchText } from '../search.js';
 
 /** The association a refused foreign key names (PostgreSQL says which column; SQLite does not). */
 function referenceField(c: Collection, item: Record<string, unknown>, err: Error): string {
