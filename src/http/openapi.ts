@@ -138,6 +138,13 @@ const PARAMETERS: Record<string, Json> = {
     schema: { type: 'string' },
     description: 'Comma-separated fields, `-` for descending (default `id`)',
   },
+  q: {
+    name: 'q',
+    in: 'query',
+    schema: { type: 'string' },
+    description:
+      'Full-text search (PRODUCT §12): each word (a run of letters and digits) must begin a word of the item, ignoring case and accents; no operators. Without `sort`, best matches first (ties by id).',
+  },
   page: { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } },
   recordsPerPage: {
     name: 'recordsPerPage',
@@ -190,7 +197,7 @@ function operation(
 function pathsFor(c: Collection): Record<string, Json> {
   const N = pascal(c.name);
   const { plural, singular } = nounsOf(c);
-  const list = ['fields', 'where', 'sort', 'page', 'recordsPerPage'].map(param);
+  const list = ['fields', 'where', 'sort', ...(c.search ? ['q'] : []), 'page', 'recordsPerPage'].map(param);
   const collection: Json = {
     get: operation(c, `list${N}`, `List ${plural}`, { params: list, ok: 'List' }),
     patch: operation(c, `update${N}`, `Update ${plural} (each item names its id)`, {
