@@ -89,8 +89,8 @@ const ftsQuery = (words: string[]) => words.map((w) => `"${w.replace(/"/g, '')}"
 /** to_tsquery's: each word a prefix lexeme, all required. */
 const tsQuery = (words: string[]) => words.map((w) => `'${w.replace(/['\\]/g, '')}':*`).join(' & ');
 
-/** The indexed expression of migration 070 (the GIN index is on exactly this). */
-const tsVector = (table: string) => sql`to_tsvector('simple', coalesce(${sql.ref(`${table}.search_text`)}, ''))`;
+/** The indexed tsvector of migration 070 (`search_vector`, generated from `search_text`). */
+const tsVector = (table: string) => sql.ref(`${table}.search_vector`);
 
 const code = (err: unknown): string | undefined => (err as { code?: string } | null)?.code;
 

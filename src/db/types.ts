@@ -46,6 +46,7 @@ export interface ClientsTable {
   version: Generated<number>;
   custom_fields: Generated<unknown>;
   search_text: string | null;
+  search_vector: Generated<string | null>;
 }
 
 export interface CountersTable {
@@ -195,6 +196,7 @@ export interface JobsTable {
   version: Generated<number>;
   custom_fields: Generated<unknown>;
   search_text: string | null;
+  search_vector: Generated<string | null>;
 }
 
 export interface LoginAttemptsTable {
@@ -222,6 +224,7 @@ export interface NotesTable {
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
   search_text: string | null;
+  search_vector: Generated<string | null>;
 }
 
 export interface OauthClientsTable {
@@ -343,6 +346,7 @@ export interface UsersTable {
   version: Generated<number>;
   custom_fields: Generated<unknown>;
   search_text: string | null;
+  search_vector: Generated<string | null>;
 }
 
 export interface VisitsTable {
