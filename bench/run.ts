@@ -13,6 +13,7 @@ import { deliveryStats, drained, startBenchReceiver } from './webhooks.js';
 import { DIRECTUS_VERSION, startDirectus } from './peer-directus.js';
 import { crewTime } from './crewtime.js';
 import { PLACES_ROWS, placesWorkloads } from './places.js';
+import { benchCustom } from './custom.js';
 
 /**
  * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
@@ -224,6 +225,8 @@ async function main() {
     else log(`${label}: ${note}`);
   };
 
+  // Custom fields and search (issue 31): a data set of its own (bench/custom.ts).
+  if (runs('custom')) await benchCustom({ root, databaseUrl, load, log, record, start: (e) => startOurs(e) });
   // Our server, 1 worker, on the main data set.
   const main = await dataset(root, 'main', MAIN, databaseUrl, log);
   const copy = await workingCopy(root, main, MAIN, databaseUrl);

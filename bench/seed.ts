@@ -1,5 +1,6 @@
 import { createAccount } from '../src/accounts/service.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
+import { searchTextOf } from '../src/collections/machinery/search.js';
 import { hashToken, randomToken } from '../src/auth/secrets.js';
 import { registry } from '../src/collections/index.js';
 import type { Caller, Columns, Item } from '../src/collections/machinery/collection.js';
@@ -223,6 +224,8 @@ async function bulkCreate(
       const row = itemToRow(c, it, 'create', ctx.now);
       row.account_id = ctx.accountId;
       extra(k, row);
+      // The words `q` searches, as the write pipeline writes them (PRODUCT §12).
+      if (c.search) row.search_text = searchTextOf(c, row);
       rows.push(row);
     }
     await withTransaction(database, async (db) => {

@@ -40,6 +40,8 @@ select create_distributed_table('deliveries', 'account_id', colocate_with => 'ac
 select create_distributed_table('timesheets', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('locations', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('unavailabilities', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('custom_field_definitions', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('custom_unique_values', 'account_id', colocate_with => 'accounts');
 
 select create_reference_table('file_deletions');
 select create_reference_table('logins');

@@ -35,6 +35,7 @@ function tsType(pgType) {
   if (/^(text|character varying|character)/.test(pgType)) return 'string';
   if (pgType === 'boolean') return 'boolean';
   if (/^jsonb?$/.test(pgType)) return 'unknown';
+  if (pgType === 'tsvector') return 'string';
   throw new Error(`db-types: no TypeScript type for the PostgreSQL type ${pgType}`);
 }
 
@@ -54,6 +55,7 @@ async function sqliteSchema(db, sql) {
     select m.name as "table", c.name as "column", c."notnull" = 0 and c.pk = 0 as nullable
     from sqlite_master m join pragma_table_info(m.name) c
     where m.type = 'table' and m.name not like 'sqlite\\_%' escape '\\'
+      and m.name not like '%\\_search' escape '\\' and m.name not like '%\\_search\\_%' escape '\\'
     order by m.name, c.cid`.execute(db);
   return group(rows.filter((r) => !IGNORED.has(r.table)).map((r) => ({ ...r, nullable: !!r.nullable })));
 }
@@ -83,7 +85,9 @@ function differences(pgTables, sqliteTables) {
         out.push(`${name}.${col}: ${pc.nullable ? 'nullable' : 'not null'} on PostgreSQL, not on SQLite`);
     }
     for (const col of p.columns.keys())
-      if (!t.columns.has(col)) out.push(`${name}.${col}: a PostgreSQL column SQLite does not have`);
+      // search_vector: PostgreSQL's full-text index of search_text (SQLite's is an FTS5 table; migration 070).
+      if (!t.columns.has(col) && col !== 'search_vector')
+        out.push(`${name}.${col}: a PostgreSQL column SQLite does not have`);
   }
   return out;
 }

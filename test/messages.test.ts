@@ -49,7 +49,7 @@ for (const dialect of DIALECTS) {
       assert.equal(res.body.error.code, 1002);
       assert.match(
         res.body.error.message,
-        /unknown query parameter 'limit' \(lists take fields, where, sort, page and recordsPerPage\)/,
+        /unknown query parameter 'limit' \(lists take fields, where, sort, q, near, page and recordsPerPage\)/,
       );
     });
 

@@ -6,6 +6,7 @@ import type { Caller } from '../collections/machinery/collection.js';
 import type { ChangeRecorder, Writer } from '../collections/machinery/write/index.js';
 import { seedStatuses } from '../collections/statuses/seed.js';
 import { users } from '../collections/users/index.js';
+import { searchTextOf } from '../collections/machinery/search.js';
 
 export interface NewAccount {
   companyName: string;
@@ -68,9 +69,18 @@ export async function createAccount(writer: Writer, input: NewAccount, now = Dat
       roles.set(r.kind, row.id);
     }
     for (const seed of accountSeeds) await seed(db, changes, account.id, now);
+    const searched = {
+      first_name: input.firstName,
+      last_name: input.lastName,
+      company_name: input.companyName,
+      email: input.email ?? null,
+      login: input.login,
+    };
     const user = await db
       .insertInto('users')
       .values({
+        // The words `q` finds the user by, as the write pipeline writes them (PRODUCT §12).
+        search_text: searchTextOf(users, searched),
         account_id: account.id,
         role_id: roles.get('administrator')!,
         login: input.login,

@@ -15,6 +15,7 @@ import { locations } from './locations/index.js';
 import { unavailabilities } from './unavailabilities/index.js';
 import { sites } from './sites/index.js';
 import { contacts } from './contacts/index.js';
+import { customFieldDefinitions } from './customFieldDefinitions/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of).
@@ -35,6 +36,7 @@ export const registry: Registry = createRegistry([
   unavailabilities,
   sites,
   contacts,
+  customFieldDefinitions,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

@@ -51,11 +51,46 @@ export interface DialectStrategy {
   lower(text: Expression<unknown>): RawBuilder<string>;
   /** Several rows of one table can be updated by one statement (a JSON array of rows). */
   readonly updatesInOneStatement: boolean;
+  /**
+   * A custom field's value in a JSON object column (PRODUCT §12), typed for comparison: text (text,
+   * select, date), a number, or 1/0 (boolean). `key` is bound, never spliced.
+   */
+  jsonMember(column: Expression<unknown>, key: string, type: JsonMemberType): RawBuilder<unknown>;
+  /**
+   * `column` holds `key` with exactly `value` (a JSON scalar), where an index answers it (PostgreSQL's
+   * GIN index with `@>`); undefined where none does (SQLite compares jsonMember).
+   */
+  jsonHas(column: Expression<unknown>, key: string, value: unknown): RawBuilder<SqlBool> | undefined;
+  /** A JSON object as the parameter a JSON column takes (PostgreSQL: the object; SQLite: its text). */
+  toJson(value: Record<string, unknown>): unknown;
+  /** A JSON column's stored value as an object (PostgreSQL's driver parses JSONB; SQLite gives text). */
+  fromJson(value: unknown): Record<string, unknown>;
+  /**
+   * Full-text search (`q`) of a table's `search_text` (migration 070): every folded word a prefix of
+   * a word of the row. SQLite: its FTS5 table; PostgreSQL: the `simple` tsvector's GIN index.
+   */
+  searchMatch(table: string, words: string[]): RawBuilder<SqlBool>;
+  /**
+   * The rank of a row matching searchMatch: ascending is best first. Where the rank comes from a
+   * table of its own (SQLite's FTS5), `join` is that table's matches (`fts_id`, `fts_rank`), joined
+   * as `fts` on the row's id, and the rank is its column: each match ranked once, not once per row.
+   */
+  searchRank(table: string, words: string[]): { rank: RawBuilder<number>; join?: RawBuilder<unknown> };
   /** The database refused a duplicate of a unique key. */
   isUniqueViolation(err: unknown): boolean;
   /** The database refused a row whose reference is missing (or a delete of a referenced row). */
   isForeignKeyViolation(err: unknown): boolean;
 }
+
+export type JsonMemberType = 'text' | 'number' | 'boolean' | 'date' | 'select';
+
+/** FTS5's query: each word a quoted prefix phrase (words are letters and digits only: no syntax). */
+const ftsQuery = (words: string[]) => words.map((w) => `"${w.replace(/"/g, '')}"*`).join(' ');
+/** to_tsquery's: each word a prefix lexeme, all required. */
+const tsQuery = (words: string[]) => words.map((w) => `'${w.replace(/['\\]/g, '')}':*`).join(' & ');
+
+/** The indexed tsvector of migration 070 (`search_vector`, generated from `search_text`). */
+const tsVector = (table: string) => sql.ref(`${table}.search_vector`);
 
 const code = (err: unknown): string | undefined => (err as { code?: string } | null)?.code;
 
@@ -68,6 +103,21 @@ export const SQLITE: DialectStrategy = {
   indexHint: (index) => sql`indexed by ${sql.id(index)}`,
   lower: (text) =>
     sql`case when octet_length(${text}) = length(${text}) then lower(${text}) else fsm_lower(${text}) end`,
+  jsonMember: (column, key, type) => {
+    const path = `$.${key}`;
+    return type === 'number'
+      ? sql`cast(json_extract(${column}, ${path}) as real)`
+      : sql`json_extract(${column}, ${path})`;
+  },
+  jsonHas: () => undefined,
+  toJson: (value) => JSON.stringify(value),
+  fromJson: (value) => (typeof value === 'string' ? JSON.parse(value) : ((value ?? {}) as Record<string, unknown>)),
+  searchMatch: (table, words) =>
+    sql<SqlBool>`${sql.ref(`${table}.id`)} in (select rowid from ${sql.table(`${table}_search`)} where ${sql.table(`${table}_search`)} match ${ftsQuery(words)})`,
+  searchRank: (table, words) => ({
+    rank: sql<number>`fts.fts_rank`,
+    join: sql`(select rowid as fts_id, rank as fts_rank from ${sql.table(`${table}_search`)} where ${sql.table(`${table}_search`)} match ${ftsQuery(words)})`,
+  }),
   updatesInOneStatement: false,
   isUniqueViolation: (err) => code(err) === 'SQLITE_CONSTRAINT_UNIQUE' || code(err) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
   isForeignKeyViolation: (err) => code(err) === 'SQLITE_CONSTRAINT_FOREIGNKEY',
@@ -85,6 +135,19 @@ export const POSTGRES: DialectStrategy = {
   accountCondition: (eb, column, account) => eb.and([eb(column, '>=', account), eb(column, '<=', account)]),
   indexHint: () => sql``,
   lower: (text) => sql`lower(${text})`,
+  jsonMember: (column, key, type) =>
+    type === 'number'
+      ? sql`(${column} ->> ${key})::float8`
+      : type === 'boolean'
+        ? sql`((${column} ->> ${key})::boolean)::int`
+        : sql`(${column} ->> ${key})`,
+  jsonHas: (column, key, value) => sql<SqlBool>`${column} @> ${JSON.stringify({ [key]: value })}::jsonb`,
+  toJson: (value) => value,
+  fromJson: (value) => (typeof value === 'string' ? JSON.parse(value) : ((value ?? {}) as Record<string, unknown>)),
+  searchMatch: (table, words) => sql<SqlBool>`${tsVector(table)} @@ to_tsquery('simple', ${tsQuery(words)})`,
+  searchRank: (table, words) => ({
+    rank: sql<number>`-ts_rank(${tsVector(table)}, to_tsquery('simple', ${tsQuery(words)}))`,
+  }),
   updatesInOneStatement: true,
   isUniqueViolation: (err) => code(err) === '23505',
   isForeignKeyViolation: (err) => code(err) === '23503',

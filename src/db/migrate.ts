@@ -23,6 +23,7 @@ import { schemaComments } from './migrations/020_schema_comments.js';
 import { fileDeletions } from './migrations/030_file_deletions.js';
 import { places } from './migrations/050_places.js';
 import { crewTime } from './migrations/060_crew_time.js';
+import { customFields } from './migrations/070_custom_fields.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -49,6 +50,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '030_file_deletions': fileDeletions,
   '050_places': places,
   '060_crew_time': crewTime,
+  '070_custom_fields': customFields,
 };
 
 export class MigrationFailed extends Error {}

@@ -19,3 +19,17 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * not storable as UTF-8, so each database would keep something else. Refused on input, as U+0000.
  */
 export const hasLoneSurrogate = (s: string): boolean => LONE_SURROGATE.test(s);
+
+/**
+ * Text as full-text search compares it (PRODUCT §12, `q`): decomposed (NFKD), combining marks
+ * dropped, lowered as `lowerText` lowers. The same function folds the indexed text and the words
+ * of `q`, so no database extension (PostgreSQL's `unaccent`) is needed: `Café` and `cafe` are one word.
+ */
+export function foldText(s: string): string {
+  return lowerText(s.normalize('NFKD').replace(/\p{M}+/gu, ''));
+}
+
+/** The words of text for search: runs of Unicode letters and digits, folded; anything else separates. */
+export function searchWords(s: string): string[] {
+  return foldText(s).match(/[\p{L}\p{N}]+/gu) ?? [];
+}

@@ -46,6 +46,9 @@ export interface ClientsTable {
   version: Generated<number>;
   address_lat: number | null;
   address_lng: number | null;
+  custom_fields: Generated<unknown>;
+  search_text: string | null;
+  search_vector: Generated<string | null>;
 }
 
 export interface ContactsTable {
@@ -71,6 +74,31 @@ export interface CountersTable {
   value: Generated<number>;
   /** Unused since migration 012 (row counts moved to row_counts). */
   version: Generated<number>;
+}
+
+export interface CustomFieldDefinitionsTable {
+  id: Generated<number>;
+  account_id: number;
+  collection: string;
+  key: string;
+  label: string;
+  type: string;
+  options: string | null;
+  is_required: Generated<number>;
+  is_unique: Generated<number>;
+  client_id: string | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
+export interface CustomUniqueValuesTable {
+  account_id: number;
+  collection: string;
+  key: string;
+  value: string;
+  item_id: number;
 }
 
 export interface DeliveriesTable {
@@ -188,6 +216,9 @@ export interface JobsTable {
   address_lat: number | null;
   address_lng: number | null;
   site_id: number | null;
+  custom_fields: Generated<unknown>;
+  search_text: string | null;
+  search_vector: Generated<string | null>;
 }
 
 export interface LocationsTable {
@@ -227,6 +258,8 @@ export interface NotesTable {
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  search_text: string | null;
+  search_vector: Generated<string | null>;
 }
 
 export interface OauthClientsTable {
@@ -397,6 +430,9 @@ export interface UsersTable {
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  custom_fields: Generated<unknown>;
+  search_text: string | null;
+  search_vector: Generated<string | null>;
 }
 
 export interface VisitsTable {
@@ -419,6 +455,7 @@ export interface VisitsTable {
   check_out_time: number | null;
   check_in_location: string | null;
   check_out_location: string | null;
+  custom_fields: Generated<unknown>;
 }
 
 /** Per webhook, the last of its account's events whose deliveries are queued (src/webhooks/fanout.ts). */
@@ -476,6 +513,8 @@ export interface DB {
   clients: ClientsTable;
   contacts: ContactsTable;
   counters: CountersTable;
+  custom_field_definitions: CustomFieldDefinitionsTable;
+  custom_unique_values: CustomUniqueValuesTable;
   deliveries: DeliveriesTable;
   event_batches: EventBatchesTable;
   events: EventsTable;

@@ -146,6 +146,13 @@ const PARAMETERS: Record<string, Json> = {
     description:
       '`lat,lng[,radiusKm]`: only items whose address has a location (within the radius, great circle), each with `distance` in km (3 decimals), nearest first unless `sort` is given',
   },
+  q: {
+    name: 'q',
+    in: 'query',
+    schema: { type: 'string' },
+    description:
+      'Full-text search (PRODUCT §12): each word (a run of letters and digits) must begin a word of the item, ignoring case and accents; no operators. Without `sort`, best matches first (ties by id).',
+  },
   page: { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } },
   recordsPerPage: {
     name: 'recordsPerPage',
@@ -198,9 +205,15 @@ function operation(
 function pathsFor(c: Collection): Record<string, Json> {
   const N = pascal(c.name);
   const { plural, singular } = nounsOf(c);
-  const list = ['fields', 'where', 'sort', 'page', 'recordsPerPage', ...(locationColumns(c) ? ['near'] : [])].map(
-    param,
-  );
+  const list = [
+    'fields',
+    'where',
+    'sort',
+    ...(c.search ? ['q'] : []),
+    'page',
+    'recordsPerPage',
+    ...(locationColumns(c) ? ['near'] : []),
+  ].map(param);
   const collection: Json = {
     get: operation(c, `list${N}`, `List ${plural}`, { params: list, ok: 'List' }),
     patch: operation(c, `update${N}`, `Update ${plural} (each item names its id)`, {

@@ -54,6 +54,7 @@ for (const dialect of DIALECTS) {
           notes: 'Gate code 1234',
           account: { id: a.accountId },
           deleted: false,
+          customFields: {},
           created: undefined,
           modified: undefined,
         },

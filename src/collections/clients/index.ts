@@ -6,6 +6,8 @@ export const clients = defineCollection({
   table: 'clients',
   description: 'The customers work is done for.',
   fields: clientFields,
+  customFields: true,
+  search: ['name', 'companyName', 'email', 'notes', 'address'],
   counted: true,
   example: () => ({
     name: 'Jane Doe',

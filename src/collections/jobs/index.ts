@@ -35,6 +35,8 @@ export const jobs = defineCollection({
   table: 'jobs',
   description: 'Work to be done, usually for a client; scheduled through visits.',
   fields: jobFields,
+  customFields: true,
+  search: ['title', 'reference', 'description', 'orderNumber', 'address'],
   counted: true,
   example: (ref) => ({
     title: 'Boiler service',

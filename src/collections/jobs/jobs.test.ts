@@ -56,6 +56,7 @@ for (const dialect of DIALECTS) {
           createdBy: { id: a.adminId },
           account: { id: a.accountId },
           deleted: false,
+          customFields: {},
           created: undefined,
           modified: undefined,
         },

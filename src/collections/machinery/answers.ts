@@ -16,7 +16,8 @@ import { readAccess } from './read.js';
  * computed fields such as a file's signed URL).
  */
 export function rememberable(c: Collection, ctx: Caller, q: ListQuery): boolean {
-  if (!c.counted || q.where || q.projection.expand.size || readAccess(c, ctx) !== 'all') return false;
+  if (!c.counted || q.where || q.search?.length || q.projection.expand.size || readAccess(c, ctx) !== 'all')
+    return false;
   // A sort on an association member (`client.name`) reads another table.
   if (q.sort.some((s) => s.assoc)) return false;
   // With `near`, `distance` is computed from the row itself (its location) and the point.

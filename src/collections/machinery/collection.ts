@@ -4,7 +4,8 @@ import type { ApiErrorBody } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
 import type { DB } from '../../db/types.js';
 import type { Field, ScalarField, ValueType } from './fields.js';
-import { INT32_MAX } from './fields.js';
+import { INT32_MAX, customFieldsField } from './fields.js';
+import type { CmpOp } from './where.js';
 import type { ChangeRecorder } from './write/changes.js';
 
 export type { RoleKind };
@@ -164,6 +165,16 @@ export interface CollectionDef<T extends TableName = AnyTable> {
    * events; recording it would make events of events).
    */
   recorded?: boolean;
+  /**
+   * Items carry `customFields` (PRODUCT §12): the account's own fields, in the table's
+   * `custom_fields` column (migration 070's `addCustomFields`).
+   */
+  customFields?: boolean;
+  /**
+   * `q` searches these fields' text (and every text custom field): object fields (an address) by
+   * their members. The table has `search_text` and its index (migration 070's `addSearch`).
+   */
+  search?: string[];
   /** OpenAPI paths the collection serves beside the dispatcher (the files' signed downloads). */
   extraPaths?: Record<string, unknown>;
 }
@@ -258,6 +269,12 @@ export interface FilterColumn {
   nullable: boolean;
   /** A bigint column (an integer field declared past int4, such as a file's size). */
   wide?: boolean;
+  /** What is compared instead of the column (a custom field's member of `custom_fields`). */
+  expr?: Expression<unknown>;
+  /** The operators it takes, when not every one its type takes. */
+  ops?: readonly CmpOp[];
+  /** `= value` answered by an index, where the database has one for it. */
+  equals?: (value: unknown) => Expression<SqlBool> | undefined;
 }
 
 export interface Collection extends CollectionDef {
@@ -271,6 +288,7 @@ export interface Collection extends CollectionDef {
 }
 
 export function defineCollection<T extends TableName>(def: CollectionDef<T>): Collection {
+  if (def.customFields) def = { ...def, fields: { ...def.fields, customFields: customFieldsField() } };
   const columns = new Map<string, FilterColumn>([['id', { column: 'id', type: 'integer', nullable: false }]]);
   const wide = (s: ScalarField) =>
     s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;

@@ -14,7 +14,7 @@ import { elsewhereTables, readsElsewhere } from './filter.js';
  *   (a contractor's jobs are those with their visits), whose changes the version misses.
  */
 export const keptCount = (c: Collection, q: ListQuery, access: 'all' | 'own'): boolean =>
-  access === 'all' && !!c.counted && !q.where && !q.near;
+  access === 'all' && !!c.counted && !q.where && !q.near && !q.search?.length;
 
 /** The column a list's rows carry the kept count in (read.ts): a name no table has. */
 export const KEPT_COUNT = 'fsm_kept_count';

@@ -36,6 +36,8 @@ export interface ScalarField extends BaseField {
   unique?: 'account' | { table: string; id: string };
   /** A `location` (`{lat, lng}`): `column` holds the latitude, this the longitude (kinds.location). */
   lngColumn?: string;
+  /** The item's custom fields (PRODUCT §12): typed by the account's definitions (src/collections/machinery/custom.ts). */
+  customFields?: boolean;
 }
 
 export interface ObjectField extends BaseField {
@@ -370,4 +372,22 @@ export function standardFields(opts: { accountRequired?: boolean; deleted?: bool
   };
   if (opts.deleted !== false) fields.deleted = f.boolean('deleted', { default: false });
   return fields;
+}
+
+/**
+ * `customFields` (PRODUCT §12): one JSON column, `custom_fields`, of key → value, typed by the
+ * account's definitions when written and shown without the keys of deleted definitions
+ * (src/collections/machinery/custom.ts). A collection has it by declaring `customFields: true`.
+ */
+export function customFieldsField(): ScalarField {
+  const value = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
+  return {
+    ...f.json('custom_fields', Type.Record(Type.String(), value), {
+      description:
+        "The account's own fields (customFieldDefinitions): key → value, `{}` when none. A write sets the keys it sends (null removes one) and keeps the others.",
+    }),
+    // Written as sent (null removes a key); each value is checked against its definition.
+    schema: Type.Record(Type.String(), Type.Unknown()),
+    customFields: true,
+  };
 }

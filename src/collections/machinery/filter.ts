@@ -70,12 +70,19 @@ export function assocSortKey(c: Collection, path: AssocPath, caller: Caller | un
 }
 
 /** Turns a parsed `where` tree into a Kysely expression; every value becomes a bound parameter. */
-export function whereToSql(c: Collection, node: WhereNode, eb: EB, db: Executor, caller?: Caller): Expression<SqlBool> {
+export function whereToSql(
+  c: Collection,
+  node: WhereNode,
+  eb: EB,
+  db: Executor,
+  caller?: Caller,
+  custom?: Map<string, FilterColumn>,
+): Expression<SqlBool> {
   if (node.type !== 'cmp') {
-    const parts = [whereToSql(c, node.left, eb, db, caller), whereToSql(c, node.right, eb, db, caller)];
+    const parts = [whereToSql(c, node.left, eb, db, caller, custom), whereToSql(c, node.right, eb, db, caller, custom)];
     return node.type === 'and' ? eb.and(parts) : eb.or(parts);
   }
-  const col = c.columns.get(node.field);
+  const col = c.columns.get(node.field) ?? custom?.get(node.field);
   if (!col) {
     const path = assocPath(c, node.field);
     if (!path) throw bad(`unknown field '${node.field}'`);
@@ -89,7 +96,7 @@ export function whereToSql(c: Collection, node: WhereNode, eb: EB, db: Executor,
   return compare(node, col, `${c.table}.${col.column}`, eb, db);
 }
 
-/** One term on one column. */
+/** One term on one column (`col.expr`: a computed column, such as a custom field's JSON member). */
 function compare(
   node: Extract<WhereNode, { type: 'cmp' }>,
   col: FilterColumn,
@@ -97,8 +104,9 @@ function compare(
   eb: EB,
   db: Executor,
 ): Expression<SqlBool> {
-  const ref = eb.ref(column);
+  const ref = col.expr ?? eb.ref(column);
   const { op, value } = node;
+  if (col.ops && !col.ops.includes(op)) throw bad(`'${node.field}' takes ${col.ops.join(' ')}, not '${op}'`);
 
   if (value === null) {
     if (op !== '=' && op !== '!=') throw bad(`null can only be compared with = or !=`);
@@ -115,6 +123,8 @@ function compare(
     return col.nullable ? eb.or([eb(ref, 'is', null), notLike]) : notLike;
   }
   const raw = bindValue(node.field, col, value);
+  const indexed = op === '=' ? col.equals?.(value) : undefined;
+  if (indexed) return indexed;
   // Bound as bigint so the comparison never depends on how a driver types the parameter;
   // bindValue has already refused values the column cannot hold. Both dialects know the cast.
   const bound = col.type === 'integer' || col.type === 'flag' ? sql<number>`cast(${raw} as bigint)` : raw;

@@ -3,6 +3,8 @@ import type { Collection } from './collection.js';
 import { parseWhere, type WhereNode } from './where.js';
 import { parseNear, type Near } from './near.js';
 import { assocPath, type AssocPath } from './filter.js';
+import { isCustomName } from './custom.js';
+import { parseSearch } from './search.js';
 
 /** Which members to return: root fields, and for each association which members ('*' = all). */
 export interface Projection {
@@ -13,8 +15,15 @@ export interface Projection {
 export interface ListQuery {
   projection: Projection;
   where?: WhereNode;
-  /** `assoc`: an association member (`client.name`), read from the associated row (filter.ts). */
-  sort: { column: string; desc: boolean; assoc?: AssocPath }[];
+  /**
+   * `assoc`: an association member (`client.name`), read from the associated row (filter.ts);
+   * `custom`: a `customFields.<key>` name, resolved against the account's definitions by the list.
+   */
+  sort: { column: string; desc: boolean; assoc?: AssocPath; custom?: string }[];
+  /** The words of `q` (PRODUCT §12); none or undefined: no search. */
+  search?: string[];
+  /** No `sort` was given: a search ranks (best first, then id). */
+  ranked?: boolean;
   page: number;
   recordsPerPage: number;
   /** `near=lat,lng[,radiusKm]` (machinery/near.ts). */
@@ -81,10 +90,10 @@ function positiveInt(raw: unknown, name: string, fallback: number, max: number):
 
 export function parseListQuery(c: Collection, query: Record<string, unknown>): ListQuery {
   for (const [k, v] of Object.entries(query)) {
-    if (!['fields', 'where', 'sort', 'page', 'recordsPerPage', 'near'].includes(k)) {
+    if (!['fields', 'where', 'sort', 'page', 'recordsPerPage', 'near', 'q'].includes(k)) {
       throw new ApiError(
         'badModifier',
-        `unknown query parameter '${k.slice(0, 64)}' (lists take fields, where, sort, page and recordsPerPage)`,
+        `unknown query parameter '${k.slice(0, 64)}' (lists take fields, where, sort, q, near, page and recordsPerPage)`,
       );
     }
     if (typeof v !== 'string') throw new ApiError('badModifier', `${k} is given more than once`);
@@ -95,6 +104,10 @@ export function parseListQuery(c: Collection, query: Record<string, unknown>): L
       const desc = part.startsWith('-');
       const name = desc ? part.slice(1) : part.startsWith('+') ? part.slice(1) : part;
       const col = c.columns.get(name);
+      if (!col && c.customFields && isCustomName(name)) {
+        sort.push({ column: name, desc, custom: name });
+        continue;
+      }
       const assoc = col ? undefined : assocPath(c, name);
       if (assoc) {
         sort.push({ column: name, desc, assoc });
@@ -114,6 +127,8 @@ export function parseListQuery(c: Collection, query: Record<string, unknown>): L
     projection,
     where: query.where === undefined ? undefined : parseWhere(String(query.where)),
     sort,
+    search: parseSearch(c, query.q),
+    ranked: query.sort === undefined,
     page: positiveInt(query.page, 'page', 1, MAX_PAGE),
     recordsPerPage: positiveInt(query.recordsPerPage, 'recordsPerPage', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
   };

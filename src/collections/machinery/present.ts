@@ -4,6 +4,7 @@ import type { AssocField } from './fields.js';
 import { loadLists } from './links.js';
 import type { Projection } from './modifiers.js';
 import { converterOf, toApi } from './values.js';
+import { visibleKeys, visibleValues } from './custom.js';
 
 async function loadAssoc(db: Executor, caller: Caller, field: AssocField, ids: number[], members: Set<string> | '*') {
   const names = Object.keys(field.members).filter((m) => members === '*' || members.has(m));
@@ -34,6 +35,8 @@ interface Loaded {
   expanded: Map<string, Map<number, unknown>>;
   lists: Map<string, Map<number, Record<string, unknown>[]>>;
   computed: Map<string, unknown[]>;
+  /** The keys of the account's live custom field definitions (undefined: no row has a value). */
+  customKeys?: Set<string>;
 }
 type Put = (row: Row, item: Item, index: number, loaded: Loaded) => void;
 
@@ -43,6 +46,11 @@ function writer(c: Collection, name: string): Put {
   switch (field.kind) {
     case 'scalar': {
       const { column } = field;
+      if (field.customFields) {
+        return (row, item, _i, loaded) => {
+          item[name] = visibleValues(row[column], loaded.customKeys);
+        };
+      }
       // Text needs no conversion: the common case skips toApi's switch.
       if (field.type === 'string' || field.type === 'datetime') {
         return (row, item) => {
@@ -137,6 +145,8 @@ export async function present(
       );
     }
     if (field.kind === 'computed' && rows.length) loaded.computed.set(name, await field.compute(db, caller, rows));
+    if (field.kind === 'scalar' && field.customFields && rows.length)
+      loaded.customKeys = await visibleKeys(db, caller.accountId, c.name, rows, field.column);
   }
   const puts = writersFor(c, p.fields);
   const items = new Array<Item>(rows.length);

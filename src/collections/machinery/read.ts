@@ -1,4 +1,4 @@
-import { expressionBuilder, type Expression, type SqlBool } from 'kysely';
+import { expressionBuilder, sql, type Expression, type SqlBool } from 'kysely';
 import { execute, dialectOf, query, slot, untyped, type Executor } from '../../db/runner.js';
 import { rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB, Item, Row } from './collection.js';
@@ -7,6 +7,7 @@ import { assocSortKey, whereToSql } from './filter.js';
 import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
 import { distanceColumn, nearCondition, nearestOrder } from './near.js';
+import { customColumns } from './custom.js';
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
 export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
@@ -61,33 +62,53 @@ export async function list(
   opts: { version?: boolean } = {},
 ): Promise<{ items: Item[]; count: number; version?: number }> {
   const access = readAccess(c, ctx);
-  const where = (eb: EB) =>
-    q.where || q.near
-      ? eb.and([
-          scope(c, ctx, eb, access),
-          ...(q.where ? [whereToSql(c, q.where, eb, db, ctx)] : []),
-          ...(q.near ? [nearCondition(c, q.near, eb)] : []),
-        ])
-      : scope(c, ctx, eb, access);
+  // `customFields.<key>` in where/sort, typed by the account's definitions (PRODUCT §12).
+  const custom = await customColumns(
+    db,
+    c,
+    ctx.accountId,
+    q.where,
+    q.sort.flatMap((s) => (s.custom ? [s.custom] : [])),
+  );
+  const search = q.search?.length ? q.search : undefined;
+  // Ranked where the rank is a table of its own: the page joins its matches instead of filtering.
+  // With `near` and no `sort`, nearest first wins: the search then only filters.
+  const ranking = search && q.ranked && !q.near ? dialectOf(db).searchRank(c.table, search) : undefined;
+  const filters = (eb: EB, joined = false) => {
+    const parts: Expression<SqlBool>[] = [];
+    if (q.where) parts.push(whereToSql(c, q.where, eb, db, ctx, custom));
+    if (q.near) parts.push(nearCondition(c, q.near, eb));
+    if (search && !joined) parts.push(dialectOf(db).searchMatch(c.table, search));
+    return parts;
+  };
+  const where = (eb: EB) => {
+    const parts = filters(eb);
+    return parts.length ? eb.and([scope(c, ctx, eb, access), ...parts]) : scope(c, ctx, eb, access);
+  };
   // An unfiltered list of every row reads the count the triggers keep: as a column of its rows
   // query, so the page and its count are one statement (one round trip, one snapshot).
   const kept = keptCount(c, q, access);
   // `near` over every row (no `where`): the answer reads this table alone, so it is remembered
   // under its version too (answers.ts); the count is then read after the rows (a later snapshot).
   const nearAlone =
-    !!opts.version && !!q.near && !q.where && access === 'all' && !!c.counted && !q.sort.some((s) => s.assoc);
+    !!opts.version &&
+    !!q.near &&
+    !q.where &&
+    !search &&
+    access === 'all' &&
+    !!c.counted &&
+    !q.sort.some((s) => s.assoc);
   const version = (kept || nearAlone) && opts.version;
   const rowsQuery = (account: number, limit: number, offset: number) => {
-    let rows = untyped(db)
-      .selectFrom(c.table)
-      .select(columnsFor(c, q.projection))
-      .where((eb) => {
-        const parts = [dialectOf(db).accountCondition(eb, `${c.table}.account_id`, account)];
-        if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
-        if (q.where) parts.push(whereToSql(c, q.where, eb, db, ctx));
-        if (q.near) parts.push(nearCondition(c, q.near, eb));
-        return eb.and(parts);
-      });
+    let from = untyped(db).selectFrom(c.table);
+    if (ranking?.join)
+      from = from.innerJoin(ranking.join.as('fts'), (j) => j.onRef('fts.fts_id', '=', `${c.table}.id`));
+    let rows = from.select(columnsFor(c, q.projection)).where((eb) => {
+      const parts = [dialectOf(db).accountCondition(eb, `${c.table}.account_id`, account)];
+      if (access === 'own' && c.policy.own) parts.push(c.policy.own(ctx, eb, c.table));
+      parts.push(...filters(eb, !!ranking?.join));
+      return eb.and(parts);
+    });
     if (q.near) rows = rows.select(distanceColumn(c, q.near));
     if (kept) rows = rows.select(keptCountColumn(db, c, account));
     if (version) rows = rows.select(rowVersion(db, c.table, account).as(TABLE_VERSION));
@@ -95,17 +116,22 @@ export async function list(
     rows = rows.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
     // `near` without `sort`: nearest first, ties by id (the default sort).
     if (q.near?.nearestFirst) rows = rows.orderBy(nearestOrder());
+    // Without `sort`, a search answers its best matches first (ties by id).
+    if (ranking) rows = rows.orderBy(ranking.rank);
     for (const s of q.sort) {
-      rows = s.assoc
-        ? rows.orderBy(assocSortKey(c, s.assoc, ctx, expressionBuilder()), s.desc ? 'desc' : 'asc')
-        : rows.orderBy(`${c.table}.${s.column}`, s.desc ? 'desc' : 'asc');
+      const dir = s.desc ? 'desc' : 'asc';
+      const expr = s.custom ? custom?.get(s.custom)?.expr : undefined;
+      // A custom field's items without a value come last, on both databases.
+      if (s.assoc) rows = rows.orderBy(assocSortKey(c, s.assoc, ctx, expressionBuilder()), dir);
+      else if (expr) rows = rows.orderBy(sql`${expr} is null`).orderBy(expr, dir);
+      else rows = rows.orderBy(`${c.table}.${s.column}`, dir);
     }
     return rows.limit(limit).offset(offset).$castTo<Row>();
   };
   const offset = (q.page - 1) * q.recordsPerPage;
   // Without a `where` or a scope of its own, a list differs per request only in account and page.
   const found =
-    !q.where && !q.near && !q.sort.some((s) => s.assoc) && access === 'all'
+    !q.where && !q.near && !search && !custom && !q.sort.some((s) => s.assoc) && access === 'all'
       ? query<Row>(
           db,
           `list|${c.table}|${fieldsKey(q.projection.fields)}|${sortKey(q)}|${version ? 'v' : ''}`,

@@ -22,6 +22,7 @@ export const notes = defineCollection({
   table: 'notes',
   description: 'What crews and office staff write on a job. The author is the caller.',
   fields: noteFields,
+  search: ['body'],
   counted: true,
   example: (ref) => ({ job: ref('jobs'), body: 'Customer asks us to call before arriving.' }),
   policy: {

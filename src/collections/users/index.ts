@@ -81,6 +81,8 @@ export const users = defineCollection({
   table: 'users',
   description: 'The people of the account: office staff, field workers and contractors.',
   fields: userFields,
+  customFields: true,
+  search: ['firstName', 'lastName', 'companyName', 'email', 'login'],
   counted: true,
   example: (ref) => ({
     account: ref('accounts'),

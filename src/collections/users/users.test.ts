@@ -26,6 +26,7 @@ const DEFAULT_FIELDS = [
   'role',
   'account',
   'status',
+  'customFields',
 ];
 
 const errorsOf = (body: any, i = 0) => body.failures[i].errors.map((e: any) => [e.code, e.field]);

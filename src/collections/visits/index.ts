@@ -47,6 +47,7 @@ export const visits = defineCollection({
   table: 'visits',
   description: 'Scheduled work on a job, assigned to one user.',
   fields: visitFields,
+  customFields: true,
   counted: true,
   example: (ref) => ({
     job: ref('jobs'),

@@ -63,6 +63,7 @@ for (const dialect of DIALECTS) {
           checkOutLocation: null,
           account: { id: a.accountId },
           deleted: false,
+          customFields: {},
           created: undefined,
           modified: undefined,
         },

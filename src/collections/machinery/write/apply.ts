@@ -6,6 +6,7 @@ import { listChanges, saveList } from '../links.js';
 import type { Batch } from './batch.js';
 import type { ChangeRecorder } from './changes.js';
 import { BatchFailed } from './outcome.js';
+import { fillSearchText } from '../search.js';
 
 /** The association a refused foreign key names (PostgreSQL says which column; SQLite does not). */
 function referenceField(c: Collection, item: Record<string, unknown>, err: Error): string {
@@ -137,6 +138,7 @@ async function writeOne(b: Batch, db: Executor, changes: ChangeRecorder, i: numb
   const ctx = b.txContext(i, db, changes);
   const old = b.existing[i];
   await c.rules.fill?.(ctx);
+  fillSearchText(b, i);
   let id: number;
   // The row as written: the recorder takes it instead of reading it again, unless a later item's
   // fill may change it (`exclusive` rules change rows the batch does not name, earlier items' too).
@@ -163,6 +165,7 @@ async function writeTogether(b: Batch, db: Executor, changes: ChangeRecorder): P
   const { collection: c, caller, op } = b.request;
   const contexts = b.items.map((_, i) => b.txContext(i, db, changes));
   if (c.rules.fill) for (const ctx of contexts) await c.rules.fill(ctx);
+  b.items.forEach((_, i) => fillSearchText(b, i));
   for (const run of runsOfShape(b.rows)) {
     const rows = run.map((i) => b.rows[i]);
     try {

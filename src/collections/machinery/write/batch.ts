@@ -2,6 +2,7 @@ import type { ApiErrorBody } from '../../../errors.js';
 import type { Executor } from '../../../db/tx.js';
 import type { Caller, Collection, Columns, Item, ItemContext, Op, Row, TxItemContext } from '../collection.js';
 import type { ChangeRecorder } from './changes.js';
+import type { CustomState } from '../custom.js';
 import type { WriteSuccess } from './outcome.js';
 
 /** What a caller asks of the write pipeline. */
@@ -36,6 +37,8 @@ export class Batch {
   /** The written ids, in request order. */
   written: number[] = [];
   access: 'all' | 'own' = 'all';
+  /** The custom fields of the items, once checked (src/collections/machinery/custom.ts). */
+  custom?: CustomState;
   private readonly found = new Map<string, Promise<unknown>>();
   /** The rows as they were before the transaction: each attempt of it starts from these. */
   private pristine?: Columns[];
@@ -51,6 +54,7 @@ export class Batch {
     this.written = [];
     this.existing = [];
     this.locked = undefined;
+    this.custom = undefined;
     this.found.clear();
   }
 

@@ -12,6 +12,7 @@ import { checkItems, validateRules } from './check-items.js';
 import { checkIfMatch } from './if-match.js';
 import { BatchFailed, failure, stopOnErrors, success, type WriteResult } from './outcome.js';
 import { checkReferences, checkUnique } from './references.js';
+import { checkCustomFields, saveUniqueValues } from '../custom.js';
 
 export type { WriteRequest } from './batch.js';
 export type { Change, ChangeHook, ChangeType, ChangeRecorder } from './changes.js';
@@ -83,6 +84,7 @@ export function createWriter(deps: WriterDeps): Writer {
         await lockRows(b, tx);
         await checkAll(b, tx, changes);
         await applyAll(b, tx, changes, oneByOne);
+        await saveUniqueValues(b, tx, oneByOne);
         if (c.rules.verify) {
           const errors = await c.rules.verify({ db: tx, items: b.items.map((_, i) => b.itemContext(i)) });
           errors.forEach((e, i) => b.errors[i].push(...e));
@@ -137,6 +139,7 @@ async function checkAll(b: Batch, db: Executor, changes: ChangeRecorder): Promis
   await loadAndAuthorize(b, db);
   stopOnErrors(b.errors);
   authorizeRules(b);
+  await checkCustomFields(b, db);
   if (op !== 'delete') {
     await checkReferences(b, db);
     await checkUnique(b, db);

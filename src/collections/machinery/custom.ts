@@ -1,0 +1,411 @@
+import { sql, type SqlBool } from 'kysely';
+import { dialectOf, execute, query, slot, untyped, type Executor } from '../../db/runner.js';
+import { searchColumns } from './search.js';
+import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
+import type { Collection, FilterColumn, Row } from './collection.js';
+import type { CmpOp, WhereNode } from './where.js';
+import type { Batch } from './write/batch.js';
+import { BatchFailed, stopOnErrors } from './write/outcome.js';
+import { RetryOneByOne } from './write/apply.js';
+
+/**
+ * Custom fields (PRODUCT §12): one value kind of the machinery. A collection declared with
+ * `customFields: true` stores its items' values in one JSON column, `custom_fields`; the account's
+ * definitions (the `customFieldDefinitions` collection, table `custom_field_definitions`) type them
+ * when written, hide the keys of deleted definitions when read, and type `where`/`sort` on
+ * `customFields.<key>`. Unique values are kept in `custom_unique_values`, whose unique index
+ * refuses a second item with the same value whichever transaction commits first.
+ */
+export const CUSTOM_TYPES = ['text', 'number', 'boolean', 'date', 'select'] as const;
+export type CustomType = (typeof CUSTOM_TYPES)[number];
+/** The collections that may have custom fields (each is the name of its table too). */
+export const CUSTOM_COLLECTIONS = [
+  'users',
+  'clients',
+  'sites',
+  'contacts',
+  'jobs',
+  'visits',
+  'quotes',
+  'invoices',
+  'products',
+] as const;
+export const CUSTOM_KEY = '^[a-z][A-Za-z0-9]{0,39}$';
+/** The longest text value, in characters (code points). */
+export const CUSTOM_TEXT_MAX = 1000;
+
+export interface Definition {
+  key: string;
+  type: CustomType;
+  options: string[] | null;
+  required: boolean;
+  unique: boolean;
+  deleted: boolean;
+}
+
+const PREFIX = 'customFields.';
+const DEFINITIONS = 'custom_field_definitions';
+const UNIQUE = 'custom_unique_values';
+
+/** The account's definitions for a collection, deleted ones included (their keys stay taken), by key. */
+export async function definitionsOf(
+  db: Executor,
+  accountId: number,
+  collection: string,
+): Promise<Map<string, Definition>> {
+  const rows = await query<Row>(
+    db,
+    'customFieldDefinitions|of',
+    () =>
+      untyped(db)
+        .selectFrom(DEFINITIONS)
+        .select(['id', 'key', 'type', 'options', 'is_required', 'is_unique', 'deleted'])
+        .where('account_id', '=', slot<number>('account'))
+        .where('collection', '=', slot<string>('collection'))
+        .$castTo<Row>(),
+    { account: accountId, collection },
+  );
+  return new Map(
+    rows.map((r) => [
+      r.key as string,
+      {
+        key: r.key as string,
+        type: r.type as CustomType,
+        options: r.options === null ? null : (JSON.parse(r.options as string) as string[]),
+        required: Boolean(r.is_required),
+        unique: Boolean(r.is_unique),
+        deleted: Boolean(r.deleted),
+      },
+    ]),
+  );
+}
+
+/** A stored `custom_fields` value as an object (JSONB comes parsed, SQLite's text does not). */
+export function storedValues(v: unknown): Record<string, unknown> {
+  if (typeof v === 'string') return v === '{}' || v === '' ? {} : (JSON.parse(v) as Record<string, unknown>);
+  return (v ?? {}) as Record<string, unknown>;
+}
+
+const isEmpty = (v: unknown) =>
+  v === null || v === undefined || v === '{}' || (typeof v === 'object' && Object.keys(v as object).length === 0);
+
+/** The keys of live definitions, when any row has a value to show (none: no lookup at all). */
+export async function visibleKeys(
+  db: Executor,
+  accountId: number,
+  collection: string,
+  rows: Row[],
+  column: string,
+): Promise<Set<string> | undefined> {
+  if (rows.every((r) => isEmpty(r[column]))) return undefined;
+  const defs = await definitionsOf(db, accountId, collection);
+  return new Set([...defs.values()].filter((d) => !d.deleted).map((d) => d.key));
+}
+
+/** The values to show: those of live definitions. */
+export function visibleValues(stored: unknown, keys: Set<string> | undefined): Record<string, unknown> {
+  if (!keys || isEmpty(stored)) return {};
+  const values = storedValues(stored);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(values)) if (keys.has(k)) out[k] = values[k];
+  return out;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const isDay = (v: string) => {
+  const ms = Date.parse(`${v}T00:00:00Z`);
+  return DATE.test(v) && Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === v;
+};
+
+/** Why a value does not fit its definition, or undefined when it does. */
+function wrongValue(d: Definition, v: unknown): string | undefined {
+  switch (d.type) {
+    case 'text':
+      if (typeof v !== 'string') return 'must be text';
+      return [...v].length > CUSTOM_TEXT_MAX ? `must be at most ${CUSTOM_TEXT_MAX} characters` : undefined;
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v) ? undefined : 'must be a number';
+    case 'boolean':
+      return typeof v === 'boolean' ? undefined : 'must be true or false';
+    case 'date':
+      return typeof v === 'string' && isDay(v) ? undefined : 'must be a date, YYYY-MM-DD';
+    case 'select':
+      return typeof v === 'string' && d.options?.includes(v)
+        ? undefined
+        : `must be one of ${(d.options ?? []).map((o) => JSON.stringify(o)).join(', ')}`;
+    default:
+      return 'has an unknown type';
+  }
+}
+
+/** Keys sorted, so the same values are stored (and compared, in events) as the same text. */
+const sorted = (o: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.keys(o)
+      .sort()
+      .map((k) => [k, o[k]]),
+  );
+
+/** What the custom-fields step found for a batch: the definitions and each item's values after the write. */
+export interface CustomState {
+  defs: Map<string, Definition>;
+  /** Per item: its values after the write, when the write sets them (create, or a PATCH that sends some). */
+  values: (Record<string, unknown> | undefined)[];
+  /** Per item: its text custom values, when its searched text is to be made again (searchText). */
+  texts: (string[] | undefined)[];
+}
+
+/**
+ * In the transaction, after the stored rows were loaded: each item's custom fields checked against
+ * the account's definitions and merged with the stored ones (the keys sent set, null removes), and
+ * the searched text made again when what it is made of changes.
+ */
+export async function checkCustomFields(b: Batch, db: Executor): Promise<void> {
+  const { collection: c, caller, op } = b.request;
+  const field = c.fields.customFields;
+  const custom = c.customFields && field?.kind === 'scalar';
+  if (op === 'delete' || (!custom && !c.search)) return;
+  const needed = custom && (op === 'create' || b.items.some((it) => it.customFields !== undefined));
+  const defs =
+    needed || (c.search && custom) ? await definitionsOf(db, caller.accountId, c.name) : new Map<string, Definition>();
+  const state: CustomState = { defs, values: [], texts: [] };
+  b.custom = state;
+  const searched = c.search ? searchColumns(c) : [];
+  b.items.forEach((item, i) => {
+    if (b.errors[i].length) return;
+    const existing = b.existing[i];
+    let values: Record<string, unknown> | undefined;
+    if (custom && (op === 'create' || item.customFields !== undefined)) {
+      const errors: ApiErrorBody[] = [];
+      const sent = (item.customFields ?? {}) as Record<string, unknown>;
+      values = existing ? { ...storedValues(existing.custom_fields) } : {};
+      for (const [key, v] of Object.entries(sent)) {
+        const d = defs.get(key);
+        const name = `${PREFIX}${key}`;
+        if (!d || d.deleted) errors.push(validationError('unknown', name));
+        else if (v === null) {
+          if (d.required) errors.push(validationError('required', name));
+          delete values[key];
+        } else {
+          const why = wrongValue(d, v);
+          if (why) errors.push(validationError('invalid', name, why));
+          else values[key] = v;
+        }
+      }
+      if (op === 'create') {
+        for (const d of defs.values()) {
+          if (d.required && !d.deleted && values[d.key] === undefined && sent[d.key] !== null)
+            errors.push(validationError('required', `${PREFIX}${d.key}`));
+        }
+      }
+      b.errors[i].push(...errors);
+      if (errors.length) return;
+      values = sorted(values);
+      b.rows[i].custom_fields = dialectOf(db).toJson(values);
+      state.values[i] = values;
+    }
+    if (searched.length && (op === 'create' || values || searched.some((col) => col in b.rows[i]))) {
+      const all = values ?? (existing ? storedValues(existing.custom_fields) : {});
+      state.texts[i] = Object.entries(all).flatMap(([k, v]) => {
+        const d = defs.get(k);
+        return d && !d.deleted && d.type === 'text' && typeof v === 'string' ? [v] : [];
+      });
+    }
+  });
+}
+
+/** A value as the unique index keeps it: its JSON text (so 1 and "1" differ, and case counts). */
+const uniqueText = (v: unknown) => JSON.stringify(v);
+
+/**
+ * In the transaction, once the rows are written: the unique custom values each item now has, in
+ * `custom_unique_values`. A value another item holds (committed, or in a transaction that commits
+ * first) is refused by the index: a failure of this item naming `customFields.<key>`. The batch's
+ * values go in by one statement; when the index refuses it, the transaction runs again one item
+ * at a time (`oneByOne`), to name the item.
+ */
+export async function saveUniqueValues(b: Batch, db: Executor, oneByOne = false): Promise<void> {
+  const { collection: c, caller, op } = b.request;
+  if (!c.customFields) return;
+  const account = caller.accountId;
+  const values = () =>
+    untyped(db).deleteFrom(UNIQUE).where('account_id', '=', account).where('collection', '=', c.name);
+  if (op === 'delete') {
+    if (b.written.length) await values().where('item_id', 'in', b.written).execute();
+    return;
+  }
+  const state = b.custom;
+  if (!state) return;
+  const unique = [...state.defs.values()].filter((d) => d.unique && !d.deleted);
+  if (!unique.length) return;
+  const errors: ApiErrorBody[][] = b.items.map(() => []);
+  const rows: { i: number; key: string; value: string; item_id: number }[] = [];
+  for (const d of unique) {
+    const seen = new Set<string>();
+    const changed: number[] = [];
+    for (let i = 0; i < b.items.length; i++) {
+      const id = b.written[i];
+      const v = state.values[i];
+      // A PATCH changes the keys it sends; a create sets every key it has.
+      if (!v || id === undefined || (op === 'update' && !(d.key in (b.items[i].customFields as object)))) continue;
+      changed.push(id);
+      if (v[d.key] === undefined) continue;
+      const value = uniqueText(v[d.key]);
+      if (seen.has(value)) errors[i].push(validationError('unique', `${PREFIX}${d.key}`));
+      seen.add(value);
+      rows.push({ i, key: d.key, value, item_id: id });
+    }
+    if (op === 'update' && changed.length)
+      await values().where('key', '=', d.key).where('item_id', 'in', changed).execute();
+    // A value left by an item deleted with another (a cascade) is free again.
+    if (seen.size)
+      await values()
+        .where('key', '=', d.key)
+        .where('value', 'in', [...seen])
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              untyped(db)
+                .selectFrom(c.table)
+                .select('id')
+                .where('account_id', '=', account)
+                .whereRef('id', '=', `${UNIQUE}.item_id`),
+            ),
+          ),
+        )
+        .execute();
+  }
+  stopOnErrors(errors);
+  if (!rows.length) return;
+  const insert = (some: typeof rows) =>
+    untyped(db)
+      .insertInto(UNIQUE)
+      .values(some.map(({ key, value, item_id }) => ({ account_id: account, collection: c.name, key, value, item_id })))
+      .execute();
+  if (!oneByOne && rows.length > 1) {
+    try {
+      await insert(rows);
+      return;
+    } catch (err) {
+      if (dialectOf(db).isUniqueViolation(err)) throw new RetryOneByOne();
+      throw err;
+    }
+  }
+  for (const row of rows) {
+    try {
+      await insert([row]);
+    } catch (err) {
+      if (!dialectOf(db).isUniqueViolation(err)) throw err;
+      errors[row.i].push(validationError('unique', `${PREFIX}${row.key}`));
+      throw new BatchFailed(errors);
+    }
+  }
+}
+
+/**
+ * A definition's unique rule changed: turned on, the values items hold already are taken (the
+ * first item of a value keeps it; existing items never fail); turned off, they are free. Either way
+ * (and on any change of a definition) the collection's remembered answers are forgotten: the table's
+ * change version moves (values may show or hide).
+ */
+export async function definitionChanged(
+  db: Executor,
+  accountId: number,
+  collection: string,
+  key: string,
+  unique: { before: boolean; after: boolean },
+): Promise<void> {
+  const table = collection;
+  if (unique.after && !unique.before) {
+    const rows = await execute<Row>(
+      db,
+      untyped(db)
+        .selectFrom(table)
+        .select(['id', 'custom_fields'])
+        .where('account_id', '=', accountId)
+        .orderBy('id')
+        .$castTo<Row>(),
+    );
+    const taken = rows.flatMap((r) => {
+      const v = storedValues(r.custom_fields)[key];
+      return v === undefined ? [] : [{ account_id: accountId, collection, key, value: uniqueText(v), item_id: r.id }];
+    });
+    for (let i = 0; i < taken.length; i += 500)
+      await untyped(db)
+        .insertInto(UNIQUE)
+        .values(taken.slice(i, i + 500))
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+  } else if (unique.before && !unique.after) {
+    await untyped(db)
+      .deleteFrom(UNIQUE)
+      .where('account_id', '=', accountId)
+      .where('collection', '=', collection)
+      .where('key', '=', key)
+      .execute();
+  }
+  await sql`update row_counts set version = version + 1 where account_id = ${accountId} and tbl = ${table}`.execute(db);
+}
+
+const OPS: Record<CustomType, readonly CmpOp[]> = {
+  text: ['~', '!~', '=', '!='],
+  number: ['=', '!=', '<', '<=', '>', '>='],
+  date: ['=', '!=', '<', '<=', '>', '>='],
+  boolean: ['=', '!='],
+  select: ['=', '!='],
+};
+
+/** The `customFields.<key>` names a `where` tree compares. */
+function namesIn(node: WhereNode | undefined, out: Set<string>): Set<string> {
+  if (!node) return out;
+  if (node.type === 'cmp') {
+    if (node.field.startsWith(PREFIX)) out.add(node.field);
+  } else {
+    namesIn(node.left, out);
+    namesIn(node.right, out);
+  }
+  return out;
+}
+
+export const isCustomName = (name: string): boolean => name.startsWith(PREFIX);
+
+/**
+ * The filter columns of the `customFields.<key>` a list's `where` and `sort` name, typed by the
+ * account's live definitions; an unknown or deleted key is a 400.
+ */
+export async function customColumns(
+  db: Executor,
+  c: Collection,
+  accountId: number,
+  where: WhereNode | undefined,
+  sort: string[],
+): Promise<Map<string, FilterColumn> | undefined> {
+  const names = namesIn(where, new Set());
+  const sorted = sort.filter(isCustomName);
+  if (!names.size && !sorted.length) return undefined;
+  const defs = c.customFields ? await definitionsOf(db, accountId, c.name) : new Map<string, Definition>();
+  const dialect = dialectOf(db);
+  const column = sql.ref(`${c.table}.custom_fields`);
+  const out = new Map<string, FilterColumn>();
+  const add = (name: string, modifier: string) => {
+    const d = defs.get(name.slice(PREFIX.length));
+    if (!d || d.deleted) throw new ApiError('badModifier', `${modifier}: unknown field '${name}'`);
+    out.set(name, {
+      column: 'custom_fields',
+      type: d.type === 'number' ? 'number' : d.type === 'boolean' ? 'boolean' : 'string',
+      nullable: true,
+      expr: dialect.jsonMember(column, d.key, d.type),
+      ops: OPS[d.type],
+      // `=` by an index: PostgreSQL's GIN index of the column; elsewhere, for a unique key (an
+      // integrator's own id), the unique values' index.
+      equals: (v) =>
+        dialect.jsonHas(column, d.key, v) ??
+        (d.unique
+          ? sql<SqlBool>`${sql.ref(`${c.table}.id`)} in (select item_id from ${sql.table(UNIQUE)} where account_id = ${accountId} and collection = ${c.name} and key = ${d.key} and value = ${uniqueText(v)})`
+          : undefined),
+    });
+  };
+  for (const n of names) add(n, 'where');
+  for (const n of sorted) if (!out.has(n)) add(n, 'sort');
+  return out;
+}
