@@ -23,6 +23,7 @@ import { schemaComments } from './migrations/020_schema_comments.js';
 import { fileDeletions } from './migrations/030_file_deletions.js';
 import { publicClients } from './migrations/080_public_clients.js';
 import { eventScope } from './migrations/081_event_scope.js';
+import { calendarLinks } from './migrations/082_calendar_links.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -49,6 +50,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '030_file_deletions': fileDeletions,
   '080_public_clients': publicClients,
   '081_event_scope': eventScope,
+  '082_calendar_links': calendarLinks,
 };
 
 export class MigrationFailed extends Error {}

@@ -321,6 +321,8 @@ export interface UsersTable {
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  /** SHA-256 of the calendar feed token (calendarLink); null when unlinked */
+  calendar_token_hash: string | null;
 }
 
 export interface VisitsTable {

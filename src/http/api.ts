@@ -199,7 +199,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
         { allow: allowed.join(', ') },
       );
     }
-    const need = method === 'GET' ? 'read' : 'write';
+    const need = method === 'GET' || (route.action && c.readActions?.includes(route.action)) ? 'read' : 'write';
     if (!ctx.permissions.has(permissionFor(c, need))) throw new ApiError('permissionMissing', permissionFor(c, need));
     if (c.policy[need][ctx.role] === 'none') throw new ApiError('roleForbids');
     // Such an id cannot exist, and must not reach SQL (ids are int4 in PostgreSQL).
