@@ -161,4 +161,23 @@ for (const dialect of DIALECTS) {
       assert.equal((await feed(officeUrl)).statusCode, 404);
     });
   });
+
+  describe(`calendar feeds are rate-limited like the API (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    before(async () => {
+      ({ t, a } = await appWithTenants(dialect, { env: { RATE_LIMIT_API: '3' } }));
+    });
+    after(() => t?.close());
+
+    test('past RATE_LIMIT_API requests a minute on one feed: 429 with Retry-After', async () => {
+      const url = (await call(t.app, a.token, 'POST', `/users/${a.adminId}/calendarLink`)).body.users[0]
+        .calendarUrl as string;
+      const get = () => t.app.inject({ method: 'GET', url: new URL(url).pathname });
+      for (let i = 0; i < 3; i++) assert.equal((await get()).statusCode, 200);
+      const over = await get();
+      assert.equal(over.statusCode, 429);
+      assert.ok(Number(over.headers['retry-after']) > 0);
+    });
+  });
 }
