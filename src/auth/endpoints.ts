@@ -17,5 +17,8 @@ export const CLIENT_ENDPOINTS: readonly string[] = [PATHS.token, PATHS.revocatio
 /** RFC 6749 §2.3.1: Basic (form-url-decoded) or client_id and client_secret in the form body. */
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
 
+/** Public clients (PRODUCT §13) authenticate by client_id alone at the token and revocation endpoints. */
+export const PUBLIC_CLIENT_AUTH_METHODS = [...CLIENT_AUTH_METHODS, 'none'];
+
 /** The only scope (PRODUCT §2): the client's registered permission set. */
 export const SCOPES = ['default'];

@@ -21,6 +21,10 @@ export const clientsCreate: Command = {
     permissions: { type: 'string', value: 'p,q', help: 'comma-separated, e.g. jobs.read,jobs.write' },
     'allow-permission-choice': { type: 'boolean', help: 'owners may untick permissions on the consent page' },
     publisher: { type: 'string', help: 'who runs the application, shown to owners beside its name' },
+    public: {
+      type: 'boolean',
+      help: 'a public client (mobile or desktop app): no secret, PKCE required, refresh tokens rotate; prints clientSecret null',
+    },
   },
   async run({ database, values }) {
     const publisher = (values.publisher as string | undefined)?.trim();
@@ -34,6 +38,7 @@ export const clientsCreate: Command = {
         .map((p) => p.trim())
         .filter((p) => p !== ''),
       allowPermissionChoice: (values['allow-permission-choice'] as boolean | undefined) ?? false,
+      public: (values.public as boolean | undefined) ?? false,
     });
     if (publisher !== undefined) await setClientPublisher(database.db, out.clientId, publisher);
     return out;
@@ -85,6 +90,12 @@ export const clientsRotateSecret: Command = {
   details: 'Prints {"clientId":"S","clientSecret":"S"}. Tokens already issued stay valid.',
   positionals: ['CLIENT_ID'],
   async run({ database, positionals: [clientId] }) {
+    const found = await database.db
+      .selectFrom('oauth_clients')
+      .select('is_public')
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    if (found?.is_public === 1) throw new ClientError(`'${clientId}' is a public client: it has no secret`);
     const clientSecret = randomToken();
     const r = await database.db
       .updateTable('oauth_clients')

@@ -1,6 +1,7 @@
-import type { Expression, SqlBool } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import { dialectOf, execute, type Executor } from '../db/runner.js';
-import type { Caller, EB } from './machinery/collection.js';
+import type { Caller, Collection, EB } from './machinery/collection.js';
+import type { AssocField } from './machinery/fields.js';
 
 /**
  * The rules that span collections, written once: every collection whose rows follow a job, a
@@ -103,4 +104,45 @@ export function seesClient(caller: Caller, eb: EB, clientColumn: string): Expres
       .where('seen_jobs.account_id', '=', caller.accountId)
       .where(seesJob(caller, eb, 'seen_jobs.id')),
   );
+}
+
+/**
+ * Whether a Contractor sees a collection's events by its job (PRODUCT §13: "those jobs' notes,
+ * charges and files"): one of those three, by its `job` association to `jobs`. Not every
+ * collection with a job follows it: a Contractor's visits are the ones assigned to them, and their
+ * timesheets their own (PRODUCT §11), whatever the job.
+ */
+const FOLLOW_THEIR_JOB = new Set(['notes', 'charges', 'files']);
+export function followsJob(c: Collection): boolean {
+  const job = c.fields.job as AssocField | undefined;
+  return FOLLOW_THEIR_JOB.has(c.name) && job?.kind === 'assoc' && job.target === 'jobs';
+}
+
+/**
+ * The events a Contractor sees (PRODUCT §13), over the scope columns kept with each event
+ * (migration 081), among the collections `readable` by the token and role: visits assigned to them
+ * before or after the change; the jobs they can see now, and the items of the collections that
+ * follow a job (followsJob: notes, files, charges…) on those jobs; their own user.
+ */
+export function contractorSeesEvent(
+  caller: Caller,
+  eb: EB,
+  table: string,
+  readable: readonly string[],
+  jobScoped: readonly string[],
+): Expression<SqlBool> {
+  const terms: Expression<SqlBool>[] = [];
+  if (readable.includes('visits'))
+    terms.push(
+      eb.and([
+        eb(`${table}.collection`, '=', 'visits'),
+        eb.or([eb(`${table}.scope_user_id`, '=', caller.userId), eb(`${table}.scope_old_user_id`, '=', caller.userId)]),
+      ]),
+    );
+  if (readable.includes('users'))
+    terms.push(eb.and([eb(`${table}.collection`, '=', 'users'), eb(`${table}.item_id`, '=', caller.userId)]));
+  const followers = jobScoped.filter((n) => readable.includes(n));
+  if (followers.length)
+    terms.push(eb.and([eb(`${table}.collection`, 'in', followers), seesJob(caller, eb, `${table}.scope_job_id`)]));
+  return terms.length ? eb.or(terms) : sql<SqlBool>`1 = 0`;
 }

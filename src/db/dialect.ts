@@ -24,6 +24,11 @@ export interface DialectStrategy {
    * against another writer, and ids drawn in a transaction are in commit order.
    */
   readonly serialWriters: boolean;
+  /**
+   * Each commit that records events notifies channel `fsm_events` with its account id (PostgreSQL
+   * LISTEN/NOTIFY, migration 081); otherwise live streams poll for the newest event id.
+   */
+  readonly commitNotifications?: boolean;
   /** The clause that locks the rows a SELECT reads, until the commit (empty where writers are serial). */
   lockClause(mode: LockMode, opts?: LockOptions): RawBuilder<unknown>;
   /** A transaction-scoped lock on a key: writers holding the same key run one at a time. */
@@ -126,6 +131,7 @@ export const SQLITE: DialectStrategy = {
 export const POSTGRES: DialectStrategy = {
   name: 'postgres',
   serialWriters: false,
+  commitNotifications: true,
   lockClause: (mode, opts = {}) =>
     sql.raw(` for ${mode}${opts.of ? ` of ${opts.of}` : ''}${opts.skipLocked ? ' skip locked' : ''}`),
   lockKey: async (db, key, account) => {

@@ -24,6 +24,9 @@ import { fileDeletions } from './migrations/030_file_deletions.js';
 import { places } from './migrations/050_places.js';
 import { crewTime } from './migrations/060_crew_time.js';
 import { customFields } from './migrations/070_custom_fields.js';
+import { publicClients } from './migrations/080_public_clients.js';
+import { eventScope } from './migrations/081_event_scope.js';
+import { calendarLinks } from './migrations/082_calendar_links.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -51,6 +54,9 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '050_places': places,
   '060_crew_time': crewTime,
   '070_custom_fields': customFields,
+  '080_public_clients': publicClients,
+  '081_event_scope': eventScope,
+  '082_calendar_links': calendarLinks,
 };
 
 export class MigrationFailed extends Error {}

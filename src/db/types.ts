@@ -144,6 +144,12 @@ export interface EventsTable {
   occurred: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
   version: Generated<number>;
+  /** The job the item belongs to (its own id for a job), for Contractors' events; null if none */
+  scope_job_id: number | null;
+  /** The item's user (a visit's assignee) after the change; null if none */
+  scope_user_id: number | null;
+  /** The item's user (a visit's assignee) before the change; null if none */
+  scope_old_user_id: number | null;
 }
 
 export interface FileDeletionsTable {
@@ -277,6 +283,8 @@ export interface OauthClientsTable {
   created: number;
   /** Who runs the client, for the consent page (migration 009); null when not stated. */
   publisher: string | null;
+  /** 1: a public client (no secret, PKCE required, refresh tokens rotate) */
+  is_public: Generated<number>;
 }
 
 export interface OauthCodesTable {
@@ -312,6 +320,8 @@ export interface OauthTokensTable {
   expires_at: number;
   revoked: Generated<number>;
   created: number;
+  /** When rotation replaced this refresh token (ms); presenting it again revokes its grant */
+  replaced_at: number | null;
 }
 
 export interface RateLimitsTable {
@@ -433,6 +443,8 @@ export interface UsersTable {
   custom_fields: Generated<unknown>;
   search_text: string | null;
   search_vector: Generated<string | null>;
+  /** SHA-256 of the calendar feed token (calendarLink); null when unlinked */
+  calendar_token_hash: string | null;
 }
 
 export interface VisitsTable {

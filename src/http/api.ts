@@ -27,6 +27,7 @@ import { enforceRateLimit, tokenBucket } from './rate-limit.js';
 import { MAX_JSON_DEPTH, jsonHasLoneSurrogate, jsonHasNul, jsonTooDeep } from './json-depth.js';
 import { at, firstInvalidUtf8, jsonSyntaxError } from './json-syntax.js';
 import { allowedMethods, effectiveMethod, notFoundOr405, parsePath, type ApiRoute } from './route.js';
+import { EventStreams, wantsStream } from './event-stream.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -135,6 +136,9 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
   // setting their own size limits per request.
   await app.register(multipart);
 
+  const streams = new EventStreams(app);
+  app.addHook('preClose', async () => streams.close());
+
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     // Another method of one of the app's own routes (GET /oauth2/token, PUT /openapi.json).
     if (app.routeMethods(request.url.split('?')[0]).length) throw notFoundOr405(app, request.method, request.url);
@@ -147,6 +151,17 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     const method = effectiveMethod(request.method, request.headers['x-method']);
     const auth = await authenticate(app.database, request.headers.authorization, app.clock());
     await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(auth.tokenHash));
+    // GET /events as Server-Sent Events (PRODUCT §13): the stream answers by itself.
+    if (
+      method === 'GET' &&
+      route.collection === 'events' &&
+      route.item === undefined &&
+      !route.action &&
+      wantsStream(request)
+    ) {
+      await streams.open(request, reply, auth);
+      return reply;
+    }
     return sendAnswer(reply, await serve(request, route, method, auth));
   };
 
@@ -184,7 +199,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
         { allow: allowed.join(', ') },
       );
     }
-    const need = method === 'GET' ? 'read' : 'write';
+    const need = method === 'GET' || (route.action && c.readActions?.includes(route.action)) ? 'read' : 'write';
     if (!ctx.permissions.has(permissionFor(c, need))) throw new ApiError('permissionMissing', permissionFor(c, need));
     if (c.policy[need][ctx.role] === 'none') throw new ApiError('roleForbids');
     // Such an id cannot exist, and must not reach SQL (ids are int4 in PostgreSQL).

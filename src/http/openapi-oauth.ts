@@ -1,4 +1,4 @@
-import { CLIENT_AUTH_METHODS, PATHS } from '../auth/endpoints.js';
+import { CLIENT_AUTH_METHODS, PATHS, PUBLIC_CLIENT_AUTH_METHODS } from '../auth/endpoints.js';
 
 /**
  * The routes outside `/:collection[/:item][/:action]`: the authorization server (spec §5,
@@ -63,8 +63,8 @@ export const OAUTH_SCHEMAS: Record<string, Json> = {
       response_types_supported: { type: 'array', items: { const: 'code' } },
       response_modes_supported: { type: 'array', items: { const: 'query' } },
       grant_types_supported: { type: 'array', items: { enum: ['authorization_code', 'refresh_token'] } },
-      token_endpoint_auth_methods_supported: { type: 'array', items: { enum: CLIENT_AUTH_METHODS } },
-      revocation_endpoint_auth_methods_supported: { type: 'array', items: { enum: CLIENT_AUTH_METHODS } },
+      token_endpoint_auth_methods_supported: { type: 'array', items: { enum: PUBLIC_CLIENT_AUTH_METHODS } },
+      revocation_endpoint_auth_methods_supported: { type: 'array', items: { enum: PUBLIC_CLIENT_AUTH_METHODS } },
       introspection_endpoint_auth_methods_supported: { type: 'array', items: { enum: CLIENT_AUTH_METHODS } },
       code_challenge_methods_supported: { type: 'array', items: { const: 'S256' } },
       authorization_response_iss_parameter_supported: { const: true },

@@ -26,7 +26,7 @@ export type Checked =
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /** The checks after client and redirect URI: each a reason to answer the client with `error`. */
-function protocolError(q: Record<string, unknown>): [string, string] | undefined {
+function protocolError(q: Record<string, unknown>, client: OAuthClient): [string, string] | undefined {
   const repeated = Object.keys(q).find((k) => Array.isArray(q[k]));
   if (repeated !== undefined) return ['invalid_request', `parameter ${repeated.slice(0, 40)} is repeated`];
   const responseType = single(q, 'response_type');
@@ -40,6 +40,9 @@ function protocolError(q: Record<string, unknown>): [string, string] | undefined
   if (challenge !== undefined && method !== 'S256') return ['invalid_request', 'code_challenge_method must be S256'];
   if (challenge !== undefined && !S256_CHALLENGE.test(challenge))
     return ['invalid_request', 'code_challenge must be a base64url SHA-256'];
+  // A public client cannot prove who it is: PKCE binds the code to the app that asked (RFC 8252 §8.1).
+  if (client.public && challenge === undefined)
+    return ['invalid_request', 'a public client must send a PKCE code_challenge (S256)'];
   const accessType = single(q, 'access_type');
   if (accessType !== undefined && accessType !== 'online' && accessType !== 'offline')
     return ['invalid_request', 'access_type must be online or offline'];
@@ -59,7 +62,7 @@ export async function checkAuthorizationRequest(
   const client = clientId === undefined ? undefined : await findClient(db, clientId);
   if (!client || client.revoked) return { ok: false, page: 'The application is unknown.' };
   const sent = q.redirect_uri === undefined ? undefined : (single(q, 'redirect_uri') ?? '');
-  const redirectUri = resolveRedirectUri(client.redirectUris, sent);
+  const redirectUri = resolveRedirectUri(client.redirectUris, sent, client.public);
   if (redirectUri === undefined) {
     return {
       ok: false,
@@ -70,7 +73,7 @@ export async function checkAuthorizationRequest(
     };
   }
   const state = single(q, 'state');
-  const problem = checkCertified(client) ?? protocolError(q);
+  const problem = checkCertified(client) ?? protocolError(q, client);
   if (problem)
     return {
       ok: false,

@@ -19,13 +19,19 @@ export function clientTokenRoute(
   app: FastifyInstance,
   path: string,
   answer: (db: Kysely<DB>, token: TokenRecord | undefined) => Promise<unknown>,
+  /** Whether a public client (PRODUCT §13, by client_id alone) may call it: revocation yes, introspection no. */
+  publicAllowed = true,
 ): void {
   const db = app.database.db;
   app.post(path, async (request, reply) => {
     const limit = clientRateLimit(app, request, reply);
     try {
       const params = formParams(request);
-      const client = await authenticatedClient(db, clientCredentials(request.headers.authorization, params));
+      const client = await authenticatedClient(
+        db,
+        clientCredentials(request.headers.authorization, params),
+        publicAllowed,
+      );
       await limit.authenticated(client.clientId);
       const token = await findClientToken(db, tokenParam(params), client.clientId, app.clock());
       return sendJson(reply, 200, await answer(db, token));

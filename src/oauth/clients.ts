@@ -17,6 +17,8 @@ export interface OAuthClient {
   certified: boolean;
   revoked: boolean;
   created: number;
+  /** A public client (PRODUCT §13): no secret, PKCE required, refresh tokens rotate. */
+  public: boolean;
 }
 
 type Row = {
@@ -28,6 +30,7 @@ type Row = {
   certified: number;
   revoked: number;
   created: number;
+  is_public: number;
 };
 
 const toClient = (r: Row): OAuthClient => ({
@@ -39,6 +42,7 @@ const toClient = (r: Row): OAuthClient => ({
   certified: r.certified === 1,
   revoked: r.revoked === 1,
   created: Number(r.created),
+  public: r.is_public === 1,
 });
 
 const COLUMNS = [
@@ -50,6 +54,7 @@ const COLUMNS = [
   'certified',
   'revoked',
   'created',
+  'is_public',
 ] as const;
 
 export async function findClient(db: Executor, clientId: string): Promise<OAuthClient | undefined> {
@@ -57,7 +62,10 @@ export async function findClient(db: Executor, clientId: string): Promise<OAuthC
   return row ? toClient(row) : undefined;
 }
 
-/** The client when the secret is right; unknown client and wrong secret look the same. */
+/**
+ * The client when the secret is right; unknown client and wrong secret look the same. A public
+ * client has no secret: any secret sent for it is wrong (PRODUCT §13).
+ */
 export async function authenticateClient(
   db: Executor,
   clientId: string,
@@ -69,7 +77,7 @@ export async function authenticateClient(
     .where('client_id', '=', clientId)
     .executeTakeFirst();
   const ok = safeEqual(hashToken(secret), row?.secret_hash ?? '');
-  return row && ok ? toClient(row) : undefined;
+  return row && ok && row.is_public === 0 ? toClient(row) : undefined;
 }
 
 export class ClientError extends Error {}
@@ -79,22 +87,44 @@ export interface NewClient {
   redirectUris: string[];
   permissions?: string[];
   allowPermissionChoice?: boolean;
+  /** `clients create --public`: a public client, which is given no secret. */
+  public?: boolean;
 }
 
-/** Registers a client; the secret is returned this once and stored only as a hash. */
-export async function registerClient(database: Database, input: NewClient, now = Date.now()) {
+export interface RegisteredClient<S extends string | null = string | null> {
+  clientId: string;
+  clientSecret: S;
+  certified: false;
+}
+
+/** Registers a client; the secret is returned this once and stored only as a hash (null for a public client). */
+export async function registerClient(
+  database: Database,
+  input: NewClient & { public?: false },
+  now?: number,
+): Promise<RegisteredClient<string>>;
+export async function registerClient(database: Database, input: NewClient, now?: number): Promise<RegisteredClient>;
+export async function registerClient(
+  database: Database,
+  input: NewClient,
+  now = Date.now(),
+): Promise<RegisteredClient> {
   const name = input.name.trim();
   if (name === '' || name.length > 200) throw new ClientError('--name must be 1 to 200 characters');
   if (input.redirectUris.length === 0) throw new ClientError('at least one --redirect-uri is required');
-  const bad = input.redirectUris.find((u) => !isAllowedRedirectUri(u));
+  const isPublic = input.public === true;
+  const bad = input.redirectUris.find((u) => !isAllowedRedirectUri(u, isPublic));
   if (bad !== undefined)
-    throw new ClientError(`redirect URI '${bad}' must be https (or http on 127.0.0.1/localhost) without a fragment`);
+    throw new ClientError(
+      `redirect URI '${bad}' must be https (or http on 127.0.0.1/localhost${isPublic ? ', or a private-use scheme with a period such as com.example.app:/callback' : ''}) without a fragment`,
+    );
   const permissions = input.permissions ?? [...ALL_PERMISSIONS];
   const unknown = permissions.find((p) => !isPermission(p));
   if (unknown !== undefined)
     throw new ClientError(`unknown permission '${unknown}'; known: ${ALL_PERMISSIONS.join(',')}`);
   if (permissions.length === 0) throw new ClientError('--permissions must name at least one permission');
   const clientId = `fsm_${crypto.randomBytes(12).toString('hex')}`;
+  // A public client's stored hash is of a value nobody is ever shown: no secret can match it.
   const clientSecret = randomToken();
   await database.db
     .insertInto('oauth_clients')
@@ -108,9 +138,10 @@ export async function registerClient(database: Database, input: NewClient, now =
       certified: 0,
       revoked: 0,
       created: now,
+      is_public: isPublic ? 1 : 0,
     })
     .execute();
-  return { clientId, clientSecret, certified: false };
+  return { clientId, clientSecret: isPublic ? null : clientSecret, certified: false as const };
 }
 
 async function setFlag(database: Database, clientId: string, flag: 'certified' | 'revoked'): Promise<void> {

@@ -88,6 +88,7 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
         signOutUrl: signOutUrl(rawQuery(request), session.csrf),
         permissions: ar.client.permissions,
         choice: ar.client.allowPermissionChoice,
+        publicClient: ar.client.public,
         error,
       }),
     );

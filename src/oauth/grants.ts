@@ -36,8 +36,10 @@ function checkRedirectUri(sent: string | undefined, inAuthorization: string | un
 }
 
 /**
- * The library's refresh_token grant (lookup, client and expiry checks), without rotation: a
- * refresh returns a new access token only (spec §5.3), with the permissions of the refresh token.
+ * The library's refresh_token grant (lookup, client and expiry checks). For a confidential client
+ * without rotation: a refresh returns a new access token only (spec §5.3), with the permissions of
+ * the refresh token. A public client's refresh token rotates (PRODUCT §13): a new refresh token
+ * comes with the access token and the old one ends.
  */
 export class RefreshGrant extends RefreshTokenGrantType {
   override async handle(request: Request, client: Client) {
@@ -45,7 +47,8 @@ export class RefreshGrant extends RefreshTokenGrantType {
     const scope = request.body.scope as string | undefined;
     if (scope !== undefined && scope !== 'default')
       throw new InvalidScopeError('Invalid scope: only `default` is supported');
-    const spec: TokenSpec = { scope: token.scope, codeId: token.codeId, offline: false, refreshId: token.id };
+    const rotate = (client as { public?: boolean }).public === true;
+    const spec: TokenSpec = { scope: token.scope, codeId: token.codeId, offline: rotate, refreshId: token.id, rotate };
     return this.model.saveToken(spec, client, token.user);
   }
 }

@@ -25,5 +25,11 @@ function describe(token: TokenRecord) {
  * `{"active": false}` and nothing more (§2.2).
  */
 export async function introspectEndpoint(app: FastifyInstance): Promise<void> {
-  clientTokenRoute(app, PATHS.introspection, async (_db, token) => (token?.live ? describe(token) : { active: false }));
+  // A public client cannot introspect (PRODUCT §13): it cannot authenticate.
+  clientTokenRoute(
+    app,
+    PATHS.introspection,
+    async (_db, token) => (token?.live ? describe(token) : { active: false }),
+    false,
+  );
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { sendJson } from '../http/envelope.js';
-import { CLIENT_AUTH_METHODS, PATHS, SCOPES } from '../auth/endpoints.js';
+import { CLIENT_AUTH_METHODS, PATHS, PUBLIC_CLIENT_AUTH_METHODS, SCOPES } from '../auth/endpoints.js';
 import { GRANTS } from './model.js';
 
 /**
@@ -20,8 +20,9 @@ export function authorizationServerMetadata(config: Pick<Config, 'publicUrl'>) {
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: GRANTS,
-    token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-    revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    // `none`: public clients (PRODUCT §13) name themselves by client_id alone; they cannot introspect.
+    token_endpoint_auth_methods_supported: PUBLIC_CLIENT_AUTH_METHODS,
+    revocation_endpoint_auth_methods_supported: PUBLIC_CLIENT_AUTH_METHODS,
     introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,

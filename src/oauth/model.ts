@@ -2,10 +2,10 @@ import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Database } from '../db/index.js';
 import { withTransaction } from '../db/tx.js';
 import { secretKey } from '../auth/secrets.js';
-import { authenticateClient } from './clients.js';
+import { authenticatedClient } from './steps/authenticate-client.js';
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S, issueToken, revokeTokens } from '../auth/tokens.js';
 
-const { InvalidGrantError, UnauthorizedClientError } = OAuth2Server;
+const { InvalidGrantError } = OAuth2Server;
 
 export const GRANTS = ['authorization_code', 'refresh_token'];
 
@@ -13,6 +13,8 @@ export interface ModelClient {
   id: string;
   grants: string[];
   redirectUris: string[];
+  /** A public client (PRODUCT §13): its refresh tokens rotate. */
+  public?: boolean;
 }
 export interface ModelUser {
   id: number;
@@ -25,7 +27,12 @@ export interface TokenSpec {
   codeId: number | null;
   offline: boolean;
   refreshId?: number;
+  /** Rotation (public clients): the refresh token `refreshId` is ended and replaced by a new one. */
+  rotate?: boolean;
 }
+
+/** The refresh token to rotate was already ended: by rotation (reuse) or by revocation. */
+class AlreadyEnded extends Error {}
 
 /**
  * The library compares expiry with its own Date.now(); we decide expiry with the app clock and
@@ -48,17 +55,29 @@ export function createModel(database: Database, clock: () => number) {
     await revokeTokens(db, { accountId, codeId });
   }
 
+  /**
+   * Ends every token of a grant (RFC 9700 §4.14.2): all tokens issued from its code, or, for a
+   * token issued without one, the refresh token and what was issued from it.
+   */
+  async function revokeGrant(accountId: number, codeId: number | null, refreshId: number): Promise<void> {
+    if (codeId !== null) return revokeTokens(db, { accountId, codeId });
+    await db
+      .updateTable('oauth_tokens')
+      .set({ revoked: 1 })
+      .where('account_id', '=', accountId)
+      .where((eb) => eb.or([eb('id', '=', refreshId), eb('refresh_id', '=', refreshId)]))
+      .execute();
+  }
+
   return {
     /**
-     * A secret is always required: the library lets a PKCE request skip it, but our clients are
-     * confidential (spec §5.1), so a missing secret is an unknown client.
+     * A confidential client always needs its secret (spec §5.1), even on a PKCE request, which the
+     * library would let skip it; a public client (PRODUCT §13) is named by client_id alone and
+     * refused when it sends a secret. The same decision as every client endpoint's.
      */
     async getClient(clientId: string, clientSecret?: string): Promise<ModelClient | null> {
-      if (!clientSecret) return null;
-      const client = await authenticateClient(db, clientId, clientSecret);
-      if (!client || client.revoked) return null;
-      if (!client.certified) throw new UnauthorizedClientError('the client is not certified by the service operator');
-      return { id: client.clientId, grants: GRANTS, redirectUris: client.redirectUris };
+      const client = await authenticatedClient(db, { clientId, clientSecret });
+      return { id: client.clientId, grants: GRANTS, redirectUris: client.redirectUris, public: client.public };
     },
 
     async getAuthorizationCode(code: string) {
@@ -124,15 +143,30 @@ export function createModel(database: Database, clock: () => number) {
         .selectFrom('oauth_tokens as t')
         .innerJoin('users as u', (j) => j.onRef('u.account_id', '=', 't.account_id').onRef('u.id', '=', 't.user_id'))
         .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
-        .select(['t.id', 't.client_id', 't.user_id', 't.account_id', 't.permissions', 't.code_id', 't.expires_at'])
+        .select([
+          't.id',
+          't.client_id',
+          't.user_id',
+          't.account_id',
+          't.permissions',
+          't.code_id',
+          't.expires_at',
+          't.replaced_at',
+        ])
         .where('t.token_hash', '=', key.hash)
         .$if(key.accountId !== undefined, (q) => q.where('t.account_id', '=', key.accountId!))
         .where('t.kind', '=', 'refresh')
-        .where('t.revoked', '=', 0)
+        // A token replaced by rotation is found too: presenting it again is reuse.
+        .where((eb) => eb.or([eb('t.revoked', '=', 0), eb('t.replaced_at', 'is not', null)]))
         .where('u.deleted', '=', 0)
         .where('c.revoked', '=', 0)
         .executeTakeFirst();
       if (!row) return null;
+      if (row.replaced_at !== null) {
+        // RFC 9700 §4.14.2: one of the two holders of this token is an attacker; end the grant.
+        await revokeGrant(row.account_id, row.code_id, row.id);
+        throw new InvalidGrantError('Invalid grant: refresh token was already used; its grant is revoked');
+      }
       const now = clock();
       if (row.expires_at <= now) throw new InvalidGrantError('Invalid grant: refresh token has expired');
       return {
@@ -146,7 +180,7 @@ export function createModel(database: Database, clock: () => number) {
       };
     },
 
-    /** Required by the library; never called because refresh tokens are not rotated. */
+    /** Required by the library; never called: rotation (public clients) happens in saveToken. */
     async revokeToken(): Promise<boolean> {
       return true;
     },
@@ -160,20 +194,50 @@ export function createModel(database: Database, clock: () => number) {
         permissions: spec.scope,
         codeId: spec.codeId,
       };
-      const { access, refresh } = await withTransaction(database, async (trx) => {
-        const access = await issueToken(trx, 'access', { ...grant, refreshId: spec.refreshId ?? null }, now);
-        const refresh = spec.offline ? await issueToken(trx, 'refresh', grant, now) : undefined;
-        // Refresh tokens expire after 60 days without use: each use slides the window.
-        if (spec.refreshId !== undefined) {
-          await trx
-            .updateTable('oauth_tokens')
-            .set({ expires_at: now + REFRESH_TOKEN_IDLE_S * 1000 })
-            .where('account_id', '=', user.accountId)
-            .where('id', '=', spec.refreshId)
-            .execute();
-        }
-        return { access, refresh };
-      });
+      const rotated = spec.rotate === true && spec.refreshId !== undefined ? spec.refreshId : undefined;
+      const issue = () =>
+        withTransaction(database, async (trx) => {
+          if (rotated !== undefined) {
+            // Rotation: the old refresh token ends in the same transaction that makes the new one,
+            // and only if no one ended it first. Of two requests (in any processes) presenting it
+            // at once, one updates the row; the other, on PostgreSQL after waiting for the first's
+            // row lock, updates nothing and is treated as reuse.
+            const ended = await trx
+              .updateTable('oauth_tokens')
+              .set({ revoked: 1, replaced_at: now })
+              .where('account_id', '=', user.accountId)
+              .where('id', '=', rotated)
+              .where('revoked', '=', 0)
+              .where('replaced_at', 'is', null)
+              .executeTakeFirst();
+            if (Number(ended.numUpdatedRows) !== 1) throw new AlreadyEnded();
+            const refresh = await issueToken(trx, 'refresh', { ...grant, refreshId: rotated }, now);
+            const access = await issueToken(trx, 'access', { ...grant, refreshId: refresh.id }, now);
+            return { access, refresh };
+          }
+          const access = await issueToken(trx, 'access', { ...grant, refreshId: spec.refreshId ?? null }, now);
+          const refresh = spec.offline ? await issueToken(trx, 'refresh', grant, now) : undefined;
+          // Refresh tokens expire after 60 days without use: each use slides the window.
+          if (spec.refreshId !== undefined) {
+            await trx
+              .updateTable('oauth_tokens')
+              .set({ expires_at: now + REFRESH_TOKEN_IDLE_S * 1000 })
+              .where('account_id', '=', user.accountId)
+              .where('id', '=', spec.refreshId)
+              .execute();
+          }
+          return { access, refresh };
+        });
+      let issued: Awaited<ReturnType<typeof issue>>;
+      try {
+        issued = await issue();
+      } catch (err) {
+        if (!(err instanceof AlreadyEnded)) throw err;
+        // Ended meanwhile by another request's rotation (reuse) or a revocation: end the grant.
+        await revokeGrant(user.accountId, spec.codeId, rotated!);
+        throw new InvalidGrantError('Invalid grant: refresh token was already used; its grant is revoked');
+      }
+      const { access, refresh } = issued;
       // A concurrent replay may have revoked by code_id before these rows were visible to it. It
       // marks the code before revoking, so checking the mark after inserting closes that gap. The
       // redemption still won (200, as if the replay came later), but what it got is revoked.
@@ -187,8 +251,9 @@ export function createModel(database: Database, clock: () => number) {
         if (code?.replayed_at != null) await revokeTokens(db, { accountId: user.accountId, codeId: spec.codeId });
       }
       // Likewise a refresh token revoked (RFC 7009, connected applications) while this grant ran:
-      // the revocation may not have seen the new access token, so it is revoked here.
-      if (spec.refreshId !== undefined) {
+      // the revocation may not have seen the new access token, so it is revoked here. (A rotated
+      // token was ended by this grant itself; its revocation by code_id covers the new tokens.)
+      if (spec.refreshId !== undefined && rotated === undefined) {
         const parent = await db
           .selectFrom('oauth_tokens')
           .select('revoked')

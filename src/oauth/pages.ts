@@ -41,6 +41,8 @@ export interface ConsentPageOptions {
   permissions: string[];
   choice: boolean;
   error?: string;
+  /** A public client (PRODUCT §13): an app that runs on the owner's own device. */
+  publicClient?: boolean;
 }
 
 /** Who is signed in, who asks, and each permission in words beside its name, grouped by collection. */
@@ -71,7 +73,7 @@ export function consentPage(opts: ConsentPageOptions): string {
     `<p class="who">Signed in as ${who}. <a href="${esc(opts.signOutUrl)}">Not you?</a></p>
 <h1>Allow <strong>${esc(opts.clientName)}</strong> to access your account?</h1>
 ${publisher}
-${opts.error ? `<p class="error" role="alert">${esc(opts.error)}</p>` : ''}
+${opts.publicClient ? `<p class="device">${esc(opts.clientName)} is an app that runs on your device (a phone or computer app). It keeps its access on that device.</p>\n` : ''}${opts.error ? `<p class="error" role="alert">${esc(opts.error)}</p>` : ''}
 <form method="post" action="${esc(opts.action)}">
 <input type="hidden" name="csrf" value="${esc(opts.csrf)}">
 <p>It asks for these permissions${opts.choice ? ' (untick any you do not want to give)' : ''}:</p>

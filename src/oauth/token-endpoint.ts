@@ -20,6 +20,9 @@ export async function tokenEndpoint(app: FastifyInstance): Promise<void> {
     accessTokenLifetime: ACCESS_TOKEN_TTL_S,
     refreshTokenLifetime: REFRESH_TOKEN_IDLE_S,
     alwaysIssueNewRefreshToken: false,
+    // Our model's getClient decides who must send a secret (confidential clients) and who must not
+    // (public clients, PRODUCT §13); the library would otherwise insist on one for refresh grants.
+    requireClientAuthentication: { authorization_code: false, refresh_token: false },
     extendedGrantTypes: { authorization_code: CodeGrant, refresh_token: RefreshGrant } as never,
   });
 

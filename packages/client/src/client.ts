@@ -1,7 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/api.js';
 import { FieldServiceError } from './errors.js';
-import { follow, pollEvents, type FollowOptions } from './events.js';
+import { follow, pollEvents, streamEvents, type FollowOptions } from './events.js';
 import { Session, type SessionOptions } from './session.js';
 import { retryAfterSeconds, transport, type RetryOptions } from './transport.js';
 import type {
@@ -75,21 +75,45 @@ export class FieldService {
      * for that event has finished: save it and pass it back as `after` to resume with nothing
      * missed (an event whose body threw or broke out comes again).
      */
-    follow: (opts: FollowOptions = {}): AsyncGenerator<ChangeEvent> =>
-      follow(
-        pollEvents((where, recordsPerPage, signal) => this.eventsAfter(where, recordsPerPage, signal), opts),
+    follow: (opts: FollowOptions = {}): AsyncGenerator<ChangeEvent> => {
+      const poll = (after: number) =>
+        pollEvents((where, recordsPerPage, signal) => this.eventsAfter(where, recordsPerPage, signal), {
+          ...opts,
+          after,
+        });
+      const stream = opts.stream ?? (opts.pollIntervalMs === undefined && opts.recordsPerPage === undefined);
+      if (!stream) return follow(poll(opts.after ?? 0), opts);
+      return follow(
+        streamEvents((lastEventId, signal) => this.openEventStream(opts, lastEventId, signal), poll, opts),
         opts,
-      ),
+      );
+    },
   };
+
+  /** The transport every call goes through (token, X-Version, retries). */
+  private readonly send: (request: Request) => Promise<Response>;
+  private readonly baseUrl: string;
+
+  /** `GET /events` as Server-Sent Events after `lastEventId`; undefined when the server answers the JSON list instead. */
+  private async openEventStream(opts: FollowOptions, lastEventId: number, signal: AbortSignal) {
+    const url = new URL(`${this.baseUrl}/events`);
+    if (opts.where) url.searchParams.set('where', whereString(opts.where));
+    const res = await this.send(
+      new Request(url, { headers: { accept: 'text/event-stream', 'last-event-id': String(lastEventId) }, signal }),
+    );
+    if (res.ok && /^text\/event-stream/i.test(res.headers.get('content-type') ?? '')) return res;
+    const body = await res.json().catch(() => undefined);
+    if (res.ok) return undefined;
+    throw new FieldServiceError(res.status, body, retryAfterSeconds(res));
+  }
 
   private constructor(
     readonly session: Session,
     opts: FieldServiceOptions,
   ) {
-    this.api = createClient<paths>({
-      baseUrl: String(opts.apiUrl ?? session.as.issuer).replace(/\/$/, ''),
-      fetch: transport({ session, retry: opts.retry, fetch: opts.fetch, sleep: opts.sleep }),
-    });
+    this.baseUrl = String(opts.apiUrl ?? session.as.issuer).replace(/\/$/, '');
+    this.send = transport({ session, retry: opts.retry, fetch: opts.fetch, sleep: opts.sleep });
+    this.api = createClient<paths>({ baseUrl: this.baseUrl, fetch: this.send });
   }
 
   /** Reads the server's OAuth metadata from the issuer: nothing else to configure. */

@@ -13,6 +13,82 @@ export interface FollowOptions {
   pollIntervalMs?: number;
   /** Events per request (1–1000, default 1000). */
   recordsPerPage?: number;
+  /**
+   * Follow the server's live stream (`GET /events` as Server-Sent Events) rather than polling.
+   * Default: the stream unless a polling option (`pollIntervalMs`, `recordsPerPage`) is given; a
+   * server without the stream (it answers the JSON list) is polled instead.
+   */
+  stream?: boolean;
+}
+
+/**
+ * Opens `/events` as a stream of the events after `lastEventId` matching `where`: the response,
+ * or undefined when the server has no stream (it answered the JSON list). Errors are thrown.
+ */
+export type EventStreamOpener = (lastEventId: number, signal: AbortSignal) => Promise<Response | undefined>;
+
+/**
+ * How `follow` gets its events from the live stream: each `data:` of the stream, in id order; when
+ * the stream ends (a deploy, a token near expiry, a cut-off) it reconnects with `Last-Event-ID`, so
+ * nothing is missed. A server without the stream is polled (`poll`).
+ */
+export async function* streamEvents(
+  open: EventStreamOpener,
+  poll: (after: number) => AsyncGenerator<ChangeEvent>,
+  opts: FollowOptions,
+): AsyncGenerator<ChangeEvent> {
+  const { signal } = opts;
+  let cursor = opts.after ?? 0;
+  while (!signal?.aborted) {
+    const ctl = new AbortController();
+    const stop = () => ctl.abort();
+    signal?.addEventListener('abort', stop, { once: true });
+    try {
+      let res: Response | undefined;
+      try {
+        res = await open(cursor, ctl.signal);
+      } catch (err) {
+        if (signal?.aborted) return;
+        throw err;
+      }
+      if (!res) {
+        yield* poll(cursor);
+        return;
+      }
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for (;;) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await reader.read();
+        } catch {
+          break; // the connection dropped: reconnect
+        }
+        if (chunk.done) break;
+        buffer += decoder.decode(chunk.value, { stream: true });
+        let end: number;
+        while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+          const data = frame
+            .split(/\r?\n/)
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).replace(/^ /, ''))
+            .join('\n');
+          if (data === '') continue; // a comment (heartbeat)
+          const event = JSON.parse(data) as ChangeEvent;
+          if (signal?.aborted) return;
+          yield event;
+          cursor = event.id;
+        }
+      }
+      if (!signal?.aborted) await pause(250, signal);
+    } finally {
+      signal?.removeEventListener('abort', stop);
+      ctl.abort();
+    }
+  }
 }
 
 /** One page of the events matching `where`, in id order. */

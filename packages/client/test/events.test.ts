@@ -142,6 +142,45 @@ for (const dialect of DIALECTS) {
       assert.equal(eventRequests.length, 0);
     });
 
+    test('without polling options it follows the live stream (Server-Sent Events), resuming after the cursor', async () => {
+      const accepts: (string | null)[] = [];
+      const streaming = await signedInClient(s, {
+        fetch: (r) => {
+          if (new URL(r.url).pathname === '/events') accepts.push(r.headers.get('accept'));
+          return fetch(r);
+        },
+      });
+      const start = (await storedIds()).at(-1)!;
+      const ac = new AbortController();
+      const guard = setTimeout(() => ac.abort(), 20_000);
+      const seen: ChangeEvent[] = [];
+      const writer = (async () => {
+        await new Promise((r) => setTimeout(r, 200));
+        await streaming.create('jobs', [{ title: 'Streamed 1' }]);
+        await streaming.create('clients', [{ name: 'Not matched' }]);
+        await streaming.create('jobs', [{ title: 'Streamed 2' }]);
+      })();
+      for await (const event of streaming.events.follow({
+        after: start,
+        where: ['collection', '=', 'jobs'],
+        signal: ac.signal,
+      })) {
+        seen.push(event);
+        if (seen.length === 2) ac.abort();
+      }
+      clearTimeout(guard);
+      await writer;
+      assert.deepEqual(
+        seen.map((e) => [e.type, e.collection]),
+        [
+          ['jobs.created', 'jobs'],
+          ['jobs.created', 'jobs'],
+        ],
+      );
+      assert.ok(seen[0].id > start && seen[1].id > seen[0].id);
+      assert.ok(accepts.length >= 1 && accepts.every((a) => a === 'text/event-stream'));
+    });
+
     test('an error from the server ends the loop with the typed error', async () => {
       await assert.rejects(
         async () => {

@@ -210,7 +210,10 @@ for (const dialect of DIALECTS) {
       const noEvents = await a.tokenFor(a.adminId, ['jobs.read']);
       assert.equal((await call(t.app, noEvents, 'GET', '/events')).status, 403);
       const contractor = await addUser(t, a, 'contractor');
-      assert.equal((await call(t.app, contractor.token, 'GET', '/events')).status, 403);
+      // PRODUCT §13: Contractors read events, only of their own work (test/contractor-events.test.ts).
+      const byContractor = await call(t.app, contractor.token, 'GET', '/events');
+      assert.equal(byContractor.status, 200);
+      assert.ok(byContractor.body.events.every((e: { collection: string }) => e.collection !== 'webhooks'));
 
       await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'Seen by jobs.read' }] });
       const jobsOnly = await a.tokenFor(a.adminId, ['events.read', 'jobs.read']);

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { defineCollection, permissionFor, type Caller, type Collection, type EB } from '../machinery/collection.js';
 import type { Registry } from '../machinery/registry.js';
 import { eventFields } from './schema.js';
+import { contractorSeesEvent, followsJob } from '../policy.js';
 
 export { recordEvents, publicData, matches } from './record.js';
 export { purgeEvents } from './retention.js';
@@ -33,12 +34,23 @@ export function eventsCollection(registry: () => Registry) {
     textField: 'type',
     example: (ref) => ({ type: 'jobs.created', collection: 'jobs', item: ref('jobs') }),
     policy: {
-      // 'own': the events of the collections the token and the role may read.
-      read: { administrator: 'own', employee: 'own', contractor: 'none' },
+      // 'own': the events of the collections the token and the role may read; a Contractor's
+      // within those, only what concerns their work (PRODUCT §13, src/collections/policy.ts).
+      read: { administrator: 'own', employee: 'own', contractor: 'own' },
       write: { administrator: 'none', employee: 'none', contractor: 'none' },
       own: (caller: Caller, eb: EB, table: string) => {
         const names = readableCollections(registry(), caller);
-        return names.length ? eb(`${table}.collection`, 'in', names) : sql<boolean>`1 = 0`;
+        if (!names.length) return sql<boolean>`1 = 0`;
+        if (caller.role === 'contractor') {
+          const jobScoped = [
+            'jobs',
+            ...registry()
+              .list.filter(followsJob)
+              .map((c: Collection) => c.name),
+          ];
+          return contractorSeesEvent(caller, eb, table, names, jobScoped);
+        }
+        return eb(`${table}.collection`, 'in', names);
       },
     },
   });

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { dialectOf, insertRows, query, slot, type Executor } from '../../db/runner.js';
 import type { Caller, Collection, Item } from '../machinery/collection.js';
 import type { Change, ChangeHook } from '../machinery/write/index.js';
+import { followsJob } from '../policy.js';
 
 const CHUNK = 200;
 
@@ -14,6 +15,29 @@ export function publicData(c: Collection, item: Item): Item {
   const out: Item = {};
   for (const [k, v] of Object.entries(item)) if (k === 'id' || c.fields[k]?.kind !== 'computed') out[k] = v;
   return out;
+}
+
+/** The id of an association `{id}` of an item, or null. */
+function assocId(item: Item | null, field: string): number | null {
+  const v = item?.[field] as { id?: unknown } | null | undefined;
+  return v && typeof v === 'object' && typeof v.id === 'number' ? v.id : null;
+}
+
+/**
+ * What a Contractor's visibility of the event needs (PRODUCT §13, src/collections/policy.ts,
+ * migration 081): the job the item belongs to (a job's own id, else its `job` association), and its
+ * `user` after and before the change (a visit's assignee).
+ */
+function scope(ch: Change) {
+  const item = ch.after ?? ch.before;
+  const isJob = ch.collection.name === 'jobs';
+  const hasJob = !isJob && followsJob(ch.collection);
+  const hasUser = ch.collection.fields.user?.kind === 'assoc';
+  return {
+    scope_job_id: isJob ? ch.id : hasJob ? assocId(item, 'job') : null,
+    scope_user_id: hasUser ? assocId(ch.after, 'user') : null,
+    scope_old_user_id: hasUser ? assocId(ch.before, 'user') : null,
+  };
 }
 
 /** Whether a webhook subscribed with `patterns` receives an event of this type. */
@@ -58,6 +82,7 @@ export const recordEvents: ChangeHook = async (tx, caller, changes) => {
     actor_id: caller.userId || null,
     client_id: caller.clientId || null,
     occurred: caller.now,
+    ...scope(ch),
   }));
   if (!dialectOf(tx).serialWriters) return stageEvents(tx, caller, rows);
   for (let i = 0; i < rows.length; i += CHUNK) await insertRows(tx, 'events', rows.slice(i, i + CHUNK));

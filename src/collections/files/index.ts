@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.js';
+import { ApiError, validationError } from '../../errors.js';
 import {
   defineCollection,
   type ActionAnswer,
@@ -13,6 +13,7 @@ import { fileFields } from './schema.js';
 import { downloadPaths } from './download-doc.js';
 import { receiveUpload, storeUnavailable, uploadDoc, type Received } from './upload.js';
 import { collectBytes, lockDigest } from './bytes.js';
+import { canSeeJob, seesJob } from '../policy.js';
 
 function toJob(raw: string | undefined): unknown {
   if (raw === undefined) return undefined;
@@ -73,12 +74,17 @@ export const files: Collection = defineCollection({
   description:
     'Uploaded files (photos, reports, signed forms), optionally attached to a job. Created only by POST /files/upload; ' +
     'PATCH renames or re-attaches; DELETE removes the item and, when nothing else uses them, the bytes. ' +
-    'Administrators and Employees read and write files; Contractors have no access.',
+    'Administrators and Employees read and write files; Contractors read and upload the files of the jobs they can see ' +
+    '(an upload must be attached to one of those jobs).',
   fields: fileFields,
   example: (ref) => ({ name: 'plan.pdf', job: ref('jobs') }),
   policy: {
-    read: { administrator: 'all', employee: 'all', contractor: 'none' },
-    write: { administrator: 'all', employee: 'all', contractor: 'none' },
+    read: { administrator: 'all', employee: 'all', contractor: 'own' },
+    write: { administrator: 'all', employee: 'all', contractor: 'own' },
+    // PRODUCT §2: a Contractor's files are those of the jobs they can see (crews photograph the work).
+    own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
+    // Which job is theirs is checked in the transaction (check).
+    ownsNew: () => true,
   },
   actions: { upload },
   actionDocs: { upload: uploadDoc },
@@ -86,6 +92,17 @@ export const files: Collection = defineCollection({
   extraPaths: downloadPaths,
   counted: true,
   rules: {
+    /**
+     * A Contractor's file is attached to a job they can see: an upload without a job, or with
+     * another job (which looks missing to them), is refused, and so is moving a file off their jobs.
+     */
+    async check({ caller, db, op, item }) {
+      if (caller.role !== 'contractor' || op === 'delete') return [];
+      if (item.job === undefined) return op === 'create' ? [validationError('required', 'job')] : [];
+      if (item.job === null) return [validationError('required', 'job')];
+      const job = (item.job as { id: number }).id;
+      return (await canSeeJob(db, caller, job)) ? [] : [validationError('reference', 'job')];
+    },
     // The dispatcher already refuses POST /files (createVia); this guards any other writer.
     validate({ op, attached }) {
       if (op === 'create' && !attached) {

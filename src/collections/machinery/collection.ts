@@ -149,6 +149,8 @@ export interface CollectionDef<T extends TableName = AnyTable> {
   actions?: Record<string, ActionHandler>;
   /** What the OpenAPI document says of each action beyond the shared envelopes and errors. */
   actionDocs?: Record<string, ActionDoc>;
+  /** Actions that need the collection's `.read` permission, not `.write` (a user's calendarLink). */
+  readActions?: readonly string[];
   /** When set, items are created only by this action: a plain `POST /:collection` gets 405. */
   createVia?: string;
   /** Items are written only by the server (events, deliveries): GET only, other methods 405. */

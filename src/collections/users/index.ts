@@ -7,6 +7,7 @@ import { defineCollection, type ItemContext } from '../machinery/collection.js';
 import { isCaller } from '../policy.js';
 import { anyLiveWithRole, roleOf } from './repository.js';
 import { userFields } from './schema.js';
+import { calendarActionDocs, calendarLink, calendarUnlink } from './calendar.js';
 
 function validate({ op, item, caller }: ItemContext<'users'>): ApiErrorBody[] {
   const errors: ApiErrorBody[] = [];
@@ -84,6 +85,10 @@ export const users = defineCollection({
   customFields: true,
   search: ['firstName', 'lastName', 'companyName', 'email', 'login'],
   counted: true,
+  // PRODUCT §13: calendar feeds; they need users.read, not users.write (readActions).
+  actions: { calendarLink, calendarUnlink },
+  actionDocs: calendarActionDocs,
+  readActions: ['calendarLink', 'calendarUnlink'],
   example: (ref) => ({
     account: ref('accounts'),
     firstName: 'Bob',

@@ -1,0 +1,170 @@
+import ical, { ICalEventStatus } from 'ical-generator';
+import { accountSecret, hashToken, safeEqual } from '../../auth/secrets.js';
+import { ApiError } from '../../errors.js';
+import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
+import { readByIds } from '../machinery/read.js';
+import { NO_ITEMS } from '../machinery/write/index.js';
+
+/** Where a calendar feed is served (src/http/calendar-feed.ts): the token is the whole secret. */
+export const CALENDAR_PATH = '/calendar';
+
+/** The user themself, or an Administrator (PRODUCT §13); another account's user looks missing. */
+async function target(request: ActionRequest, name: string): Promise<number> {
+  const { caller, item, services } = request;
+  if (item === undefined) throw new ApiError('unknownAction', `'${name}' applies to one user: POST /users/:id/${name}`);
+  if (caller.role !== 'administrator' && caller.userId !== item)
+    throw new ApiError('roleForbids', `${name}: only the user themself or an Administrator`);
+  const row = await services.database.db
+    .selectFrom('users')
+    .select(['id', 'deleted'])
+    .where('account_id', '=', caller.accountId)
+    .where('id', '=', item)
+    .executeTakeFirst();
+  if (!row || row.deleted !== 0) throw new ApiError('itemNotFound');
+  return item;
+}
+
+async function setHash(request: ActionRequest, id: number, hash: string | null): Promise<void> {
+  await request.services.database.db
+    .updateTable('users')
+    .set({ calendar_token_hash: hash })
+    .where('account_id', '=', request.caller.accountId)
+    .where('id', '=', id)
+    .execute();
+}
+
+async function answer(request: ActionRequest, id: number) {
+  const users = request.services.registry.get('users')!;
+  return readByIds(request.services.database.db, users, request.caller, [id], {
+    fields: users.defaultFields,
+    expand: new Map(),
+  });
+}
+
+/**
+ * `POST /users/:id/calendarLink`: a new feed URL (the old one answers 404 from now on), shown only
+ * in this answer (`revealed`: never kept for an Idempotency-Key replay). The token is stored only
+ * as its hash.
+ */
+export async function calendarLink(request: ActionRequest): Promise<ActionAnswer> {
+  const id = await target(request, 'calendarLink');
+  const token = accountSecret(request.caller.accountId);
+  await setHash(request, id, hashToken(token));
+  const items = await answer(request, id);
+  const calendarUrl = `${request.caller.publicUrl}${CALENDAR_PATH}/${token}.ics`;
+  return {
+    status: 200,
+    body: { result: 'success', users: items, metadata: NO_ITEMS },
+    revealed: { result: 'success', users: items.map((u) => ({ ...u, calendarUrl })), metadata: NO_ITEMS },
+  };
+}
+
+/** `POST /users/:id/calendarUnlink`: the feed URL answers 404 from now on. */
+export async function calendarUnlink(request: ActionRequest): Promise<ActionAnswer> {
+  const id = await target(request, 'calendarUnlink');
+  await setHash(request, id, null);
+  return { status: 200, body: { result: 'success', users: await answer(request, id), metadata: NO_ITEMS } };
+}
+
+export const calendarActionDocs: Record<string, ActionDoc> = {
+  calendarLink: {
+    on: 'item',
+    summary: "Make the user's calendar feed URL",
+    description:
+      'Answers the user with `calendarUrl`, shown only in this answer: an iCalendar feed of their visits from 30 days ago ' +
+      'to 365 days ahead, served without a token. Calling it again replaces the URL. The user themself or an ' +
+      'Administrator; permission users.read.',
+  },
+  calendarUnlink: {
+    on: 'item',
+    summary: "End the user's calendar feed URL",
+    description: 'The feed URL answers 404 from now on. The user themself or an Administrator; permission users.read.',
+  },
+};
+
+const DAY = 24 * 3600 * 1000;
+/** The feed's window (PRODUCT §13): visits overlapping 30 days ago to 365 days ahead. */
+export const CALENDAR_WINDOW = { pastDays: 30, aheadDays: 365 };
+/** Compared against when a token is unknown, so a wrong token costs what a right one does. */
+const NO_HASH = hashToken('no calendar link');
+
+/**
+ * The iCalendar feed behind a token (RFC 5545), or undefined (404) for a malformed, wrong, replaced
+ * or unlinked token, or a deleted user. The lookup is by the token's hash, compared again in
+ * constant time; a miss still runs the visits query (for no user), so both take about as long.
+ */
+export async function calendarFeed(
+  services: ActionRequest['services'],
+  token: string,
+  now: number,
+): Promise<string | undefined> {
+  const db = services.database.db;
+  const m = /^(\d{1,10})\.[A-Za-z0-9_-]{43}$/.exec(token);
+  const accountId = m ? Number(m[1]) : 0;
+  const hash = hashToken(token);
+  const user =
+    m && accountId <= 2147483647
+      ? await db
+          .selectFrom('users')
+          .select(['id', 'calendar_token_hash', 'first_name', 'last_name'])
+          .where('account_id', '=', accountId)
+          .where('calendar_token_hash', '=', hash)
+          .where('deleted', '=', 0)
+          .executeTakeFirst()
+      : undefined;
+  const ok = safeEqual(hash, user?.calendar_token_hash ?? NO_HASH) && user !== undefined;
+  const visits = await db
+    .selectFrom('visits as v')
+    .innerJoin('jobs as j', (j) => j.onRef('j.account_id', '=', 'v.account_id').onRef('j.id', '=', 'v.job_id'))
+    .select([
+      'v.id',
+      'v.label',
+      'v.start_time',
+      'v.end_time',
+      'v.state',
+      'v.modified',
+      'j.title',
+      'j.address_line1',
+      'j.address_line2',
+      'j.address_city',
+      'j.address_region',
+      'j.address_postcode',
+      'j.address_country',
+    ])
+    .where('v.account_id', '=', accountId)
+    .where('v.user_id', '=', ok ? user.id : 0)
+    .where('v.deleted', '=', 0)
+    .where('v.end_time', '>', now - CALENDAR_WINDOW.pastDays * DAY)
+    .where('v.start_time', '<', now + CALENDAR_WINDOW.aheadDays * DAY)
+    .orderBy('v.start_time')
+    .orderBy('v.id')
+    .execute();
+  const cal = ical({
+    name: ok ? `Visits: ${[user.first_name, user.last_name].filter(Boolean).join(' ')}` : 'Visits',
+    prodId: { company: 'fieldservice-api', product: 'visits', language: 'EN' },
+  });
+  for (const v of visits) {
+    const location = [
+      v.address_line1,
+      v.address_line2,
+      v.address_city,
+      v.address_region,
+      v.address_postcode,
+      v.address_country,
+    ]
+      .filter((p) => p !== null && p !== '')
+      .join(', ');
+    cal.createEvent({
+      id: `visit-${accountId}-${v.id}@fieldservice-api`,
+      start: new Date(Number(v.start_time)),
+      end: new Date(Number(v.end_time)),
+      // A stamp of the visit's last change, so an unchanged feed is the same bytes (its ETag holds).
+      stamp: new Date(Number(v.modified)),
+      summary: `${v.label} – ${v.title}`,
+      location: location || null,
+      status: v.state === 'cancelled' ? ICalEventStatus.CANCELLED : ICalEventStatus.CONFIRMED,
+    });
+  }
+  const text = cal.toString();
+  return ok ? text : undefined;
+}

@@ -1,0 +1,445 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Expression, SqlBool } from 'kysely';
+import pg from 'pg';
+import { authenticate } from '../auth/bearer.js';
+import type { AuthContext } from '../auth/context.js';
+import { execute, untyped } from '../db/runner.js';
+import { ApiError } from '../errors.js';
+import { permissionFor, type Caller, type Collection, type EB, type Row } from '../collections/machinery/collection.js';
+import { parseListQuery } from '../collections/machinery/modifiers.js';
+import { present } from '../collections/machinery/present.js';
+import { whereToSql } from '../collections/machinery/filter.js';
+import type { WhereNode } from '../collections/machinery/where.js';
+import { readableCollections } from '../collections/events/index.js';
+import { API_VERSION } from './envelope.js';
+
+/**
+ * `GET /events` with `Accept: text/event-stream` (PRODUCT §13, docs/events.md): the events list
+ * as a Server-Sent Events stream, with the list's visibility and `where`.
+ *
+ * One hub per process. Per account with open streams it keeps a cursor, the last event id it has
+ * dispatched; when woken it reads the events after it once, serialises each once, and hands every
+ * stream the frames it may see: a stream of an Administrator or Employee without `where` is
+ * filtered by collection in memory, the others share one id query per distinct (visibility,
+ * `where`). Woken by PostgreSQL's NOTIFY (one per commit, migration 081) or, where the database
+ * cannot notify (SQLite), by a short poll of the newest event id, which also sees the commits of
+ * other processes. A stream joining behind the cursor reads its own backlog first.
+ */
+export const MAX_STREAMS_PER_TOKEN = 10;
+const HEARTBEAT_MS = 10_000;
+const AUTH_CHECK_MS = 2_000;
+const TICK_MS = 1_000;
+const POLL_MS = 200;
+const NOTIFIED_POLL_MS = 2_000;
+const BATCH = 500;
+/** A stream whose unsent bytes pass this is cut off (a slow reader is never buffered without limit). */
+export const STREAM_BUFFER_LIMIT = 512 * 1024;
+
+interface Stream {
+  caller: Caller;
+  authorization: string;
+  tokenHash: string;
+  where?: WhereNode;
+  /** Streams with the same key see the same events. */
+  group: string;
+  /** null: filtered in memory by these collections; else by an id query. */
+  readable: Set<string> | null;
+  last: number;
+  raw: ServerResponse;
+  lastWrite: number;
+  lastAuth: number;
+  open: boolean;
+}
+
+interface AccountState {
+  streams: Set<Stream>;
+  cursor: number;
+  busy: boolean;
+  again: boolean;
+}
+
+const ID_TERM_OPS = new Set(['>', '>=']);
+
+/** Takes the `id > N` / `id >= N` terms out of the top-level conjunction: the stream's start. */
+function splitStart(node: WhereNode | undefined): { start?: number; rest?: WhereNode } {
+  if (!node) return {};
+  if (node.type === 'cmp') {
+    if (node.field === 'id' && ID_TERM_OPS.has(node.op) && typeof node.value === 'number')
+      return { start: Math.max(0, node.op === '>' ? Math.floor(node.value) : Math.ceil(node.value) - 1) };
+    return { rest: node };
+  }
+  if (node.type === 'or') return { rest: node };
+  const l = splitStart(node.left);
+  const r = splitStart(node.right);
+  const start = l.start === undefined ? r.start : r.start === undefined ? l.start : Math.max(l.start, r.start);
+  const rest = l.rest && r.rest ? { type: 'and' as const, left: l.rest, right: r.rest } : (l.rest ?? r.rest);
+  return { start, rest };
+}
+
+/** `Last-Event-ID`: a non-negative integer, else a 400. */
+function lastEventId(request: FastifyRequest): number | undefined {
+  const v = request.headers['last-event-id'];
+  if (v === undefined) return undefined;
+  const s = Array.isArray(v) ? v.join(',') : v;
+  if (!/^\d{1,15}$/.test(s.trim()))
+    throw new ApiError(
+      'badModifier',
+      'Last-Event-ID must be a non-negative integer (the id of the last event received)',
+    );
+  return Number(s.trim());
+}
+
+export const wantsStream = (request: FastifyRequest): boolean =>
+  /\btext\/event-stream\b/i.test(String(request.headers.accept ?? ''));
+
+export class EventStreams {
+  private readonly accounts = new Map<number, AccountState>();
+  private readonly perToken = new Map<string, number>();
+  private ticker?: NodeJS.Timeout;
+  private poller?: NodeJS.Timeout;
+  private listener?: pg.Client;
+  private listening = false;
+  private closed = false;
+
+  constructor(private readonly app: FastifyInstance) {}
+
+  private get events(): Collection {
+    return this.app.services.registry.get('events')!;
+  }
+
+  /** Opens a stream for an authenticated request; refusals are thrown as ApiErrors before any byte is sent. */
+  async open(request: FastifyRequest, reply: FastifyReply, auth: AuthContext & { tokenHash: string }): Promise<void> {
+    const c = this.events;
+    const caller: Caller = {
+      ...auth,
+      publicUrl: this.app.config.publicUrl,
+      privateUrls: this.app.config.webhooksAllowPrivateUrls,
+    };
+    if (!caller.permissions.has(permissionFor(c, 'read')))
+      throw new ApiError('permissionMissing', permissionFor(c, 'read'));
+    if (c.policy.read[caller.role] === 'none') throw new ApiError('roleForbids');
+    const q = parseListQuery(c, request.query as Record<string, unknown>);
+    const header = lastEventId(request);
+    const { start, rest } = splitStart(q.where);
+    // Last-Event-ID wins over an id term of `where` (a reconnecting client resumes where it was).
+    const where = header !== undefined ? rest : start !== undefined ? rest : q.where;
+    // A where term the list would refuse (an unknown field, a value of the wrong type) is a 400 now.
+    if (where) {
+      const db = this.app.database.db;
+      untyped(db)
+        .selectFrom('events')
+        .select('events.id')
+        .where((eb: EB) => whereToSql(c, where, eb, db))
+        .compile();
+    }
+    const open = this.perToken.get(auth.tokenHash) ?? 0;
+    if (open >= MAX_STREAMS_PER_TOKEN)
+      throw new ApiError('rateLimited', `at most ${MAX_STREAMS_PER_TOKEN} open event streams per access token`, {
+        'retry-after': '5',
+      });
+    this.perToken.set(auth.tokenHash, open + 1);
+    let stream: Stream | undefined;
+    try {
+      const accountId = caller.accountId;
+      const simple = !where && caller.role !== 'contractor';
+      const readable = readableCollections(this.app.services.registry, caller);
+      stream = {
+        caller,
+        authorization: String(request.headers.authorization),
+        tokenHash: auth.tokenHash,
+        where,
+        group: simple
+          ? `r:${readable.join(',')}`
+          : `${caller.role === 'contractor' ? `c${caller.userId}` : 'r'}:${readable.join(',')}|${JSON.stringify(where ?? null)}`,
+        readable: simple ? new Set(readable) : null,
+        last: header ?? start ?? (await this.account(accountId)).cursor,
+        raw: reply.raw,
+        lastWrite: Date.now(),
+        lastAuth: Date.now(),
+        open: true,
+      };
+      reply.hijack();
+      reply.raw.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        pragma: 'no-cache',
+        'x-version': API_VERSION,
+        'x-content-type-options': 'nosniff',
+        'x-accel-buffering': 'no',
+        connection: 'keep-alive',
+      });
+      reply.raw.write(': stream open\n\n');
+      const s = stream;
+      reply.raw.on('close', () => this.drop(s));
+      // The backlog first, on the stream's own visibility, until it has caught up with the cursor;
+      // then it joins the account's streams in the same turn, so no event falls between.
+      while (s.open) {
+        const state = await this.account(accountId);
+        if (s.last < state.cursor) await this.backlog(s, state.cursor);
+        else if (this.accounts.get(accountId) === state) {
+          state.streams.add(s);
+          break;
+        }
+      }
+      this.start();
+    } catch (err) {
+      if (stream) this.drop(stream);
+      else this.release(auth.tokenHash);
+      throw err;
+    }
+  }
+
+  private release(tokenHash: string): void {
+    const n = (this.perToken.get(tokenHash) ?? 1) - 1;
+    if (n <= 0) this.perToken.delete(tokenHash);
+    else this.perToken.set(tokenHash, n);
+  }
+
+  private drop(s: Stream): void {
+    if (!s.open) return;
+    s.open = false;
+    this.release(s.tokenHash);
+    const state = this.accounts.get(s.caller.accountId);
+    state?.streams.delete(s);
+    if (state && state.streams.size === 0 && !state.busy) this.accounts.delete(s.caller.accountId);
+    if (!s.raw.destroyed) s.raw.end();
+  }
+
+  private write(s: Stream, chunk: string): void {
+    if (!s.open) return;
+    s.raw.write(chunk);
+    s.lastWrite = Date.now();
+    if (s.raw.writableLength > STREAM_BUFFER_LIMIT) {
+      // Too slow: cut off; it resumes with Last-Event-ID.
+      this.drop(s);
+      s.raw.destroy();
+    }
+  }
+
+  private async account(accountId: number): Promise<AccountState> {
+    let state = this.accounts.get(accountId);
+    if (!state) {
+      const row = await untyped(this.app.database.db)
+        .selectFrom('events')
+        .select((eb) => eb.fn.max('id').as('max'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      state = this.accounts.get(accountId);
+      if (!state) {
+        state = { streams: new Set(), cursor: Number(row?.max ?? 0), busy: false, again: false };
+        this.accounts.set(accountId, state);
+      }
+    }
+    return state;
+  }
+
+  /** The events after `from` up to `to` (at most BATCH), as rows, visible to `s` (or to all when undefined). */
+  private async read(accountId: number, from: number, to: number | undefined, s?: Stream): Promise<Row[]> {
+    const db = this.app.database.db;
+    const c = this.events;
+    return execute<Row>(
+      db,
+      untyped(db)
+        .selectFrom('events')
+        .selectAll('events')
+        .where((eb: EB) => {
+          const parts: Expression<SqlBool>[] = [eb('events.account_id', '=', accountId), eb('events.id', '>', from)];
+          if (to !== undefined) parts.push(eb('events.id', '<=', to));
+          if (s) parts.push(c.policy.own!(s.caller, eb, 'events'));
+          if (s?.where) parts.push(whereToSql(c, s.where, eb, db));
+          return eb.and(parts);
+        })
+        .orderBy('events.id')
+        .limit(BATCH)
+        .$castTo<Row>(),
+    );
+  }
+
+  private async frames(caller: Caller, rows: Row[]): Promise<{ id: number; collection: string; frame: string }[]> {
+    const c = this.events;
+    const items = await present(this.app.database.db, c, caller, parseListQuery(c, {}).projection, rows);
+    return items.map((item, i) => ({
+      id: Number(rows[i].id),
+      collection: String(rows[i].collection),
+      frame: `id: ${rows[i].id}\nevent: ${rows[i].type}\ndata: ${JSON.stringify(item)}\n\n`,
+    }));
+  }
+
+  /** A stream behind the cursor reads its own events up to it. */
+  private async backlog(s: Stream, upTo: number): Promise<void> {
+    const rows = await this.read(s.caller.accountId, s.last, upTo, s);
+    for (const f of await this.frames(s.caller, rows)) this.write(s, f.frame);
+    s.last = rows.length === BATCH ? Number(rows[rows.length - 1].id) : upTo;
+  }
+
+  /** Wakes an account's streams: its new events are read once and handed out. */
+  wake(accountId: number): void {
+    const state = this.accounts.get(accountId);
+    if (!state || this.closed) return;
+    if (state.busy) {
+      state.again = true;
+      return;
+    }
+    state.busy = true;
+    void this.pump(accountId, state)
+      .catch((err) => this.app.log.error({ err }, 'event stream read failed'))
+      .finally(() => {
+        state.busy = false;
+        if (state.streams.size === 0) this.accounts.delete(accountId);
+        else if (state.again) {
+          state.again = false;
+          this.wake(accountId);
+        }
+      });
+  }
+
+  private async pump(accountId: number, state: AccountState): Promise<void> {
+    for (;;) {
+      state.again = false;
+      if (state.streams.size === 0) return;
+      const from = state.cursor;
+      const rows = await this.read(accountId, from, undefined);
+      if (rows.length === 0) return;
+      const to = Number(rows[rows.length - 1].id);
+      const any = state.streams.values().next().value!;
+      const frames = await this.frames(any.caller, rows);
+      const groups = new Map<string, Stream[]>();
+      for (const s of state.streams) {
+        const g = groups.get(s.group);
+        if (g) g.push(s);
+        else groups.set(s.group, [s]);
+      }
+      for (const members of groups.values()) {
+        const first = members[0];
+        let visible: (f: { id: number; collection: string }) => boolean;
+        if (first.readable) {
+          const readable = first.readable;
+          visible = (f) => readable.has(f.collection);
+        } else {
+          let ids: Set<number>;
+          try {
+            ids = new Set((await this.read(accountId, from, to, first)).map((r) => Number(r.id)));
+          } catch (err) {
+            // One group's failure ends its streams (they may resume), never the others'.
+            this.app.log.error({ err }, 'event stream: a group could not be filtered');
+            for (const s of members) this.drop(s);
+            continue;
+          }
+          visible = (f) => ids.has(f.id);
+        }
+        const chunk = frames
+          .filter(visible)
+          .map((f) => f.frame)
+          .join('');
+        for (const s of members) {
+          if (s.last <= from) {
+            if (chunk) this.write(s, chunk);
+          } else if (s.last < to) {
+            // Resumed ahead of the cursor (a Last-Event-ID not yet seen here): only what is newer.
+            const own = frames
+              .filter((f) => f.id > s.last && visible(f))
+              .map((f) => f.frame)
+              .join('');
+            if (own) this.write(s, own);
+          }
+          s.last = Math.max(s.last, to);
+        }
+      }
+      state.cursor = to;
+      if (rows.length < BATCH) return;
+    }
+  }
+
+  /** Timers and the listener run only while streams are open. */
+  private start(): void {
+    if (this.ticker || this.closed) return;
+    this.ticker = setInterval(() => void this.tick(), TICK_MS);
+    this.ticker.unref();
+    const notified = this.app.database.dialect.commitNotifications === true;
+    if (notified) void this.listen();
+    this.poller = setInterval(() => void this.poll(), notified ? NOTIFIED_POLL_MS : POLL_MS);
+    this.poller.unref();
+  }
+
+  private stop(): void {
+    clearInterval(this.ticker);
+    clearInterval(this.poller);
+    this.ticker = this.poller = undefined;
+    const l = this.listener;
+    this.listener = undefined;
+    this.listening = false;
+    if (l) void l.end().catch(() => {});
+  }
+
+  private async listen(): Promise<void> {
+    if (this.listening || !this.app.config.databaseUrl) return;
+    this.listening = true;
+    const client = new pg.Client({ connectionString: this.app.config.databaseUrl });
+    client.on('notification', (m) => this.wake(Number(m.payload)));
+    client.on('error', () => {
+      // Lost: the poll keeps streams fed; the next start() listens again.
+      if (this.listener === client) this.listener = undefined;
+      this.listening = false;
+    });
+    try {
+      await client.connect();
+      await client.query('listen fsm_events');
+      if (this.closed || !this.ticker) {
+        await client.end();
+        this.listening = false;
+        return;
+      }
+      this.listener = client;
+    } catch (err) {
+      this.listening = false;
+      this.app.log.warn({ err }, 'event streams: LISTEN failed; polling instead');
+    }
+  }
+
+  /** The newest event id of each account with streams: a commit of any process is seen within POLL_MS. */
+  private async poll(): Promise<void> {
+    const ids = [...this.accounts.keys()];
+    if (ids.length === 0) return;
+    if (this.app.database.dialect.commitNotifications && !this.listening) void this.listen();
+    try {
+      const rows = await untyped(this.app.database.db)
+        .selectFrom('events')
+        .select(['account_id', (eb) => eb.fn.max('id').as('max')])
+        .where('account_id', 'in', ids)
+        .groupBy('account_id')
+        .execute();
+      for (const r of rows as { account_id: number; max: number | string | null }[]) {
+        const state = this.accounts.get(Number(r.account_id));
+        if (state && Number(r.max ?? 0) > state.cursor) this.wake(Number(r.account_id));
+      }
+    } catch (err) {
+      this.app.log.warn({ err }, 'event streams: poll failed');
+    }
+  }
+
+  /** Heartbeats, and the token checked again: a stream ends within seconds of its expiry or revocation. */
+  private async tick(): Promise<void> {
+    const now = Date.now();
+    let open = 0;
+    for (const state of this.accounts.values()) {
+      for (const s of state.streams) {
+        open++;
+        if (now - s.lastWrite >= HEARTBEAT_MS) this.write(s, `: heartbeat ${now}\n\n`);
+        if (now - s.lastAuth >= AUTH_CHECK_MS) {
+          s.lastAuth = now;
+          authenticate(this.app.database, s.authorization, this.app.clock()).catch(() => this.drop(s));
+        }
+      }
+    }
+    if (open === 0 && this.accounts.size === 0) this.stop();
+  }
+
+  /** Ends every stream (the server is closing). */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const state of this.accounts.values()) for (const s of [...state.streams]) this.drop(s);
+    this.accounts.clear();
+    this.stop();
+  }
+}

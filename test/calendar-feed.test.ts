@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import ICAL from 'ical.js';
+import { hashToken } from '../src/auth/secrets.js';
+import { addUser, appWithTenants, call, DIALECTS, skipUnless, type Tenant, type TestApp } from './helpers.js';
+
+const DAY = 24 * 3600 * 1000;
+
+/** The events of a feed, parsed back by an independent library (ical.js). */
+function parse(text: string) {
+  const cal = new ICAL.Component(ICAL.parse(text));
+  return cal.getAllSubcomponents('vevent').map((e) => ({
+    uid: String(e.getFirstPropertyValue('uid')),
+    summary: String(e.getFirstPropertyValue('summary')),
+    location: e.getFirstPropertyValue('location') as string | null,
+    status: e.getFirstPropertyValue('status') as string | null,
+    start: (e.getFirstPropertyValue('dtstart') as ICAL.Time).toJSDate().getTime(),
+    end: (e.getFirstPropertyValue('dtend') as ICAL.Time).toJSDate().getTime(),
+  }));
+}
+
+for (const dialect of DIALECTS) {
+  describe(`calendar feeds (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    let b: Tenant;
+    let crew: { id: number; token: string };
+    let office: { id: number; token: string };
+    let job: number;
+    const visits: Record<string, number> = {};
+
+    const feed = (url: string, headers: Record<string, string> = {}) =>
+      t.app.inject({ method: 'GET', url: new URL(url).pathname, headers });
+    const link = async (token: string, userId: number, action = 'calendarLink') =>
+      call(t.app, token, 'POST', `/users/${userId}/${action}`);
+    const iso = (ms: number) => new Date(ms).toISOString();
+
+    before(async () => {
+      ({ t, a, b } = await appWithTenants(dialect));
+      crew = await addUser(t, a, 'contractor');
+      office = await addUser(t, a, 'employee');
+      const j = await call(t.app, a.token, 'POST', '/jobs', {
+        jobs: [{ title: 'Boiler service', address: { line1: '1 High St', city: 'Leeds', postcode: 'LS1 1AA' } }],
+      });
+      job = j.body.jobs[0].id;
+      const now = Date.now();
+      const add = async (name: string, user: number, start: number, hours = 2, extra = {}) => {
+        const res = await call(t.app, a.token, 'POST', '/visits', {
+          visits: [
+            {
+              job: { id: job },
+              user: { id: user },
+              label: name,
+              startTime: iso(start),
+              endTime: iso(start + hours * 3600_000),
+              ...extra,
+            },
+          ],
+        });
+        assert.equal(res.status, 200, res.raw);
+        visits[name] = res.body.visits[0].id;
+      };
+      await add('Tomorrow', crew.id, now + DAY);
+      await add('Cancelled', crew.id, now + 2 * DAY, 1, { state: 'cancelled' });
+      await add('Last week', crew.id, now - 7 * DAY);
+      await add('Long ago', crew.id, now - 40 * DAY);
+      await add('Next year+', crew.id, now + 400 * DAY);
+      await add('Deleted', crew.id, now + 3 * DAY);
+      await add('Someone else', office.id, now + DAY);
+      await call(t.app, a.token, 'PATCH', `/visits/${visits.Deleted}`, { visits: [{ deleted: true }] });
+    });
+    after(() => t?.close());
+
+    test('calendarLink: the user themself (users.read is enough) or an Administrator; the URL is shown once, stored as a hash', async () => {
+      const readOnly = await a.tokenFor(crew.id, ['users.read']);
+      const res = await link(readOnly, crew.id);
+      assert.equal(res.status, 200, res.raw);
+      const url = res.body.users[0].calendarUrl as string;
+      assert.ok(url.startsWith(`${t.config.publicUrl}/calendar/`), url);
+      assert.equal(res.body.users[0].id, crew.id);
+      const token = new URL(url).pathname
+        .split('/')
+        .pop()!
+        .replace(/\.ics$/, '');
+      const row = await t.database.db
+        .selectFrom('users')
+        .select('calendar_token_hash')
+        .where('id', '=', crew.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.calendar_token_hash, hashToken(token));
+      // Not shown again.
+      const read = await call(t.app, a.token, 'GET', `/users/${crew.id}?fields=*`);
+      assert.ok(!JSON.stringify(read.body).includes(token));
+
+      assert.equal((await link(office.token, crew.id)).status, 403);
+      assert.equal((await link(await a.tokenFor(crew.id, ['jobs.read']), crew.id)).status, 403);
+      assert.equal((await link(b.token, crew.id)).status, 404);
+      assert.equal((await link(a.token, office.id)).status, 200);
+    });
+
+    test('the feed: the user’s visits in the window, UTC, stable UIDs, summary, location, cancelled; ETag and 304', async () => {
+      const url = (await link(crew.token, crew.id)).body.users[0].calendarUrl as string;
+      const res = await feed(url);
+      assert.equal(res.statusCode, 200);
+      assert.match(String(res.headers['content-type']), /^text\/calendar/);
+      assert.match(res.body, /^DTSTART:\d{8}T\d{6}Z\r?$/m);
+      const events = parse(res.body);
+      const byName = new Map(events.map((e) => [e.summary.split(' – ')[0], e]));
+      assert.deepEqual([...byName.keys()].sort(), ['Cancelled', 'Last week', 'Tomorrow']);
+      const tomorrow = byName.get('Tomorrow')!;
+      assert.equal(tomorrow.summary, 'Tomorrow – Boiler service');
+      assert.equal(tomorrow.location, '1 High St, Leeds, LS1 1AA');
+      assert.equal(tomorrow.status, 'CONFIRMED');
+      assert.equal(byName.get('Cancelled')!.status, 'CANCELLED');
+      const stored = await call(t.app, a.token, 'GET', `/visits/${visits.Tomorrow}`);
+      // iCalendar times are to the second.
+      const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000) * 1000;
+      assert.equal(tomorrow.start, seconds(stored.body.visits[0].startTime));
+      assert.equal(tomorrow.end, seconds(stored.body.visits[0].endTime));
+
+      const etag = String(res.headers.etag);
+      assert.match(etag, /^"[^"]+"$/);
+      const again = await feed(url);
+      assert.equal(again.headers.etag, etag);
+      assert.deepEqual(
+        parse(again.body).map((e) => e.uid),
+        events.map((e) => e.uid),
+      );
+      assert.equal((await feed(url, { 'if-none-match': etag })).statusCode, 304);
+      await call(t.app, a.token, 'PATCH', `/visits/${visits.Tomorrow}`, { visits: [{ label: 'Tomorrow AM' }] });
+      const changed = await feed(url, { 'if-none-match': etag });
+      assert.equal(changed.statusCode, 200);
+      assert.notEqual(changed.headers.etag, etag);
+      assert.equal(parse(changed.body).find((e) => e.uid === tomorrow.uid)?.summary, 'Tomorrow AM – Boiler service');
+    });
+
+    test('a replaced, unlinked, wrong or malformed token is 404; deleting the user ends the link for good', async () => {
+      const made = await link(crew.token, crew.id);
+      assert.equal(made.status, 200, made.raw);
+      const first = made.body.users[0].calendarUrl as string;
+      const second = (await link(crew.token, crew.id)).body.users[0].calendarUrl as string;
+      assert.equal((await feed(first)).statusCode, 404);
+      assert.equal((await feed(second)).statusCode, 200);
+      const wrong = second.replace(/(.)\.ics$/, (_m, c: string) => `${c === 'A' ? 'B' : 'A'}.ics`);
+      assert.equal((await feed(wrong)).statusCode, 404);
+      for (const path of ['/calendar/x.ics', '/calendar/1.abc.ics', `/calendar/${'9'.repeat(30)}.ics`])
+        assert.equal((await t.app.inject({ method: 'GET', url: path })).statusCode, 404, path);
+      assert.equal((await link(crew.token, crew.id, 'calendarUnlink')).status, 200);
+      assert.equal((await feed(second)).statusCode, 404);
+
+      const third = (await link(crew.token, crew.id)).body.users[0].calendarUrl as string;
+      assert.equal((await feed(third)).statusCode, 200);
+      await call(t.app, a.token, 'PATCH', `/users/${crew.id}`, { users: [{ deleted: true }] });
+      assert.equal((await feed(third)).statusCode, 404);
+      await call(t.app, a.token, 'PATCH', `/users/${crew.id}`, { users: [{ deleted: false }] });
+      assert.equal((await feed(third)).statusCode, 404, 'restoring the user does not revive the old URL');
+
+      const officeUrl = (await link(a.token, office.id)).body.users[0].calendarUrl as string;
+      assert.equal((await feed(officeUrl)).statusCode, 200);
+      assert.equal((await call(t.app, a.token, 'DELETE', `/users/${office.id}`)).status, 200);
+      assert.equal((await feed(officeUrl)).statusCode, 404);
+    });
+  });
+
+  describe(`calendar feeds are rate-limited like the API (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    before(async () => {
+      ({ t, a } = await appWithTenants(dialect, { env: { RATE_LIMIT_API: '3' } }));
+    });
+    after(() => t?.close());
+
+    test('past RATE_LIMIT_API requests a minute on one feed: 429 with Retry-After', async () => {
+      const url = (await call(t.app, a.token, 'POST', `/users/${a.adminId}/calendarLink`)).body.users[0]
+        .calendarUrl as string;
+      const get = () => t.app.inject({ method: 'GET', url: new URL(url).pathname });
+      for (let i = 0; i < 3; i++) assert.equal((await get()).statusCode, 200);
+      const over = await get();
+      assert.equal(over.statusCode, 429);
+      assert.ok(Number(over.headers['retry-after']) > 0);
+    });
+  });
+}
