@@ -10,6 +10,11 @@ import { notes } from './notes/index.js';
 import { eventsCollection } from './events/index.js';
 import { webhooks } from './webhooks/index.js';
 import { deliveries } from './deliveries/index.js';
+import { taxRates } from './taxRates/index.js';
+import { products } from './products/index.js';
+import { charges } from './charges/index.js';
+import { invoices } from './invoices/index.js';
+import { payments } from './payments/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of).
@@ -25,6 +30,11 @@ export const registry: Registry = createRegistry([
   eventsCollection(() => registry),
   webhooks,
   deliveries,
+  taxRates,
+  products,
+  charges,
+  invoices,
+  payments,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

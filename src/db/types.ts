@@ -12,6 +12,8 @@ export interface AccountsTable {
   modified: number;
   /** Bumped by triggers on every change that can fail an access token of the account (migration 013). */
   auth_epoch: Generated<number>;
+  currency: Generated<string>;
+  time_zone: Generated<string>;
 }
 
 export interface AuthSessionsTable {
@@ -22,6 +24,32 @@ export interface AuthSessionsTable {
   csrf_token: string;
   expires_at: number;
   created: number;
+}
+
+export interface ChargesTable {
+  id: Generated<number>;
+  account_id: number;
+  job_id: number;
+  product_id: number | null;
+  kind: string;
+  description: string;
+  unit_price: number;
+  unit_cost: number | null;
+  tax_rate_id: number | null;
+  quantity: number;
+  tax_percent: number | null;
+  stage: Generated<string>;
+  billable: Generated<number>;
+  user_id: number | null;
+  visit_id: number | null;
+  subtotal: number;
+  tax: number;
+  total: number;
+  invoice_id: number | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
 }
 
 export interface ClientsTable {
@@ -141,6 +169,29 @@ export interface IdempotencyKeysTable {
   created: number;
 }
 
+export interface InvoicesTable {
+  id: Generated<number>;
+  account_id: number;
+  job_id: number | null;
+  client_id: number | null;
+  number: string | null;
+  state: Generated<string>;
+  issue_date: string | null;
+  due_date: string | null;
+  notes: string | null;
+  lines: Generated<string>;
+  subtotal: Generated<number>;
+  tax_total: Generated<number>;
+  total: Generated<number>;
+  amount_paid: Generated<number>;
+  balance: Generated<number>;
+  currency: string;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
 export interface JobsTable {
   id: Generated<number>;
   account_id: number;
@@ -246,6 +297,36 @@ export interface OauthTokensTable {
   created: number;
 }
 
+export interface PaymentsTable {
+  id: Generated<number>;
+  account_id: number;
+  invoice_id: number;
+  amount: number;
+  method: Generated<string>;
+  paid_at: number;
+  reference: string | null;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
+export interface ProductsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  code: string | null;
+  kind: string;
+  unit: Generated<string>;
+  unit_price: number;
+  unit_cost: number | null;
+  tax_rate_id: number | null;
+  description: string | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
 export interface RateLimitsTable {
   bucket: string;
   window_start: number;
@@ -285,6 +366,17 @@ export interface StatusesTable {
   created: number;
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
+  version: Generated<number>;
+}
+
+export interface TaxRatesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  percent: number;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
   version: Generated<number>;
 }
 
@@ -383,6 +475,7 @@ export interface WorkgroupsTable {
 export interface DB {
   accounts: AccountsTable;
   auth_sessions: AuthSessionsTable;
+  charges: ChargesTable;
   clients: ClientsTable;
   counters: CountersTable;
   deliveries: DeliveriesTable;
@@ -391,6 +484,7 @@ export interface DB {
   file_deletions: FileDeletionsTable;
   files: FilesTable;
   idempotency_keys: IdempotencyKeysTable;
+  invoices: InvoicesTable;
   jobs: JobsTable;
   login_attempts: LoginAttemptsTable;
   logins: LoginsTable;
@@ -398,11 +492,14 @@ export interface DB {
   oauth_clients: OauthClientsTable;
   oauth_codes: OauthCodesTable;
   oauth_tokens: OauthTokensTable;
+  payments: PaymentsTable;
+  products: ProductsTable;
   rate_limits: RateLimitsTable;
   roles: RolesTable;
   row_counts: RowCountsTable;
   settings: SettingsTable;
   statuses: StatusesTable;
+  tax_rates: TaxRatesTable;
   users: UsersTable;
   visits: VisitsTable;
   webhook_cursors: WebhookCursorsTable;

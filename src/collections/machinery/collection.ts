@@ -256,6 +256,8 @@ export interface FilterColumn {
   nullable: boolean;
   /** A bigint column (an integer field declared past int4, such as a file's size). */
   wide?: boolean;
+  /** An exact decimal stored as an integer of 10^-scale: a filter's value is scaled alike. */
+  scale?: number;
 }
 
 export interface Collection extends CollectionDef {
@@ -273,7 +275,8 @@ export function defineCollection<T extends TableName>(def: CollectionDef<T>): Co
   const wide = (s: ScalarField) =>
     s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;
   const addScalar = (name: string, s: ScalarField) => {
-    if (s.type !== 'json') columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s) });
+    if (s.type !== 'json')
+      columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s), scale: s.scale });
   };
   for (const [name, field] of Object.entries(def.fields)) {
     if (field.kind === 'scalar') addScalar(name, field);
