@@ -37,6 +37,7 @@ select create_distributed_table('webhook_cursors', 'account_id', colocate_with =
 select create_distributed_table('deliveries', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('tax_rates', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('products', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('quotes', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('invoices', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('charges', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('payments', 'account_id', colocate_with => 'accounts');

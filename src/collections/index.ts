@@ -15,6 +15,7 @@ import { products } from './products/index.js';
 import { charges } from './charges/index.js';
 import { invoices } from './invoices/index.js';
 import { payments } from './payments/index.js';
+import { quotes } from './quotes/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of).
@@ -35,6 +36,7 @@ export const registry: Registry = createRegistry([
   charges,
   invoices,
   payments,
+  quotes,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

@@ -174,6 +174,7 @@ export interface InvoicesTable {
   account_id: number;
   job_id: number | null;
   client_id: number | null;
+  quote_id: number | null;
   number: string | null;
   state: Generated<string>;
   issue_date: string | null;
@@ -321,6 +322,26 @@ export interface ProductsTable {
   unit_cost: number | null;
   tax_rate_id: number | null;
   description: string | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
+export interface QuotesTable {
+  id: Generated<number>;
+  account_id: number;
+  job_id: number;
+  client_id: number;
+  number: string;
+  state: Generated<string>;
+  valid_until: string | null;
+  notes: string | null;
+  lines: Generated<string>;
+  subtotal: Generated<number>;
+  tax_total: Generated<number>;
+  total: Generated<number>;
+  currency: string;
   deleted: Generated<number>;
   created: number;
   modified: number;
@@ -494,6 +515,7 @@ export interface DB {
   oauth_tokens: OauthTokensTable;
   payments: PaymentsTable;
   products: ProductsTable;
+  quotes: QuotesTable;
   rate_limits: RateLimitsTable;
   roles: RolesTable;
   row_counts: RowCountsTable;

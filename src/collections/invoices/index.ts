@@ -1,9 +1,17 @@
-import { validationError, type ApiErrorBody } from '../../errors.js';
+import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type TxItemContext } from '../machinery/collection.js';
-import { priceLines, type Line } from '../machinery/lines.js';
-import { MONEY_SCALE, PERCENT_SCALE, QUANTITY_SCALE, accountMoney, fromScaled } from '../machinery/money.js';
+import { lineOfCharge, priceLines, type Line } from '../machinery/lines.js';
+import { accountMoney } from '../machinery/money.js';
 import { invoiceActionDocs, issue, pdf, voidInvoice } from './actions.js';
-import { billedBy, clientExists, jobClient, setInvoice, unbilledCharges } from './repository.js';
+import {
+  billedBy,
+  clientExists,
+  invoicedFrom,
+  jobClient,
+  lockQuote,
+  setInvoice,
+  unbilledCharges,
+} from './repository.js';
 import { invoiceFields } from './schema.js';
 
 /** What check found for an item and fill/after act on: the charges it bills, those it releases. */
@@ -37,7 +45,18 @@ async function check(ctx: TxItemContext<'invoices'>): Promise<ApiErrorBody[]> {
   const plan = { bill: [] as number[], release: [] as number[] };
   let lines: Line[] | undefined;
   let totals: { subtotal: number; taxTotal: number; total: number } | undefined;
-  if (item.lines !== undefined) {
+  const fromQuote = op === 'create' ? (ctx.attached as { quote?: number } | undefined)?.quote : undefined;
+  if (fromQuote !== undefined) {
+    // POST /quotes/:id/invoice: the quote locked, so two such calls never make two invoices of it.
+    const quote = await lockQuote(db, account, fromQuote);
+    if (!quote || quote.state !== 'accepted' || quote.deleted)
+      throw new ApiError('stateForbids', `the quote is ${quote?.state ?? 'gone'}; only an accepted quote is invoiced`);
+    if (await invoicedFrom(db, account, fromQuote))
+      throw new ApiError('stateForbids', 'the quote already has an invoice that is not void');
+    lines = (JSON.parse(quote.lines) as Line[]).map((l) => ({ ...l, charge: null }));
+    totals = { subtotal: Number(quote.subtotal), taxTotal: Number(quote.tax_total), total: Number(quote.total) };
+    row.quote_id = fromQuote;
+  } else if (item.lines !== undefined) {
     const { priced, errors } = await priceLines(db, account, item.lines as Record<string, unknown>[], money.exponent);
     if (errors.length) return errors;
     lines = priced!.lines.map((l) => ({ ...l, charge: null }));
@@ -45,19 +64,7 @@ async function check(ctx: TxItemContext<'invoices'>): Promise<ApiErrorBody[]> {
     if (existing) plan.release = await billedBy(db, account, existing.id);
   } else if (op === 'create' && jobId !== null) {
     const charges = await unbilledCharges(db, account, jobId);
-    lines = charges.map((c) => ({
-      description: c.description,
-      quantity: fromScaled(Number(c.quantity), QUANTITY_SCALE),
-      unitPrice: fromScaled(Number(c.unit_price), MONEY_SCALE),
-      taxRate: c.tax_rate_id === null ? null : { id: c.tax_rate_id },
-      product: c.product_id === null ? null : { id: c.product_id },
-      kind: c.kind,
-      taxPercent: c.tax_percent === null ? null : fromScaled(Number(c.tax_percent), PERCENT_SCALE),
-      subtotal: fromScaled(Number(c.subtotal), MONEY_SCALE),
-      tax: fromScaled(Number(c.tax), MONEY_SCALE),
-      total: fromScaled(Number(c.total), MONEY_SCALE),
-      charge: { id: c.id },
-    }));
+    lines = charges.map((c) => ({ ...lineOfCharge(c), charge: { id: c.id } }));
     let subtotal = 0;
     let tax = 0;
     for (const c of charges) {

@@ -123,6 +123,23 @@ for (const dialect of DIALECTS) {
       assert.equal((await get('charges', ids[0])).invoice, null);
     });
 
+    it('two invoices made at once from one job never bill a charge twice', async () => {
+      const job = await newJob();
+      const ids = (
+        await post(
+          'charges',
+          Array.from({ length: 5 }, () => charge(job)),
+        )
+      ).body.charges.map((c: { id: number }) => c.id);
+      const made = await Promise.all(Array.from({ length: 4 }, () => post('invoices', [{ job: { id: job } }])));
+      assert.ok(made.every((r) => r.status === 200));
+      const billed = made.flatMap((r) => r.body.invoices[0].lines.map((l: { charge: { id: number } }) => l.charge.id));
+      assert.deepEqual(
+        billed.sort((x: number, y: number) => x - y),
+        ids,
+      );
+    });
+
     it('lines: exact amounts, refusals naming lines[i].member, at most 200, nothing saved', async () => {
       const rate = (await post('taxRates', [{ name: 'VAT', percent: 20 }])).body.taxRates[0].id;
       const rateB = (await post('taxRates', [{ name: 'VAT B', percent: 20 }], b.token)).body.taxRates[0].id;

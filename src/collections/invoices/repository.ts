@@ -168,3 +168,26 @@ export async function clientExists(db: Executor, accountId: number, id: number):
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** The quote an invoice is made from, locked until the commit. */
+export function lockQuote(db: Executor, accountId: number, id: number) {
+  return db
+    .selectFrom('quotes')
+    .select(['id', 'state', 'deleted', 'lines', 'subtotal', 'tax_total', 'total'])
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .modifyEnd(dialectOf(db).lockClause('update'))
+    .executeTakeFirst();
+}
+
+/** Whether an invoice that is not void was made from the quote. */
+export async function invoicedFrom(db: Executor, accountId: number, quoteId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('invoices')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('quote_id', '=', quoteId)
+    .where('state', '!=', 'void')
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -14,6 +14,12 @@ export const invoiceFields: Record<string, Field> = {
     members: ['name'],
     description: 'Required unless the job has a client, which is the default. Changes only while draft.',
   }),
+  quote: f.assoc('quote_id', 'quotes', {
+    readOnly: true,
+    nullable: true,
+    members: ['number', 'state'],
+    description: 'The quote the invoice was made from (POST /quotes/:id/invoice), or null.',
+  }),
   number: f.string('number', {
     readOnly: true,
     nullable: true,

@@ -228,3 +228,31 @@ export const scaledAmounts = (l: Pick<Line, 'subtotal' | 'tax' | 'total'>) => ({
   tax: toScaled(l.tax, MONEY_SCALE),
   total: toScaled(l.total, MONEY_SCALE),
 });
+
+/** A stored charge row as a document line (amounts copied as the charge has them). */
+export function lineOfCharge(c: {
+  id: number;
+  description: string;
+  quantity: number | string | bigint;
+  unit_price: number | string | bigint;
+  tax_rate_id: number | null;
+  product_id: number | null;
+  kind: string;
+  tax_percent: number | string | bigint | null;
+  subtotal: number | string | bigint;
+  tax: number | string | bigint;
+  total: number | string | bigint;
+}): Line {
+  return {
+    description: c.description,
+    quantity: fromScaled(Number(c.quantity), QUANTITY_SCALE),
+    unitPrice: fromScaled(Number(c.unit_price), MONEY_SCALE),
+    taxRate: c.tax_rate_id === null ? null : { id: c.tax_rate_id },
+    product: c.product_id === null ? null : { id: c.product_id },
+    kind: c.kind,
+    taxPercent: c.tax_percent === null ? null : fromScaled(Number(c.tax_percent), PERCENT_SCALE),
+    subtotal: fromScaled(Number(c.subtotal), MONEY_SCALE),
+    tax: fromScaled(Number(c.tax), MONEY_SCALE),
+    total: fromScaled(Number(c.total), MONEY_SCALE),
+  };
+}

@@ -5,7 +5,7 @@ import { createItemTable } from './scheme.js';
 
 /**
  * Money (PRODUCT §9), part one: the account's currency and time zone, the price book (tax rates,
- * products), invoices (their lines as JSON text of exact decimals, their totals as integers) and the
+ * products), quotes and invoices (their lines as JSON text of exact decimals, their totals as integers) and the
  * charges of jobs, each billed by at most one invoice. Invoice numbers come from the account's
  * `counters` row named `invoices`, bumped in the issuing transaction. Amounts are integers of 10^-4 of the currency, quantities of
  * 10^-3, percentages of 10^-4 (src/collections/machinery/money.ts): bigint on both dialects.
@@ -57,11 +57,41 @@ export const money = (dialect: Dialect): Migration => ({
     await createItemTable(
       db,
       dialect,
+      'quotes',
+      (t) =>
+        t
+          .addColumn('job_id', 'integer', (c) => c.notNull())
+          .addColumn('client_id', 'integer', (c) => c.notNull())
+          .addColumn('number', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull().defaultTo('draft'))
+          .addColumn('valid_until', 'text')
+          .addColumn('notes', 'text')
+          .addColumn('lines', 'text', (c) => c.notNull().defaultTo('[]'))
+          .addColumn('subtotal', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('tax_total', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('total', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('currency', 'text', (c) => c.notNull())
+          .addColumn('deleted', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('created', 'bigint', (c) => c.notNull())
+          .addColumn('modified', 'bigint', (c) => c.notNull()),
+      {
+        counted: true,
+        links: [
+          { column: 'job_id', table: 'jobs', onDelete: 'cascade' },
+          { column: 'client_id', table: 'clients', onDelete: 'restrict' },
+        ],
+      },
+    );
+    await sql`create unique index quotes_account_number on quotes (account_id, number)`.execute(db);
+    await createItemTable(
+      db,
+      dialect,
       'invoices',
       (t) =>
         t
           .addColumn('job_id', 'integer')
           .addColumn('client_id', 'integer')
+          .addColumn('quote_id', 'integer')
           .addColumn('number', 'text')
           .addColumn('state', 'text', (c) => c.notNull().defaultTo('draft'))
           .addColumn('issue_date', 'text')
@@ -82,6 +112,7 @@ export const money = (dialect: Dialect): Migration => ({
         links: [
           { column: 'job_id', table: 'jobs', onDelete: 'set null' },
           { column: 'client_id', table: 'clients', onDelete: 'restrict' },
+          { column: 'quote_id', table: 'quotes', onDelete: 'set null' },
         ],
       },
     );
