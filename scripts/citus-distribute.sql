@@ -42,6 +42,12 @@ select create_distributed_table('locations', 'account_id', colocate_with => 'acc
 select create_distributed_table('unavailabilities', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('custom_field_definitions', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('custom_unique_values', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('tax_rates', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('products', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('quotes', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('invoices', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('charges', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('payments', 'account_id', colocate_with => 'accounts');
 
 select create_reference_table('file_deletions');
 select create_reference_table('logins');

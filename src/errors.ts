@@ -81,6 +81,12 @@ export const ERRORS = {
     type: 'client',
     message: 'This Idempotency-Key was used for another request (method, path or body)',
   },
+  stateForbids: {
+    code: 1280,
+    status: 422,
+    type: 'content',
+    message: "The item's state does not allow this action",
+  },
   generic: { code: 1336, status: 422, type: 'client', message: 'The request cannot be processed' },
   visitState: {
     code: 1350,

@@ -16,6 +16,9 @@ export interface NewAccount {
   login: string;
   password: string;
   email?: string;
+  /** ISO 4217 code (default USD) and IANA time zone (default UTC), PRODUCT §1. */
+  currency?: string;
+  timeZone?: string;
 }
 
 export const ROLES: { name: string; kind: RoleKind }[] = [
@@ -53,6 +56,8 @@ export async function createAccount(writer: Writer, input: NewAccount, now = Dat
         licenses: 1,
         country_code: 0,
         company_account_code: null,
+        currency: input.currency ?? 'USD',
+        time_zone: input.timeZone ?? 'UTC',
         created: now,
         modified: now,
       })

@@ -17,6 +17,8 @@ export const accountsCreate: Command = {
     login: s('sign-in name, unique in the whole service'),
     password: s('at least 10 characters'),
     email: s('e-mail address', false),
+    currency: s('ISO 4217 currency code of the amounts (default USD)', false, 'XXX'),
+    'time-zone': s('IANA time zone of the account (default UTC)', false, 'Area/City'),
   },
   async run({ services, values }) {
     const input = {
@@ -27,6 +29,8 @@ export const accountsCreate: Command = {
       login: values.login as string,
       password: values.password as string,
       ...(values.email !== undefined ? { email: values.email as string } : {}),
+      ...(values.currency !== undefined ? { currency: values.currency as string } : {}),
+      ...(values['time-zone'] !== undefined ? { timeZone: values['time-zone'] as string } : {}),
     };
     checkAccountInput(input);
     return createAccount(services.writer, input);

@@ -16,6 +16,12 @@ import { unavailabilities } from './unavailabilities/index.js';
 import { sites } from './sites/index.js';
 import { contacts } from './contacts/index.js';
 import { customFieldDefinitions } from './customFieldDefinitions/index.js';
+import { taxRates } from './taxRates/index.js';
+import { products } from './products/index.js';
+import { charges } from './charges/index.js';
+import { invoices } from './invoices/index.js';
+import { payments } from './payments/index.js';
+import { quotes } from './quotes/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of).
@@ -37,6 +43,12 @@ export const registry: Registry = createRegistry([
   sites,
   contacts,
   customFieldDefinitions,
+  taxRates,
+  products,
+  charges,
+  invoices,
+  payments,
+  quotes,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

@@ -21,6 +21,8 @@ import { derivedTriggers } from './migrations/018_derived_triggers.js';
 import { accountKeys } from './migrations/019_account_keys.js';
 import { schemaComments } from './migrations/020_schema_comments.js';
 import { fileDeletions } from './migrations/030_file_deletions.js';
+import { money } from './migrations/040_money.js';
+import { payments } from './migrations/041_payments.js';
 import { places } from './migrations/050_places.js';
 import { crewTime } from './migrations/060_crew_time.js';
 import { customFields } from './migrations/070_custom_fields.js';
@@ -51,6 +53,8 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '019_account_keys': accountKeys,
   '020_schema_comments': schemaComments,
   '030_file_deletions': fileDeletions,
+  '040_money': money,
+  '041_payments': payments,
   '050_places': places,
   '060_crew_time': crewTime,
   '070_custom_fields': customFields,

@@ -12,6 +12,8 @@ export interface AccountsTable {
   modified: number;
   /** Bumped by triggers on every change that can fail an access token of the account (migration 013). */
   auth_epoch: Generated<number>;
+  currency: Generated<string>;
+  time_zone: Generated<string>;
 }
 
 export interface AuthSessionsTable {
@@ -22,6 +24,32 @@ export interface AuthSessionsTable {
   csrf_token: string;
   expires_at: number;
   created: number;
+}
+
+export interface ChargesTable {
+  id: Generated<number>;
+  account_id: number;
+  job_id: number;
+  product_id: number | null;
+  kind: string;
+  description: string;
+  unit_price: number;
+  unit_cost: number | null;
+  tax_rate_id: number | null;
+  quantity: number;
+  tax_percent: number | null;
+  stage: Generated<string>;
+  billable: Generated<number>;
+  user_id: number | null;
+  visit_id: number | null;
+  subtotal: number;
+  tax: number;
+  total: number;
+  invoice_id: number | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
 }
 
 export interface ClientsTable {
@@ -194,6 +222,30 @@ export interface IdempotencyKeysTable {
   created: number;
 }
 
+export interface InvoicesTable {
+  id: Generated<number>;
+  account_id: number;
+  job_id: number | null;
+  client_id: number | null;
+  quote_id: number | null;
+  number: string | null;
+  state: Generated<string>;
+  issue_date: string | null;
+  due_date: string | null;
+  notes: string | null;
+  lines: Generated<string>;
+  subtotal: Generated<number>;
+  tax_total: Generated<number>;
+  total: Generated<number>;
+  amount_paid: Generated<number>;
+  balance: Generated<number>;
+  currency: string;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
 export interface JobsTable {
   id: Generated<number>;
   account_id: number;
@@ -324,6 +376,56 @@ export interface OauthTokensTable {
   replaced_at: number | null;
 }
 
+export interface PaymentsTable {
+  id: Generated<number>;
+  account_id: number;
+  invoice_id: number;
+  amount: number;
+  method: Generated<string>;
+  paid_at: number;
+  reference: string | null;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
+export interface ProductsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  code: string | null;
+  kind: string;
+  unit: Generated<string>;
+  unit_price: number;
+  unit_cost: number | null;
+  tax_rate_id: number | null;
+  description: string | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
+export interface QuotesTable {
+  id: Generated<number>;
+  account_id: number;
+  job_id: number;
+  client_id: number;
+  number: string;
+  state: Generated<string>;
+  valid_until: string | null;
+  notes: string | null;
+  lines: Generated<string>;
+  subtotal: Generated<number>;
+  tax_total: Generated<number>;
+  total: Generated<number>;
+  currency: string;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
 export interface RateLimitsTable {
   bucket: string;
   window_start: number;
@@ -383,6 +485,17 @@ export interface StatusesTable {
   created: number;
   modified: number;
   /** Bumped by a trigger on every update of the row: the item's ETag (PRODUCT §7). */
+  version: Generated<number>;
+}
+
+export interface TaxRatesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  percent: number;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
   version: Generated<number>;
 }
 
@@ -522,6 +635,7 @@ export interface WorkgroupsTable {
 export interface DB {
   accounts: AccountsTable;
   auth_sessions: AuthSessionsTable;
+  charges: ChargesTable;
   clients: ClientsTable;
   contacts: ContactsTable;
   counters: CountersTable;
@@ -533,6 +647,7 @@ export interface DB {
   file_deletions: FileDeletionsTable;
   files: FilesTable;
   idempotency_keys: IdempotencyKeysTable;
+  invoices: InvoicesTable;
   jobs: JobsTable;
   locations: LocationsTable;
   login_attempts: LoginAttemptsTable;
@@ -541,12 +656,16 @@ export interface DB {
   oauth_clients: OauthClientsTable;
   oauth_codes: OauthCodesTable;
   oauth_tokens: OauthTokensTable;
+  payments: PaymentsTable;
+  products: ProductsTable;
+  quotes: QuotesTable;
   rate_limits: RateLimitsTable;
   roles: RolesTable;
   row_counts: RowCountsTable;
   settings: SettingsTable;
   sites: SitesTable;
   statuses: StatusesTable;
+  tax_rates: TaxRatesTable;
   timesheets: TimesheetsTable;
   unavailabilities: UnavailabilitiesTable;
   users: UsersTable;

@@ -277,6 +277,8 @@ export interface FilterColumn {
   ops?: readonly CmpOp[];
   /** `= value` answered by an index, where the database has one for it. */
   equals?: (value: unknown) => Expression<SqlBool> | undefined;
+  /** An exact decimal stored as an integer of 10^-scale: a filter's value is scaled alike. */
+  scale?: number;
 }
 
 export interface Collection extends CollectionDef {
@@ -296,7 +298,7 @@ export function defineCollection<T extends TableName>(def: CollectionDef<T>): Co
     s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;
   const addScalar = (name: string, s: ScalarField) => {
     if (s.type !== 'json' && s.type !== 'location')
-      columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s) });
+      columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s), scale: s.scale });
   };
   for (const [name, field] of Object.entries(def.fields)) {
     if (field.kind === 'scalar') addScalar(name, field);

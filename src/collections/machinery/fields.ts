@@ -38,6 +38,16 @@ export interface ScalarField extends BaseField {
   lngColumn?: string;
   /** The item's custom fields (PRODUCT §12): typed by the account's definitions (src/collections/machinery/custom.ts). */
   customFields?: boolean;
+  /**
+   * An exact decimal stored as an integer count of 10^-scale (money, quantities, percentages:
+   * src/collections/machinery/money.ts): written and shown as a JSON number, never held as a binary
+   * fraction on the way; a value with more decimals, non-finite or past ±1e9 is refused.
+   */
+  scale?: number;
+  /** Money: its decimals are the account currency's too (checked by checkCurrencyDecimals). */
+  money?: boolean;
+  /** The value's own checks instead of its schema's (a document's lines name `lines[i].member`). */
+  check?(value: unknown, name: string): import('../../errors.js').ApiErrorBody[];
 }
 
 export interface ObjectField extends BaseField {
@@ -172,6 +182,21 @@ export const f = {
   json: (column: string, schema: TSchema, opts: ScalarOpts = {}) => scalar('json', schema)(column, opts),
   enum: (column: string, values: readonly string[], opts: ScalarOpts = {}) =>
     scalar('string', Type.Union(values.map((v) => Type.Literal(v))))(column, opts),
+  /** An amount in the account's currency (money.ts: stored in 10^-4 units; at most ±1e9). */
+  money: (column: string, opts: ScalarOpts & { minimum?: number } = {}) => {
+    const { minimum = -1e9, ...rest } = opts;
+    return { ...scalar('number', Type.Number({ minimum, maximum: 1e9 }))(column, rest), scale: 4, money: true };
+  },
+  /** An exact decimal of `scale` decimals within [minimum, maximum] (a quantity: 3, a percentage: 4). */
+  decimal: (
+    column: string,
+    scale: number,
+    opts: ScalarOpts & { minimum?: number; maximum?: number; positive?: boolean } = {},
+  ) => {
+    const { minimum = -1e9, maximum = 1e9, positive, ...rest } = opts;
+    const bounds = positive ? { exclusiveMinimum: 0, maximum } : { minimum, maximum };
+    return { ...scalar('number', Type.Number(bounds))(column, rest), scale };
+  },
   /** With `partial`, members may be left out (an address); the object is still written as a whole. */
   object: (
     members: Record<string, ScalarField>,
@@ -354,6 +379,8 @@ export const REFERENCE_TABLES: Record<string, Target> = {
       licenses: f.integer('licenses'),
       countryCode: f.integer('country_code'),
       companyAccountCode: f.string('company_account_code', { nullable: true }),
+      currency: f.string('currency', { description: 'ISO 4217 code of the amounts (PRODUCT §9).' }),
+      timeZone: f.string('time_zone', { description: "IANA time zone of the account's dates." }),
     },
   },
   roles: { table: 'roles', accountColumn: 'account_id', fields: { name: f.string('name') } },
@@ -365,7 +392,7 @@ export function standardFields(opts: { accountRequired?: boolean; deleted?: bool
     account: f.assoc('account_id', 'accounts', {
       required: opts.accountRequired,
       onDelete: 'cascade',
-      members: ['companyName', 'licenses', 'countryCode', 'companyAccountCode'],
+      members: ['companyName', 'licenses', 'countryCode', 'companyAccountCode', 'currency', 'timeZone'],
     }),
     created: f.time('created'),
     modified: f.time('modified'),

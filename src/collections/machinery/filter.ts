@@ -4,6 +4,7 @@ import { dialectOf, type Executor } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
 import { permissionFor, type Caller, type Collection, type EB, type FilterColumn } from './collection.js';
 import { INT32_MAX, INT32_MIN, REFERENCE_TABLES, type AssocField } from './fields.js';
+import { scaledProblem, toScaled } from './money.js';
 import type { Value, WhereNode } from './where.js';
 
 const bad = (why: string) => new ApiError('badModifier', `where: ${why}`);
@@ -149,6 +150,11 @@ function bindValue(field: string, col: FilterColumn, value: Exclude<Value, null>
     case 'flag':
     case 'number':
       if (typeof value !== 'number') throw bad(`'${field}' needs a number`);
+      if (col.scale !== undefined) {
+        const why = scaledProblem(value, col.scale);
+        if (why) throw bad(`'${field}' ${why}`);
+        return toScaled(value, col.scale);
+      }
       if (type !== 'number') {
         const [min, max] = integerRange(col);
         if (!Number.isInteger(value) || value < min || value > max)

@@ -64,9 +64,16 @@ const CONVERTERS: Record<string, Convert> = {
 const asIs: Convert = (v) => (v === undefined ? null : v);
 
 /** The conversion of a value type, chosen once where a field's writer is made (src/collections/machinery/present.ts). */
-export const converterOf = (s: Pick<ScalarField, 'type'>): Convert => CONVERTERS[s.type] ?? asIs;
+export const converterOf = (s: Pick<ScalarField, 'type'> & { scale?: number }): Convert =>
+  s.scale !== undefined ? scaledConverter(s.scale) : (CONVERTERS[s.type] ?? asIs);
+
+/** An exact decimal's stored integer as its JSON number (src/collections/machinery/money.ts). */
+function scaledConverter(scale: number): Convert {
+  const d = 10 ** scale;
+  return orNull((v) => Number(v) / d);
+}
 
 /** A stored value as the API shows it: 0/1 flags as booleans, epoch ms as ISO 8601, numbers as numbers. */
-export function toApi(s: Pick<ScalarField, 'type'>, v: unknown): unknown {
+export function toApi(s: Pick<ScalarField, 'type'> & { scale?: number }, v: unknown): unknown {
   return converterOf(s)(v);
 }

@@ -1,0 +1,165 @@
+import { ApiError } from '../../errors.js';
+import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
+import { renderDocument, storeDocument } from '../machinery/documents.js';
+import type { Line } from '../machinery/lines.js';
+import { accountMoney, dateIn, exponentOf } from '../machinery/money.js';
+import { NO_ITEMS } from '../machinery/write/index.js';
+import {
+  billedBy,
+  invoiceRow,
+  lockInvoice,
+  nextInvoiceNumber,
+  parties,
+  paymentCount,
+  setInvoice,
+} from './repository.js';
+
+const itemOf = (request: ActionRequest, name: string): number => {
+  if (request.item === undefined)
+    throw new ApiError('unknownAction', `'${name}' applies to one invoice: POST /invoices/:id/${name}`);
+  return request.item;
+};
+
+/** The calendar day after `date` + `days` (YYYY-MM-DD arithmetic in UTC, no time zone involved). */
+const plusDays = (date: string, days: number) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+
+/**
+ * One invoice action in one transaction: the row locked, the state checked (1280 otherwise, nothing
+ * changed), the invoice touched (its event), `change` applied, the answer read back.
+ */
+async function act(
+  request: ActionRequest,
+  name: string,
+  change: (a: {
+    tx: import('../../db/tx.js').Executor;
+    row: NonNullable<Awaited<ReturnType<typeof lockInvoice>>>;
+    touch: (collection: string, ids: number[]) => Promise<void>;
+  }) => Promise<void>,
+): Promise<ActionAnswer> {
+  const id = itemOf(request, name);
+  const { caller, services } = request;
+  const invoices = services.registry.get('invoices')!;
+  const item = await services.writer.transact(caller, async (tx, changes) => {
+    const row = await lockInvoice(tx, caller.accountId, id);
+    if (!row) throw new ApiError('itemNotFound');
+    await changes.touch(invoices, [id]);
+    await change({ tx, row, touch: (c, ids) => changes.touchBeside(c, ids) });
+    await changes.settle();
+    return changes.item(invoices, id)!;
+  });
+  return { status: 200, body: { result: 'success', invoices: [item], metadata: NO_ITEMS } };
+}
+
+/**
+ * `POST /invoices/:id/issue`: a draft with at least one line and a total ≥ 0 becomes `issued` (or
+ * `paid` at once with a total of 0), numbered from the account's counter in this transaction.
+ */
+export function issue(request: ActionRequest): Promise<ActionAnswer> {
+  const { caller } = request;
+  return act(request, 'issue', async ({ tx, row }) => {
+    const lines = JSON.parse(row.lines) as unknown[];
+    if (row.state !== 'draft' || row.deleted !== 0)
+      throw new ApiError(
+        'stateForbids',
+        `the invoice is ${row.deleted ? 'deleted' : row.state}; only a draft is issued`,
+      );
+    if (!lines.length) throw new ApiError('stateForbids', 'an invoice without lines cannot be issued');
+    if (Number(row.total) < 0) throw new ApiError('stateForbids', 'an invoice with a negative total cannot be issued');
+    const { timeZone } = await accountMoney(tx, caller.accountId);
+    const issueDate = dateIn(timeZone, caller.now);
+    // Last, once nothing can refuse any more: the number is drawn and the row written.
+    const number = await nextInvoiceNumber(tx, caller.accountId);
+    await tx
+      .updateTable('invoices')
+      .set({
+        number,
+        state: Number(row.total) === 0 ? 'paid' : 'issued',
+        issue_date: issueDate,
+        due_date: row.due_date ?? plusDays(issueDate, 30),
+        modified: caller.now,
+      })
+      .where('account_id', '=', caller.accountId)
+      .where('id', '=', row.id)
+      .execute();
+  });
+}
+
+/** `POST /invoices/:id/void`: an issued invoice without payments becomes `void`; its charges are released. */
+export function voidInvoice(request: ActionRequest): Promise<ActionAnswer> {
+  const { caller } = request;
+  return act(request, 'void', async ({ tx, row, touch }) => {
+    if (row.state !== 'issued')
+      throw new ApiError('stateForbids', `the invoice is ${row.state}; only an issued one is voided`);
+    if ((await paymentCount(tx, caller.accountId, row.id)) > 0)
+      throw new ApiError('stateForbids', 'an invoice with payments cannot be voided');
+    const charges = await billedBy(tx, caller.accountId, row.id);
+    await touch('charges', charges);
+    await setInvoice(tx, caller.accountId, charges, null, caller.now);
+    await tx
+      .updateTable('invoices')
+      .set({ state: 'void', modified: caller.now })
+      .where('account_id', '=', caller.accountId)
+      .where('id', '=', row.id)
+      .execute();
+  });
+}
+
+/** `POST /invoices/:id/pdf`: the invoice as a PDF, stored as a `files` item attached to its job. */
+export async function pdf(request: ActionRequest): Promise<ActionAnswer> {
+  const id = itemOf(request, 'pdf');
+  const { caller, services } = request;
+  const db = services.database.db;
+  const row = await invoiceRow(db, caller.accountId, id);
+  if (!row) throw new ApiError('itemNotFound');
+  const who = await parties(db, caller.accountId, row.client_id);
+  const dates: [string, string][] = [];
+  if (row.issue_date) dates.push(['Issue date', row.issue_date]);
+  if (row.due_date) dates.push(['Due date', row.due_date]);
+  const bytes = await renderDocument({
+    title: 'INVOICE',
+    number: row.number,
+    draft: row.state === 'draft',
+    company: who.company,
+    client: who.client,
+    dates,
+    lines: JSON.parse(row.lines) as Line[],
+    subtotal: Number(row.subtotal),
+    taxTotal: Number(row.tax_total),
+    total: Number(row.total),
+    extra:
+      row.state === 'draft'
+        ? []
+        : [
+            ['Paid', Number(row.amount_paid)],
+            ['Balance due', Number(row.balance)],
+          ],
+    currency: row.currency,
+    exponent: exponentOf(row.currency),
+    notes: row.notes,
+  });
+  const name = `${row.number ?? `invoice-${row.id}-draft`}.pdf`;
+  return storeDocument(request, bytes, name, row.job_id);
+}
+
+export const invoiceActionDocs: Record<string, ActionDoc> = {
+  issue: {
+    on: 'item',
+    summary: 'Issue a draft invoice',
+    description:
+      'A draft with at least one line and a total ≥ 0 becomes `issued` (`paid` with a total of 0), numbered INV-000001… per account without gaps, dated in the account time zone. Any other state: 422, code 1280.',
+  },
+  pdf: {
+    on: 'item',
+    answers: 'files',
+    summary: 'Render the invoice as a PDF',
+    description:
+      'Renders the invoice (company, client and address, number, dates, every line, totals with the currency code; DRAFT on drafts) and stores it as a `files` item attached to its job; answers the file, whose `downloadUrl` serves `application/pdf`.',
+  },
+  void: {
+    on: 'item',
+    summary: 'Void an issued invoice',
+    description:
+      'An issued invoice without payments becomes `void`; it keeps its number and its charges are released. Otherwise 422, code 1280.',
+  },
+};

@@ -1,0 +1,131 @@
+import { ApiError } from '../../errors.js';
+import type { ActionAnswer, ActionDoc, ActionHandler, ActionRequest } from '../machinery/collection.js';
+import { renderDocument, storeDocument } from '../machinery/documents.js';
+import type { Line } from '../machinery/lines.js';
+import { exponentOf } from '../machinery/money.js';
+import { NO_ITEMS } from '../machinery/write/index.js';
+import { lockQuote, parties } from './repository.js';
+
+const itemOf = (request: ActionRequest, name: string): number => {
+  if (request.item === undefined)
+    throw new ApiError('unknownAction', `'${name}' applies to one quote: POST /quotes/:id/${name}`);
+  return request.item;
+};
+
+/** A state change of a quote: `from` → `to`, checked on the locked row (1280 otherwise, nothing changed). */
+function transition(name: string, from: string, to: string, needsLines = false): ActionHandler {
+  return async (request) => {
+    const id = itemOf(request, name);
+    const { caller, services } = request;
+    const quotes = services.registry.get('quotes')!;
+    const item = await services.writer.transact(caller, async (tx, changes) => {
+      const row = await lockQuote(tx, caller.accountId, id);
+      if (!row) throw new ApiError('itemNotFound');
+      if (row.state !== from || row.deleted)
+        throw new ApiError(
+          'stateForbids',
+          `the quote is ${row.deleted ? 'deleted' : row.state}; '${name}' needs ${from}`,
+        );
+      if (needsLines && !(JSON.parse(row.lines) as unknown[]).length)
+        throw new ApiError('stateForbids', 'a quote without lines cannot be sent');
+      await changes.touch(quotes, [id]);
+      await tx
+        .updateTable('quotes')
+        .set({ state: to, modified: caller.now })
+        .where('account_id', '=', caller.accountId)
+        .where('id', '=', id)
+        .execute();
+      await changes.settle();
+      return changes.item(quotes, id)!;
+    });
+    return { status: 200, body: { result: 'success', quotes: [item], metadata: NO_ITEMS } };
+  };
+}
+
+/**
+ * `POST /quotes/:id/invoice`: a new draft invoice with the quote's lines, job, client and `quote`,
+ * made by the invoices collection's own write (which locks the quote and refuses a second one).
+ */
+async function invoice(request: ActionRequest): Promise<ActionAnswer> {
+  const id = itemOf(request, 'invoice');
+  const { caller, services } = request;
+  const row = await services.database.db
+    .selectFrom('quotes')
+    .select(['job_id', 'client_id'])
+    .where('account_id', '=', caller.accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row) throw new ApiError('itemNotFound');
+  const out = await services.writer.write({
+    collection: services.registry.get('invoices')!,
+    caller,
+    op: 'create',
+    input: [{ job: { id: row.job_id }, client: { id: row.client_id } }],
+    attached: [{ quote: id }],
+  });
+  if (out.result === 'failure') return { status: 422, body: out };
+  return { status: 200, body: { result: 'success', invoices: out.items, metadata: out.metadata } };
+}
+
+/** `POST /quotes/:id/pdf`: the quote as a PDF, stored as a `files` item attached to its job. */
+async function pdf(request: ActionRequest): Promise<ActionAnswer> {
+  const id = itemOf(request, 'pdf');
+  const { caller, services } = request;
+  const db = services.database.db;
+  const row = await db
+    .selectFrom('quotes')
+    .selectAll()
+    .where('account_id', '=', caller.accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row) throw new ApiError('itemNotFound');
+  const who = await parties(db, caller.accountId, row.client_id);
+  const dates: [string, string][] = [['Date', new Date(Number(row.created)).toISOString().slice(0, 10)]];
+  if (row.valid_until) dates.push(['Valid until', row.valid_until]);
+  const bytes = await renderDocument({
+    title: 'QUOTE',
+    number: row.number,
+    draft: row.state === 'draft',
+    company: who.company,
+    client: who.client,
+    dates,
+    lines: JSON.parse(row.lines) as Line[],
+    subtotal: Number(row.subtotal),
+    taxTotal: Number(row.tax_total),
+    total: Number(row.total),
+    currency: row.currency,
+    exponent: exponentOf(row.currency),
+    notes: row.notes,
+  });
+  return storeDocument(request, bytes, `${row.number}.pdf`, row.job_id);
+}
+
+export const quoteActions: Record<string, ActionHandler> = {
+  send: transition('send', 'draft', 'sent', true),
+  accept: transition('accept', 'sent', 'accepted'),
+  decline: transition('decline', 'sent', 'declined'),
+  invoice,
+  pdf,
+};
+
+const doc = (summary: string, description: string, answers?: string): ActionDoc => ({
+  on: 'item',
+  summary,
+  description,
+  ...(answers ? { answers } : {}),
+});
+export const quoteActionDocs: Record<string, ActionDoc> = {
+  send: doc('Send a draft quote', 'A draft with at least one line becomes `sent`; otherwise 422, code 1280.'),
+  accept: doc('Accept a sent quote', 'A sent quote becomes `accepted`; otherwise 422, code 1280.'),
+  decline: doc('Decline a sent quote', 'A sent quote becomes `declined`; otherwise 422, code 1280.'),
+  invoice: doc(
+    'Invoice an accepted quote',
+    'An accepted quote without an invoice that is not void answers `invoices` with a new draft holding its lines, job, client and `quote`; otherwise 422, code 1280.',
+    'invoices',
+  ),
+  pdf: doc(
+    'Render the quote as a PDF',
+    'Stores the rendered quote as a `files` item attached to its job and answers the file.',
+    'files',
+  ),
+};
