@@ -29,6 +29,7 @@ import { customFields } from './migrations/070_custom_fields.js';
 import { publicClients } from './migrations/080_public_clients.js';
 import { eventScope } from './migrations/081_event_scope.js';
 import { calendarLinks } from './migrations/082_calendar_links.js';
+import { customFieldsEverywhere } from './migrations/090_custom_fields_everywhere.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -61,6 +62,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '080_public_clients': publicClients,
   '081_event_scope': eventScope,
   '082_calendar_links': calendarLinks,
+  '090_custom_fields_everywhere': customFieldsEverywhere,
 };
 
 export class MigrationFailed extends Error {}

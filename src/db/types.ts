@@ -94,6 +94,9 @@ export interface ContactsTable {
   created: number;
   modified: number;
   version: Generated<number>;
+  custom_fields: Generated<unknown>;
+  search_text: string | null;
+  search_vector: Generated<string | null>;
 }
 
 export interface CountersTable {
@@ -244,6 +247,7 @@ export interface InvoicesTable {
   created: number;
   modified: number;
   version: Generated<number>;
+  custom_fields: Generated<unknown>;
 }
 
 export interface JobsTable {
@@ -404,6 +408,7 @@ export interface ProductsTable {
   created: number;
   modified: number;
   version: Generated<number>;
+  custom_fields: Generated<unknown>;
 }
 
 export interface QuotesTable {
@@ -424,6 +429,7 @@ export interface QuotesTable {
   created: number;
   modified: number;
   version: Generated<number>;
+  custom_fields: Generated<unknown>;
 }
 
 export interface RateLimitsTable {
@@ -471,6 +477,9 @@ export interface SitesTable {
   created: number;
   modified: number;
   version: Generated<number>;
+  custom_fields: Generated<unknown>;
+  search_text: string | null;
+  search_vector: Generated<string | null>;
 }
 
 export interface StatusesTable {

@@ -36,6 +36,8 @@ const PAGE = `<!DOCTYPE html>
 `;
 
 // validatorUrl null: Swagger UI would otherwise send the document to an online validator.
+// docExpansion 'none': tags start folded; with every operation listed at once (over 200 of them)
+// Swagger UI renders for minutes. A tag opens in a fraction of a second.
 // oauth2RedirectUrl: its default is derived from the page's directory (`/oauth2-redirect.html`);
 // the file is served under /docs. Register this URL as the client's redirect URI to use Authorize.
 const INIT = `window.ui = SwaggerUIBundle({
@@ -44,7 +46,7 @@ const INIT = `window.ui = SwaggerUIBundle({
   dom_id: '#swagger-ui',
   deepLinking: true,
   validatorUrl: null,
-  docExpansion: 'list',
+  docExpansion: 'none',
   presets: [SwaggerUIBundle.presets.apis],
   layout: 'BaseLayout'
 });

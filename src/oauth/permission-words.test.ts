@@ -18,7 +18,9 @@ describe('permissions in words', () => {
     assert.equal(permissionWords('timeSheets.write').words, 'Change time sheets');
     for (const p of ALL_PERMISSIONS) {
       const w = permissionWords(p);
-      assert.match(w.words, new RegExp(`^(Read|Change) ${w.collection}$`));
+      // camelCase names in words: taxRates → "tax rates".
+      const words = w.collection.replace(/[A-Z]/g, (m) => ` ${m.toLowerCase()}`);
+      assert.match(w.words, new RegExp(`^(Read|Change) ${words}$`));
     }
   });
 

@@ -96,6 +96,7 @@ for (const dialect of DIALECTS) {
           unitCost: null,
           taxRate: { id: rate.body.taxRates[0].id },
           description: null,
+          customFields: {},
           account: { id: a.accountId },
           created: 0,
           modified: 0,

@@ -30,6 +30,8 @@ async function verify({ items }: { items: ItemContext<'contacts'>[] }): Promise<
 export const contacts = defineCollection({
   name: 'contacts',
   table: 'contacts',
+  customFields: true,
+  search: ['firstName', 'lastName', 'title', 'email'],
   description: "People at a client; one of them may be the client's primary contact.",
   fields: contactFields,
   counted: true,

@@ -151,6 +151,62 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await found('jobs', 'gasket', '', con.token), [theirs]);
     });
 
+    it('sites and contacts are searched; custom fields live on sites, contacts, products, quotes and invoices', async () => {
+      const [client] = await post('clients', [{ name: 'Search Holdings' }]);
+      const [depot] = await post('sites', [
+        { client: { id: client }, name: 'Northern Dépôt', address: { city: 'Harrogate' } },
+      ]);
+      const [zoe] = await post('contacts', [{ client: { id: client }, firstName: 'Zoë', title: 'Facilities manager' }]);
+      assert.deepEqual(await found('sites', 'depot harro'), [depot]);
+      assert.deepEqual(await found('contacts', 'zoe facil'), [zoe]);
+      assert.deepEqual(await found('contacts', 'depot'), []);
+      // Another account's items never match.
+      assert.deepEqual(await found('sites', 'depot', '', b.token), []);
+      const defs = ['sites', 'contacts', 'products', 'quotes', 'invoices'].map((collection) => ({
+        collection,
+        key: 'extRef',
+        label: 'External reference',
+        type: 'text',
+        unique: true,
+      }));
+      await post('customFieldDefinitions', defs);
+      const [product] = await post('products', [
+        { name: 'Call-out', kind: 'labour', unitPrice: 80, customFields: { extRef: 'P-1' } },
+      ]);
+      const [invoice] = await post('invoices', [
+        {
+          client: { id: client },
+          lines: [{ description: 'Call-out', quantity: 1, unitPrice: 80 }],
+          customFields: { extRef: 'X-9' },
+        },
+      ]);
+      const res = await call(t.app, a.token, 'PATCH', '/sites', {
+        sites: [{ id: depot, customFields: { extRef: 'S-1' } }],
+      });
+      assert.equal(res.status, 200, res.raw);
+      assert.deepEqual(res.body.sites[0].customFields, { extRef: 'S-1' });
+      const got = await call(
+        t.app,
+        a.token,
+        'GET',
+        `/invoices?where=${encodeURIComponent('customFields.extRef = "X-9"')}`,
+      );
+      assert.deepEqual(
+        got.body.invoices.map((i: { id: number }) => i.id),
+        [invoice],
+      );
+      const p = await call(t.app, a.token, 'GET', `/products/${product}`);
+      assert.deepEqual(p.body.products[0].customFields, { extRef: 'P-1' });
+      // unique holds on the new collections too: a second product with P-1 is a failure naming it.
+      const dup = await call(t.app, a.token, 'POST', '/products', {
+        products: [{ name: 'Other', kind: 'labour', unitPrice: 1, customFields: { extRef: 'P-1' } }],
+      });
+      assert.equal(dup.status, 422, dup.raw);
+      assert.match(dup.raw, /customFields\.extRef/);
+      const q = await call(t.app, a.token, 'GET', '/quotes?fields=customFields');
+      assert.equal(q.status, 200, q.raw);
+    });
+
     it('hostile q is words only; no word does not filter; q elsewhere is a 400', async () => {
       const [job] = await post('jobs', [{ title: 'Hostile near test' }]);
       const all = (await search('jobs', '')).body.metadata.recordsCount;

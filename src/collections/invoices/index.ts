@@ -109,6 +109,7 @@ async function after({ caller, db, item, changes, id }: TxItemContext<'invoices'
 export const invoices = defineCollection({
   name: 'invoices',
   table: 'invoices',
+  customFields: true,
   description:
     "Invoices in the account's currency: drafts bill a job's charges or take lines; `issue` numbers them INV-000001… gaplessly; payments settle them.",
   fields: invoiceFields,

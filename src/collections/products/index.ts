@@ -31,6 +31,7 @@ async function check({ caller, db, op, item, once }: TxItemContext<'products'>):
 export const products = defineCollection({
   name: 'products',
   table: 'products',
+  customFields: true,
   description:
     'The price book: what charges and document lines are made of. Administrators write it; every role reads.',
   fields: productFields,

@@ -56,6 +56,7 @@ async function fill({ caller, db, op, row }: TxItemContext<'quotes'>) {
 export const quotes = defineCollection({
   name: 'quotes',
   table: 'quotes',
+  customFields: true,
   description:
     "Quotes for a job in the account's currency, numbered Q-000001… at creation: draft → sent → accepted or declined; an accepted quote becomes a draft invoice.",
   fields: quoteFields,

@@ -17,6 +17,8 @@ async function check({ caller, db, op, item, existing }: TxItemContext<'sites'>)
 export const sites = defineCollection({
   name: 'sites',
   table: 'sites',
+  customFields: true,
+  search: ['name', 'notes', 'address'],
   description: "Where work is done: a client's places (a client may have many).",
   fields: siteFields,
   counted: true,

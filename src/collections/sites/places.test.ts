@@ -130,6 +130,7 @@ for (const dialect of DIALECTS) {
             name: 'Block A',
             address: { line1: '1 Quay', location: { lat: 51.5, lng: -0.12 } },
             notes: 'Key at reception',
+            customFields: {},
             account: { id: a.accountId },
             deleted: false,
             created: undefined,

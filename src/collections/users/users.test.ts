@@ -181,8 +181,10 @@ for (const dialect of DIALECTS) {
         'companyAccountCode',
         'companyName',
         'countryCode',
+        'currency',
         'id',
         'licenses',
+        'timeZone',
       ]);
       assert.equal(u.account.companyName.startsWith('Alpha'), true);
       assert.deepEqual(u.workgroups, []);
