@@ -4,15 +4,9 @@ import { renderDocument, storeDocument } from '../machinery/documents.js';
 import type { Line } from '../machinery/lines.js';
 import { accountMoney, dateIn, exponentOf } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
-import {
-  billedBy,
-  invoiceRow,
-  lockInvoice,
-  nextInvoiceNumber,
-  parties,
-  paymentCount,
-  setInvoice,
-} from './repository.js';
+import { billedBy, invoiceRow, lockInvoice, paymentCount, setInvoice } from './repository.js';
+import { nextCount, numbered } from '../../db/counters.js';
+import { parties } from '../machinery/document-queries.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
   if (request.item === undefined)
@@ -69,7 +63,7 @@ export function issue(request: ActionRequest): Promise<ActionAnswer> {
     const { timeZone } = await accountMoney(tx, caller.accountId);
     const issueDate = dateIn(timeZone, caller.now);
     // Last, once nothing can refuse any more: the number is drawn and the row written.
-    const number = await nextInvoiceNumber(tx, caller.accountId);
+    const number = numbered('INV', await nextCount(tx, caller.accountId, 'invoices'));
     await tx
       .updateTable('invoices')
       .set({

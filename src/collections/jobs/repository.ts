@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { nextCount, numbered } from '../../db/counters.js';
 import { dialectOf, untyped, type Executor } from '../../db/runner.js';
 
 /** The jobs collection's own queries (its rules ask these). */
@@ -10,13 +10,7 @@ import { dialectOf, untyped, type Executor } from '../../db/runner.js';
  */
 export async function nextReference(db: Executor, accountId: number): Promise<string> {
   for (;;) {
-    const { value } = await db
-      .insertInto('counters')
-      .values({ account_id: accountId, name: 'jobs', value: 1 })
-      .onConflict((oc) => oc.columns(['account_id', 'name']).doUpdateSet({ value: sql`counters.value + 1` }))
-      .returning('value')
-      .executeTakeFirstOrThrow();
-    const reference = `J-${String(value).padStart(6, '0')}`;
+    const reference = numbered('J', await nextCount(db, accountId, 'jobs'));
     const taken = await db
       .selectFrom('jobs')
       .select('id')

@@ -4,7 +4,8 @@ import { renderDocument, storeDocument } from '../machinery/documents.js';
 import type { Line } from '../machinery/lines.js';
 import { exponentOf } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
-import { lockQuote, parties } from './repository.js';
+import { parties } from '../machinery/document-queries.js';
+import { lockQuote } from './repository.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
   if (request.item === undefined)

@@ -3,7 +3,9 @@ import { defineCollection, type TxItemContext } from '../machinery/collection.js
 import { lineOfCharge, priceLines, totalsOf, scaledAmounts } from '../machinery/lines.js';
 import { accountMoney } from '../machinery/money.js';
 import { quoteActionDocs, quoteActions } from './actions.js';
-import { clientExists, jobClient, nextQuoteNumber, quotedCharges } from './repository.js';
+import { nextCount, numbered } from '../../db/counters.js';
+import { clientExists, jobClient } from '../machinery/document-queries.js';
+import { quotedCharges } from './repository.js';
 import { quoteFields } from './schema.js';
 
 /** What changes only while draft (PRODUCT §9). */
@@ -49,7 +51,7 @@ async function check(ctx: TxItemContext<'quotes'>): Promise<ApiErrorBody[]> {
 
 /** The number is drawn last, once every check passed: a refused create uses none. */
 async function fill({ caller, db, op, row }: TxItemContext<'quotes'>) {
-  if (op === 'create') row.number = await nextQuoteNumber(db, caller.accountId);
+  if (op === 'create') row.number = numbered('Q', await nextCount(db, caller.accountId, 'quotes'));
 }
 
 /** Quotes (PRODUCT §9): Administrators and Employees; Contractors 403. */

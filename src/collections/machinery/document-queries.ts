@@ -1,0 +1,60 @@
+import type { Executor } from '../../db/runner.js';
+
+/** What quotes and invoices (documents made from a job, for a client) both ask of the database. */
+
+/** A job's client: a document's default client. */
+export async function jobClient(db: Executor, accountId: number, jobId: number): Promise<number | null | undefined> {
+  const row = await db
+    .selectFrom('jobs')
+    .select('client_id')
+    .where('account_id', '=', accountId)
+    .where('id', '=', jobId)
+    .executeTakeFirst();
+  return row?.client_id;
+}
+
+/** What a document shows of its company and client. */
+export async function parties(db: Executor, accountId: number, clientId: number | null) {
+  const account = await db
+    .selectFrom('accounts')
+    .select(['company_name', 'currency'])
+    .where('id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  const client =
+    clientId === null
+      ? undefined
+      : await db
+          .selectFrom('clients')
+          .select([
+            'name',
+            'address_line1',
+            'address_line2',
+            'address_city',
+            'address_region',
+            'address_postcode',
+            'address_country',
+          ])
+          .where('account_id', '=', accountId)
+          .where('id', '=', clientId)
+          .executeTakeFirst();
+  const address = client
+    ? [
+        client.address_line1,
+        client.address_line2,
+        [client.address_city, client.address_region, client.address_postcode].filter(Boolean).join(' '),
+        client.address_country,
+      ].filter((x): x is string => !!x)
+    : [];
+  return { company: account.company_name, client: { name: client?.name ?? '', address } };
+}
+
+/** Whether a client of the account exists (a reference the pipeline has not refused already). */
+export async function clientExists(db: Executor, accountId: number, id: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('clients')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row !== undefined;
+}
