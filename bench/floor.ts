@@ -58,8 +58,8 @@ const HIT = `insert into rate_limits (bucket, window_start, hits) values ($1, $2
     hits = case when excluded.window_start > rate_limits.window_start then 1 else rate_limits.hits + 1 end,
     window_start = case when excluded.window_start > rate_limits.window_start then excluded.window_start else rate_limits.window_start end
   returning hits`;
-const JOB = `select id, title, reference, description, client_id, status_id, priority, order_number, address_line1, address_line2,
-  address_city, address_region, address_postcode, address_country, due_date, created_by, account_id, created, modified, deleted
+const JOB = `select id, title, reference, description, client_id, site_id, status_id, priority, order_number, address_line1, address_line2,
+  address_city, address_region, address_postcode, address_country, address_lat, address_lng, due_date, created_by, account_id, created, modified, deleted
   from jobs where account_id = $1 and id in ($2)`;
 
 export function sqliteFloor(file: string): FloorDb {
@@ -161,6 +161,8 @@ export const userItem = (r: Record<string, any>) => ({
   ]),
   account: { id: r.account_id },
   deleted: r.deleted === 1,
+  // Every item of a collection with custom fields carries them; the bench defines none.
+  customFields: {},
 });
 
 export const jobItem = (r: Record<string, any>) => ({
@@ -169,6 +171,7 @@ export const jobItem = (r: Record<string, any>) => ({
   reference: r.reference,
   description: r.description,
   client: r.client_id === null ? null : { id: r.client_id },
+  site: r.site_id === null ? null : { id: r.site_id },
   status: { id: r.status_id },
   priority: r.priority,
   orderNumber: r.order_number,
@@ -179,6 +182,7 @@ export const jobItem = (r: Record<string, any>) => ({
     ['region', r.address_region],
     ['postcode', r.address_postcode],
     ['country', r.address_country],
+    ['location', r.address_lat === null ? null : { lat: Number(r.address_lat), lng: Number(r.address_lng) }],
   ]),
   dueDate: r.due_date,
   createdBy: r.created_by === null ? null : { id: r.created_by },
@@ -186,4 +190,5 @@ export const jobItem = (r: Record<string, any>) => ({
   created: iso(r.created),
   modified: iso(r.modified),
   deleted: r.deleted === 1,
+  customFields: {},
 });
