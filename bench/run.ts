@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dataset, employeeRoleOf, issueTokens, workingCopy, type Dataset } from './datasets.js';
 import { measure, type LoadSettings, type Measurement, type Workload } from './load.js';
-import { latencyChart, table, targets, type Row } from './report.js';
+import { latencyChart, table, targets, type Row, type Target } from './report.js';
 import { rng, userItem, type AccountSize } from './seed.js';
 import { startProcess, type RunningServer } from './server.js';
 import { deliveryStats, drained, startBenchReceiver } from './webhooks.js';
@@ -226,7 +226,10 @@ async function main() {
   };
 
   // Custom fields and search (issue 31): a data set of its own (bench/custom.ts).
-  if (runs('custom')) await benchCustom({ root, databaseUrl, load, log, record, start: (e) => startOurs(e) });
+  // Rows measured on data sets of their own add their ratio lines and targets to the report here.
+  const extra: { ratios: string[]; targets: Target[] } = { ratios: [], targets: [] };
+  if (runs('custom'))
+    extra.targets.push(...(await benchCustom({ root, databaseUrl, load, log, record, start: (e) => startOurs(e) })));
   // Our server, 1 worker, on the main data set.
   const main = await dataset(root, 'main', MAIN, databaseUrl, log);
   const copy = await workingCopy(root, main, MAIN, databaseUrl);
@@ -562,6 +565,7 @@ async function main() {
     `  W4 with / without Idempotency-Key throughput (interleaved turns): ${f2(ratios.w4Keyed)}`,
     `  W4 with a webhook on * / W4 without (interleaved turns): ${f2(ratios.w4Hook)}; webhook deliveries: ${webhookNote}`,
     ...(peerNote ? [peerNote] : []),
+    ...extra.ratios,
     '',
     'targets:',
     targets([
@@ -578,6 +582,7 @@ async function main() {
       ...atLeast('W4 webhook cost (with a webhook on * / without)', ratios.w4Hook, 0.85),
       { name: 'W1 scaling 100k/1k', value: ratios.w1Scale, ok: (v) => v <= 1.5, want: '<= 1.5' },
       { name: 'W2 scaling 100k/1k', value: ratios.w2Scale, ok: (v) => v <= 3, want: '<= 3' },
+      ...extra.targets,
       { name: 'peak RSS MB (one process)', value: peak, ok: (v) => v <= 150, want: '<= 150' },
     ]),
     '',

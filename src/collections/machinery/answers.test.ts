@@ -104,6 +104,49 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(Object.keys((await get(a, '/clients?fields=name')).res.body.clients[0]), ['id', 'name']);
     });
 
+    test('a search (q) is remembered per words and order, and a change to a searched field is in the next answer', async () => {
+      const made = await call(t.app, a.token, 'POST', '/clients', {
+        clients: [{ name: 'Boiler Leeds one' }, { name: 'Boiler Leeds two' }, { name: 'Boiler York' }],
+      });
+      assert.equal(made.status, 200, made.raw);
+      const ids = made.body.clients.map((c: { id: number }) => c.id);
+      const search = (url: string) => get(a, url);
+      const first = await search('/clients?q=boil%20leeds');
+      assert.deepEqual(first.res.body.clients.map((c: { id: number }) => c.id).sort(), ids.slice(0, 2).sort());
+      const again = await search('/clients?q=boil%20leeds');
+      assert.equal(again.res.raw, first.res.raw);
+      assert.ok(!again.sent.some((s) => /from "clients"/.test(s)), again.sent.join('\n'));
+      // Other words, another order (sort given: not ranked), another account: answers of their own.
+      const york = await search('/clients?q=boil%20york');
+      assert.deepEqual(
+        york.res.body.clients.map((c: { id: number }) => c.id),
+        [ids[2]],
+      );
+      const sorted = await search('/clients?q=boil%20leeds&sort=-id');
+      assert.deepEqual(
+        sorted.res.body.clients.map((c: { id: number }) => c.id),
+        [ids[1], ids[0]],
+      );
+      assert.ok(sorted.sent.some((s) => /from "clients"/.test(s)));
+      assert.equal((await search('/clients?q=boil%20leeds')).res.raw, first.res.raw);
+      assert.deepEqual((await get(b, '/clients?q=boil%20leeds')).res.body.clients, []);
+      // Renamed away from the words (through the API, then by SQL outside the server): gone at once.
+      assert.equal(
+        (await call(t.app, a.token, 'PATCH', '/clients', { clients: [{ id: ids[0], name: 'Boiler Hull' }] })).status,
+        200,
+      );
+      const after = await search('/clients?q=boil%20leeds');
+      assert.deepEqual(
+        after.res.body.clients.map((c: { id: number }) => c.id),
+        [ids[1]],
+      );
+      assert.equal(after.res.body.metadata.recordsCount, 1);
+      await sql`delete from clients where id = ${ids[1]}`.execute(t.database.db);
+      const none = await search('/clients?q=boil%20leeds');
+      assert.deepEqual(none.res.body.clients, []);
+      assert.equal(none.res.body.metadata.recordsCount, 0);
+    });
+
     test('answers that read other tables or change with time are made every time', async () => {
       // Expanded associations read another table; a file's downloadUrl is signed for 15 minutes.
       await get(a, '/users?fields=*,role.name');

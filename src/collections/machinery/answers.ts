@@ -11,13 +11,12 @@ import { readAccess } from './read.js';
  * statement shows that no row of the table changed in the account since.
  *
  * Only answers made of the table's own rows qualify: every row of the account (not an 'own'
- * scope, which reads other tables), no `where` (its page and count are two statements), and no
+ * scope, which reads other tables), no `where` (it may name other tables' members), and no
  * field that reads elsewhere or changes with time (expanded associations, association lists,
  * computed fields such as a file's signed URL).
  */
 export function rememberable(c: Collection, ctx: Caller, q: ListQuery): boolean {
-  if (!c.counted || q.where || q.search?.length || q.projection.expand.size || readAccess(c, ctx) !== 'all')
-    return false;
+  if (!c.counted || q.where || q.projection.expand.size || readAccess(c, ctx) !== 'all') return false;
   // A sort on an association member (`client.name`) reads another table.
   if (q.sort.some((s) => s.assoc)) return false;
   // With `near`, `distance` is computed from the row itself (its location) and the point.
@@ -38,7 +37,9 @@ export async function rememberedList(
   if (!remember || !rememberable(c, ctx, q)) return (await make()).raw;
   const sort = q.sort.map((s) => `${s.desc ? '-' : ''}${s.column}`).join(',');
   const near = q.near ? `|near=${q.near.lat},${q.near.lng},${q.near.radiusKm ?? ''},${q.near.nearestFirst}` : '';
-  const key = `answer|${fieldsKey(q.projection.fields)}|${sort}|${q.page}|${q.recordsPerPage}${near}`;
+  // A search's words (folded: the same words, the same answer) and whether it ranks (no `sort`).
+  const search = q.search?.length ? `|q=${q.search.join(' ')}${q.ranked ? '|ranked' : ''}` : '';
+  const key = `answer|${fieldsKey(q.projection.fields)}|${sort}|${q.page}|${q.recordsPerPage}${near}${search}`;
   return remembered(
     db,
     c.table,

@@ -72,6 +72,18 @@ for (const dialect of DIALECTS) {
     it('filtered lists still count their rows', async () => {
       assert.equal(await recordsCount(a, 'users', `?where=${encodeURIComponent('firstName = "Bob"')}`), 2);
       assert.equal(await recordsCount(a, 'users', `?where=${encodeURIComponent('firstName = "Nobody"')}`), 0);
+      // Every page tells the whole count: a short last page, a full one, one past the end, a search.
+      const all = await counted('users', a.accountId);
+      assert.ok(all >= 3, String(all));
+      const filtered = `?where=${encodeURIComponent('id > 0')}&recordsPerPage=2`;
+      for (const page of [1, 2, Math.ceil(all / 2), Math.ceil(all / 2) + 1, 50])
+        assert.equal(await recordsCount(a, 'users', `${filtered}&page=${page}`), all, `page ${page}`);
+      const bobs = await call(t.app, a.token, 'GET', `/users?q=bob&recordsPerPage=1&page=2`);
+      assert.equal(bobs.body.metadata.recordsCount, 2, bobs.raw);
+      assert.equal(
+        (await call(t.app, a.token, 'GET', `/users?q=bob&recordsPerPage=1&page=3`)).body.metadata.recordsCount,
+        2,
+      );
     });
 
     it('remembered filtered counts follow every change, through the API or not', async () => {

@@ -47,6 +47,7 @@ function columnsFor(c: Collection, p: Projection, version = false): string[] {
 }
 
 const TABLE_VERSION = 'table_version';
+const MATCH_COUNT = 'fsm_match_count';
 const sortKey = (q: ListQuery) => q.sort.map((s) => `${s.desc ? '-' : ''}${s.column}`).join(',');
 
 /**
@@ -88,17 +89,21 @@ export async function list(
   // An unfiltered list of every row reads the count the triggers keep: as a column of its rows
   // query, so the page and its count are one statement (one round trip, one snapshot).
   const kept = keptCount(c, q, access);
-  // `near` over every row (no `where`): the answer reads this table alone, so it is remembered
-  // under its version too (answers.ts); the count is then read after the rows (a later snapshot).
-  const nearAlone =
+  // `near` or `q` over every row (no `where`): the answer reads this table alone (a row's search
+  // text and location are its own), so it is remembered under its version too (answers.ts); the
+  // count is then read after the rows (a later snapshot: a write between them moves the version,
+  // so the answer is not answered again).
+  const alone =
     !!opts.version &&
-    !!q.near &&
+    (!!q.near || !!search) &&
     !q.where &&
-    !search &&
     access === 'all' &&
     !!c.counted &&
     !q.sort.some((s) => s.assoc);
-  const version = (kept || nearAlone) && opts.version;
+  const version = (kept || alone) && opts.version;
+  // A search reads every match to rank or filter them: their number comes with the page, as a
+  // window count, instead of a second search (a page past the end reads it on its own).
+  const matched = !kept && !!search;
   const rowsQuery = (account: number, limit: number, offset: number) => {
     let from = untyped(db).selectFrom(c.table);
     if (ranking?.join)
@@ -111,6 +116,7 @@ export async function list(
     });
     if (q.near) rows = rows.select(distanceColumn(c, q.near));
     if (kept) rows = rows.select(keptCountColumn(db, c, account));
+    if (matched) rows = rows.select(sql<number>`count(*) over ()`.as(MATCH_COUNT));
     if (version) rows = rows.select(rowVersion(db, c.table, account).as(TABLE_VERSION));
     // account_id first: one direction with the sort, so (account_id, <sort>) indexes can be walked.
     rows = rows.orderBy(`${c.table}.account_id`, q.sort[0].desc ? 'desc' : 'asc');
@@ -139,21 +145,19 @@ export async function list(
           { account: ctx.accountId, limit: q.recordsPerPage, offset },
         )
       : execute<Row>(db, rowsQuery(ctx.accountId, q.recordsPerPage, offset));
-  if (kept) {
-    const rows = await found;
-    // A page past the end has no row to carry the count: it is read on its own.
-    const count = rows.length ? Number(rows[0][KEPT_COUNT] ?? 0) : await countRows(db, c, ctx, q, access, where);
-    const v = version && rows.length && rows[0][TABLE_VERSION] !== null ? Number(rows[0][TABLE_VERSION]) : undefined;
-    return { items: await present(db, c, ctx, q.projection, rows), count, version: v };
-  }
-  if (nearAlone) {
-    const rows = await found;
-    const count = await countRows(db, c, ctx, q, access, where);
-    const v = rows.length && rows[0][TABLE_VERSION] !== null ? Number(rows[0][TABLE_VERSION]) : undefined;
-    return { items: await present(db, c, ctx, q.projection, rows), count, version: v };
-  }
-  const [rows, count] = await Promise.all([found, countRows(db, c, ctx, q, access, where)]);
-  return { items: await present(db, c, ctx, q.projection, rows), count };
+  const rows = await found;
+  // The count: carried by the page's rows (kept by triggers, or the search's window count); else,
+  // a page that is not full ends the list, so it is what came before it and on it (a lookup by an
+  // integrator's id costs one statement, not two); else (or past the end) read on its own.
+  const carried = kept ? KEPT_COUNT : matched ? MATCH_COUNT : undefined;
+  const count =
+    carried && rows.length
+      ? Number(rows[0][carried] ?? 0)
+      : rows.length && rows.length < q.recordsPerPage
+        ? offset + rows.length
+        : await countRows(db, c, ctx, q, access, where);
+  const v = version && rows.length && rows[0][TABLE_VERSION] !== null ? Number(rows[0][TABLE_VERSION]) : undefined;
+  return { items: await present(db, c, ctx, q.projection, rows), count, version: v };
 }
 
 /** Items by id within what the caller may read, with the columns of a projection (and the row version, for an ETag). */
