@@ -14,6 +14,7 @@ import { DIRECTUS_VERSION, startDirectus } from './peer-directus.js';
 import { crewTime } from './crewtime.js';
 import { PLACES_ROWS, placesWorkloads } from './places.js';
 import { benchCustom } from './custom.js';
+import { liveStreams } from './streams.js';
 
 /**
  * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
@@ -384,6 +385,10 @@ async function main() {
       record,
       log,
     });
+  // Live streams (issue 32): 500 open streams, W1–W5 beside them, GET /events as a Contractor.
+  const streamTargets = runs('streams')
+    ? await liveStreams({ server, copy, main, w, load, turnOf, mergeTurns, record, log })
+    : [];
   await server.stop();
 
   // The ceilings, right after, with the same load.
@@ -584,6 +589,7 @@ async function main() {
       { name: 'W2 scaling 100k/1k', value: ratios.w2Scale, ok: (v) => v <= 3, want: '<= 3' },
       ...extra.targets,
       { name: 'peak RSS MB (one process)', value: peak, ok: (v) => v <= 150, want: '<= 150' },
+      ...streamTargets,
     ]),
     '',
     `total ${((Date.now() - started) / 1000).toFixed(0)} s`,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { EventSource } from 'eventsource';
-import { MAX_STREAMS_PER_TOKEN } from '../src/http/event-stream.js';
+import { MAX_STREAMS_PER_TOKEN, STREAM_BUFFER_LIMIT } from '../src/http/event-stream.js';
 import { hashToken } from '../src/auth/secrets.js';
 import { addUser, appWithTenants, call, DIALECTS, skipUnless, type Tenant, type TestApp } from './helpers.js';
 
@@ -242,6 +242,72 @@ for (const dialect of DIALECTS) {
       assert.ok(got.some((g) => g.type === 'visits.created' && g.data.item.id === visit.body.visits[0].id));
       assert.ok(got.every((g) => g.data.item.id !== theirs));
       s.close();
+    });
+
+    test('a reader that stops reading is cut off once its unsent bytes pass the bound; the other streams keep receiving', async () => {
+      // A raw socket that sends the request and never reads: the kernel's buffers fill (on loopback
+      // here at most 4 MiB + 128 KiB), then the server's.
+      const port = (t.app.server.address() as AddressInfo).port;
+      const serverSide = new Map<number, net.Socket>();
+      const onConnection = (socket: net.Socket) => serverSide.set(socket.remotePort!, socket);
+      t.app.server.on('connection', onConnection);
+      const slow = net.connect(port, '127.0.0.1');
+      slow.on('error', () => {});
+      const healthy = follow(origin, a.token, `?where=${encodeURIComponent('collection = "jobs"')}`);
+      let sampler: NodeJS.Timeout | undefined;
+      try {
+        await new Promise((resolve) => slow.once('connect', resolve));
+        slow.write(
+          `GET /events?where=${encodeURIComponent('collection = "jobs"')} HTTP/1.1\r\nhost: 127.0.0.1\r\n` +
+            `authorization: Bearer ${a.token}\r\nx-version: 1.0\r\naccept: text/event-stream\r\n\r\n`,
+        );
+        slow.pause();
+        await healthy.opened;
+        await new Promise((r) => setTimeout(r, 300));
+        const server = serverSide.get(slow.localPort!)!;
+        assert.ok(server, 'the server side of the slow socket');
+        // What the server holds for it, and the largest single write it was handed.
+        let most = 0;
+        let largest = 0;
+        const write = server.write.bind(server) as (...args: unknown[]) => boolean;
+        server.write = ((chunk: string | Buffer, ...rest: unknown[]) => {
+          largest = Math.max(largest, Buffer.byteLength(chunk));
+          const ok = write(chunk, ...rest);
+          most = Math.max(most, server.writableLength);
+          return ok;
+        }) as typeof server.write;
+        sampler = setInterval(() => (most = Math.max(most, server.writableLength)), 2);
+        // Events of about 8.5 KB, 50 per write, until it is cut off (at most about 17 MB).
+        const description = 'x'.repeat(8000);
+        let last = 0;
+        for (let i = 0; i < 40 && !server.destroyed; i++) {
+          const items = Array.from({ length: 50 }, (_, k) => ({ title: `Bulk ${i}-${k}`, description }));
+          const res = await call(t.app, a.token, 'POST', '/jobs', { jobs: items });
+          assert.equal(res.status, 200, res.raw);
+          last = res.body.jobs[49].id;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.ok(server.destroyed, 'the slow reader was cut off');
+        // Never more than the bound plus the one write that found it still under the bound.
+        assert.ok(most > STREAM_BUFFER_LIMIT, `the server did buffer for it (${most} bytes)`);
+        assert.ok(most <= STREAM_BUFFER_LIMIT + largest, `at most ${most} bytes held (largest write ${largest})`);
+        // The other stream received every event, up to the last.
+        const created = await healthy.until((g) => g.some((x) => x.data.item.id === last), 10_000);
+        const ids = created.map((g) => g.data.item.id);
+        assert.equal(new Set(ids).size, ids.length);
+        assert.ok(ids.length >= 100 && ids.every((id, i) => i === 0 || id === ids[i - 1] + 1), 'no gap');
+        // And the slow reader, reading at last, sees its connection end.
+        let closed = false;
+        slow.on('close', () => (closed = true)).resume();
+        const end = Date.now() + 3000;
+        while (!closed && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+        assert.ok(closed, 'the slow reader sees its connection end');
+      } finally {
+        clearInterval(sampler);
+        t.app.server.off('connection', onConnection);
+        healthy.close();
+        slow.destroy();
+      }
     });
 
     test('an event committed by another process reaches this process’s stream within 1 s', async () => {

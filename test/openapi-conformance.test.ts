@@ -95,5 +95,29 @@ for (const dialect of DIALECTS) {
         /must have required property/,
       );
     });
+
+    it('GET /events declares the live stream: its media type, Last-Event-ID, the 400 and the 429', () => {
+      const c = conformanceFor(doc);
+      const stream = {
+        method: 'GET',
+        url: '/events',
+        requestHeaders: { accept: 'text/event-stream' },
+        status: 200,
+        headers: { 'content-type': 'text/event-stream; charset=utf-8', 'x-version': '1.0' },
+        body: ': stream open\n\nid: 7\nevent: jobs.created\ndata: {"id":7}\n\n',
+      };
+      c.check(stream);
+      assert.throws(
+        () => c.check({ ...stream, url: '/users' }),
+        /content type text\/event-stream; charset=utf-8 is not declared/,
+      );
+      const parsed = JSON.parse(doc);
+      const op = parsed.paths['/events'].get;
+      assert.ok(op.parameters.some((p: { $ref?: string }) => p.$ref === '#/components/parameters/LastEventId'));
+      assert.equal(parsed.components.parameters.LastEventId.name, 'Last-Event-ID');
+      for (const words of [/id: 1234\nevent: jobs\.created\ndata: /, /: heartbeat/, /400 \(1002\)/, /429 \(1429/])
+        assert.match(op.description, words);
+      assert.ok(op.responses[400] && op.responses[429]);
+    });
   });
 }

@@ -27,13 +27,13 @@ import { API_VERSION } from './envelope.js';
  * other processes. A stream joining behind the cursor reads its own backlog first.
  */
 export const MAX_STREAMS_PER_TOKEN = 10;
-const HEARTBEAT_MS = 10_000;
+export const HEARTBEAT_MS = 10_000;
 const AUTH_CHECK_MS = 2_000;
 const TICK_MS = 1_000;
 const POLL_MS = 200;
 const NOTIFIED_POLL_MS = 2_000;
 const BATCH = 500;
-/** A stream whose unsent bytes pass this is cut off (a slow reader is never buffered without limit). */
+/** A stream whose unsent bytes are past this when more is to be sent is cut off (a slow reader is never buffered without limit). */
 export const STREAM_BUFFER_LIMIT = 512 * 1024;
 
 interface Stream {
@@ -206,15 +206,21 @@ export class EventStreams {
     if (!s.raw.destroyed) s.raw.end();
   }
 
-  private write(s: Stream, chunk: string): void {
+  /**
+   * Writes to a stream, unless what it was sent before is still unsent past the bound: that reader
+   * is too slow and is cut off (it resumes with Last-Event-ID). A stream thus holds at most the
+   * bound plus one chunk (one pump's frames), and a burst larger than the bound reaches a reader
+   * that keeps up; a reader that stopped is cut off at the next event or heartbeat (10 s).
+   */
+  private write(s: Stream, chunk: string | Buffer): void {
     if (!s.open) return;
-    s.raw.write(chunk);
-    s.lastWrite = Date.now();
     if (s.raw.writableLength > STREAM_BUFFER_LIMIT) {
-      // Too slow: cut off; it resumes with Last-Event-ID.
       this.drop(s);
       s.raw.destroy();
+      return;
     }
+    s.raw.write(chunk);
+    s.lastWrite = Date.now();
   }
 
   private async account(accountId: number): Promise<AccountState> {
@@ -269,7 +275,8 @@ export class EventStreams {
   /** A stream behind the cursor reads its own events up to it. */
   private async backlog(s: Stream, upTo: number): Promise<void> {
     const rows = await this.read(s.caller.accountId, s.last, upTo, s);
-    for (const f of await this.frames(s.caller, rows)) this.write(s, f.frame);
+    const frames = await this.frames(s.caller, rows);
+    if (frames.length) this.write(s, frames.map((f) => f.frame).join(''));
     s.last = rows.length === BATCH ? Number(rows[rows.length - 1].id) : upTo;
   }
 
@@ -302,39 +309,48 @@ export class EventStreams {
       const rows = await this.read(accountId, from, undefined);
       if (rows.length === 0) return;
       const to = Number(rows[rows.length - 1].id);
-      const any = state.streams.values().next().value!;
-      const frames = await this.frames(any.caller, rows);
       const groups = new Map<string, Stream[]>();
       for (const s of state.streams) {
         const g = groups.get(s.group);
         if (g) g.push(s);
         else groups.set(s.group, [s]);
       }
+      // Each group's filter first: only the events some stream sees are presented and serialised.
+      type Seen = (f: { id: number; collection: string }) => boolean;
+      const filters: { members: Stream[]; visible: Seen }[] = [];
       for (const members of groups.values()) {
         const first = members[0];
-        let visible: (f: { id: number; collection: string }) => boolean;
         if (first.readable) {
           const readable = first.readable;
-          visible = (f) => readable.has(f.collection);
-        } else {
-          let ids: Set<number>;
-          try {
-            ids = new Set((await this.read(accountId, from, to, first)).map((r) => Number(r.id)));
-          } catch (err) {
-            // One group's failure ends its streams (they may resume), never the others'.
-            this.app.log.error({ err }, 'event stream: a group could not be filtered');
-            for (const s of members) this.drop(s);
-            continue;
-          }
-          visible = (f) => ids.has(f.id);
+          filters.push({ members, visible: (f) => readable.has(f.collection) });
+          continue;
         }
-        const chunk = frames
-          .filter(visible)
-          .map((f) => f.frame)
-          .join('');
+        try {
+          const ids = new Set((await this.read(accountId, from, to, first)).map((r) => Number(r.id)));
+          filters.push({ members, visible: (f) => ids.has(f.id) });
+        } catch (err) {
+          // One group's failure ends its streams (they may resume), never the others'.
+          this.app.log.error({ err }, 'event stream: a group could not be filtered');
+          for (const s of members) this.drop(s);
+        }
+      }
+      const seen = rows.filter((r) => {
+        const f = { id: Number(r.id), collection: String(r.collection) };
+        return filters.some((g) => g.visible(f));
+      });
+      const any = state.streams.values().next().value;
+      const frames = seen.length && any ? await this.frames(any.caller, seen) : [];
+      for (const { members, visible } of filters) {
+        // Encoded once for all the group's streams.
+        const chunk = Buffer.from(
+          frames
+            .filter(visible)
+            .map((f) => f.frame)
+            .join(''),
+        );
         for (const s of members) {
           if (s.last <= from) {
-            if (chunk) this.write(s, chunk);
+            if (chunk.length) this.write(s, chunk);
           } else if (s.last < to) {
             // Resumed ahead of the cursor (a Last-Event-ID not yet seen here): only what is newer.
             const own = frames
@@ -422,16 +438,24 @@ export class EventStreams {
   private async tick(): Promise<void> {
     const now = Date.now();
     let open = 0;
+    // The streams due a check, by token: one check per token (up to 10 streams share one).
+    const due = new Map<string, Stream[]>();
     for (const state of this.accounts.values()) {
       for (const s of state.streams) {
         open++;
         if (now - s.lastWrite >= HEARTBEAT_MS) this.write(s, `: heartbeat ${now}\n\n`);
         if (now - s.lastAuth >= AUTH_CHECK_MS) {
           s.lastAuth = now;
-          authenticate(this.app.database, s.authorization, this.app.clock()).catch(() => this.drop(s));
+          const same = due.get(s.authorization);
+          if (same) same.push(s);
+          else due.set(s.authorization, [s]);
         }
       }
     }
+    for (const [authorization, streams] of due)
+      authenticate(this.app.database, authorization, this.app.clock()).catch(() => {
+        for (const s of streams) this.drop(s);
+      });
     if (open === 0 && this.accounts.size === 0) this.stop();
   }
 

@@ -19,6 +19,7 @@ import {
 import { oauthPaths, OAUTH_SCHEMAS } from './openapi-oauth.js';
 import { operationsPaths } from './openapi-ops.js';
 import { RETRY_HEADERS, RETRY_PARAMETERS, withRetries } from './openapi-retries.js';
+import { STREAM_PARAMETERS, withEventStream } from './openapi-stream.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the collection registry and each field's TypeBox
@@ -309,14 +310,14 @@ export function buildOpenApi(collections: Iterable<Collection>, publicUrl: strin
       { name: 'operations', description: 'Health and metrics, for the operator' },
     ],
     paths: {
-      ...withRetries(Object.assign({}, ...cs.map(pathsFor))),
+      ...withEventStream(withRetries(Object.assign({}, ...cs.map(pathsFor)))),
       ...Object.assign({}, ...cs.map((c) => c.extraPaths ?? {})),
       ...oauthPaths(),
       ...operationsPaths(),
     },
     components: {
       schemas,
-      parameters: { ...PARAMETERS, ...RETRY_PARAMETERS },
+      parameters: { ...PARAMETERS, ...RETRY_PARAMETERS, ...STREAM_PARAMETERS },
       headers: RETRY_HEADERS,
       responses: errorResponses(),
       securitySchemes: {

@@ -181,6 +181,40 @@ for (const dialect of DIALECTS) {
       assert.ok(accepts.length >= 1 && accepts.every((a) => a === 'text/event-stream'));
     });
 
+    test('a server that answers the JSON list instead of a stream is polled, nothing missed', async () => {
+      // As an older server or a proxy that drops `Accept` would: /events answers the page of JSON.
+      const asked: { accept: string | null; url: URL }[] = [];
+      const noStream = await signedInClient(s, {
+        fetch: (r) => {
+          const url = new URL(r.url);
+          if (url.pathname !== '/events') return fetch(r);
+          asked.push({ accept: r.headers.get('accept'), url });
+          const headers = new Headers(r.headers);
+          headers.delete('accept');
+          return fetch(new Request(r, { headers }));
+        },
+      });
+      const start = (await storedIds()).at(-1)!;
+      await noStream.create('jobs', [{ title: 'Polled 1' }, { title: 'Polled 2' }]);
+      const ac = new AbortController();
+      const guard = setTimeout(() => ac.abort(), 20_000);
+      const seen: ChangeEvent[] = [];
+      for await (const event of noStream.events.follow({ after: start, signal: ac.signal })) {
+        seen.push(event);
+        if (seen.length === 2) ac.abort();
+      }
+      clearTimeout(guard);
+      assert.deepEqual(
+        seen.map((e) => e.type),
+        ['jobs.created', 'jobs.created'],
+      );
+      assert.ok(seen[0].id > start && seen[1].id > seen[0].id);
+      // Asked for the stream once, then paged with `id > cursor`.
+      assert.equal(asked[0].accept, 'text/event-stream');
+      assert.ok(asked.length >= 2);
+      assert.match(asked[1].url.searchParams.get('where') ?? '', new RegExp(`id > ${start}`));
+    });
+
     test('an error from the server ends the loop with the typed error', async () => {
       await assert.rejects(
         async () => {
