@@ -131,18 +131,31 @@ export function contractorSeesEvent(
   readable: readonly string[],
   jobScoped: readonly string[],
 ): Expression<SqlBool> {
+  // Each term an index of migration 091 answers (account, member, id), so a Contractor's page and
+  // count read their own events, not the account's: literals where a partial index names them.
   const terms: Expression<SqlBool>[] = [];
+  const of = (name: string) => eb(`${table}.collection`, '=', sql.lit(name));
   if (readable.includes('visits'))
     terms.push(
-      eb.and([
-        eb(`${table}.collection`, '=', 'visits'),
-        eb.or([eb(`${table}.scope_user_id`, '=', caller.userId), eb(`${table}.scope_old_user_id`, '=', caller.userId)]),
-      ]),
+      eb.and([of('visits'), eb(`${table}.scope_user_id`, '=', caller.userId)]),
+      eb.and([of('visits'), eb(`${table}.scope_old_user_id`, '=', caller.userId)]),
     );
-  if (readable.includes('users'))
-    terms.push(eb.and([eb(`${table}.collection`, '=', 'users'), eb(`${table}.item_id`, '=', caller.userId)]));
+  if (readable.includes('users')) terms.push(eb.and([of('users'), eb(`${table}.item_id`, '=', caller.userId)]));
   const followers = jobScoped.filter((n) => readable.includes(n));
   if (followers.length)
-    terms.push(eb.and([eb(`${table}.collection`, 'in', followers), seesJob(caller, eb, `${table}.scope_job_id`)]));
+    terms.push(
+      eb.and([
+        eb(`${table}.collection`, 'in', followers),
+        eb(
+          `${table}.scope_job_id`,
+          'in',
+          eb
+            .selectFrom('visits')
+            .select('visits.job_id')
+            .where('visits.account_id', '=', caller.accountId)
+            .where('visits.user_id', '=', caller.userId),
+        ),
+      ]),
+    );
   return terms.length ? eb.or(terms) : sql<SqlBool>`1 = 0`;
 }

@@ -30,6 +30,7 @@ import { publicClients } from './migrations/080_public_clients.js';
 import { eventScope } from './migrations/081_event_scope.js';
 import { calendarLinks } from './migrations/082_calendar_links.js';
 import { customFieldsEverywhere } from './migrations/090_custom_fields_everywhere.js';
+import { eventReads } from './migrations/091_event_reads.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -63,6 +64,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '081_event_scope': eventScope,
   '082_calendar_links': calendarLinks,
   '090_custom_fields_everywhere': customFieldsEverywhere,
+  '091_event_reads': eventReads,
 };
 
 export class MigrationFailed extends Error {}

@@ -31,6 +31,8 @@ export function eventsCollection(registry: () => Registry) {
     fields: eventFields,
     readOnly: true,
     recorded: false,
+    // Counted (migration 091): an Administrator's page of every event reads its count, not a scan.
+    counted: true,
     textField: 'type',
     example: (ref) => ({ type: 'jobs.created', collection: 'jobs', item: ref('jobs') }),
     policy: {
@@ -38,6 +40,10 @@ export function eventsCollection(registry: () => Registry) {
       // within those, only what concerns their work (PRODUCT §13, src/collections/policy.ts).
       read: { administrator: 'own', employee: 'own', contractor: 'own' },
       write: { administrator: 'none', employee: 'none', contractor: 'none' },
+      // A caller who may read every recorded collection (not a Contractor) sees every event.
+      everyRow: (caller: Caller) =>
+        caller.role !== 'contractor' &&
+        readableCollections(registry(), caller).length === registry().list.filter((c) => c.recorded !== false).length,
       own: (caller: Caller, eb: EB, table: string) => {
         const names = readableCollections(registry(), caller);
         if (!names.length) return sql<boolean>`1 = 0`;

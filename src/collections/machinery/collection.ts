@@ -42,6 +42,11 @@ export interface Policy {
   write: Record<RoleKind, Access>;
   /** The rows a user with 'own' access may see or change. */
   own?(caller: Caller, eb: EB, table: string): Expression<SqlBool>;
+  /**
+   * Whether the 'own' rows are, for this caller, every row of the account (an Administrator who
+   * may read every collection's events): the list is then read as 'all' (kept counts, remembered answers).
+   */
+  everyRow?(caller: Caller): boolean;
   /** Whether an 'own' writer may create items (the item is then checked by `ownsNew`). */
   ownsNew?(caller: Caller, item: Item): boolean;
 }

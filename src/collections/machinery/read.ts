@@ -17,7 +17,7 @@ export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' 
 }
 
 export function readAccess(c: Collection, ctx: Caller): 'all' | 'own' {
-  return c.policy.read[ctx.role] === 'own' ? 'own' : 'all';
+  return c.policy.read[ctx.role] === 'own' && !c.policy.everyRow?.(ctx) ? 'own' : 'all';
 }
 
 /** The columns a projection reads, worked out once per collection and field set. */
