@@ -3,8 +3,8 @@ import { defineCollection, type TxItemContext } from '../machinery/collection.js
 import { lineOfCharge, priceLines, type Line } from '../machinery/lines.js';
 import { accountMoney } from '../machinery/money.js';
 import { invoiceActionDocs, issue, pdf, voidInvoice } from './actions.js';
-import { billedBy, invoicedFrom, lockQuote, setInvoice, unbilledCharges } from './repository.js';
-import { clientExists, jobClient } from '../machinery/document-queries.js';
+import { billedBy, invoicedFrom, setInvoice, unbilledCharges } from './repository.js';
+import { clientExists, jobClient, lockQuote } from '../machinery/document-queries.js';
 import { invoiceFields } from './schema.js';
 
 /** What check found for an item and fill/after act on: the charges it bills, those it releases. */

@@ -1,6 +1,18 @@
-import type { Executor } from '../../db/runner.js';
+import { dialectOf, type Executor } from '../../db/runner.js';
+import { CHARGE_LINE_COLUMNS } from './lines.js';
 
 /** What quotes and invoices (documents made from a job, for a client) both ask of the database. */
+
+/** A job's charges (not deleted) in id order, with what a line copies of them: a document narrows it. */
+export function jobCharges(db: Executor, accountId: number, jobId: number) {
+  return db
+    .selectFrom('charges')
+    .select(CHARGE_LINE_COLUMNS)
+    .where('account_id', '=', accountId)
+    .where('job_id', '=', jobId)
+    .where('deleted', '=', 0)
+    .orderBy('id');
+}
 
 /** A job's client: a document's default client. */
 export async function jobClient(db: Executor, accountId: number, jobId: number): Promise<number | null | undefined> {
@@ -57,4 +69,15 @@ export async function clientExists(db: Executor, accountId: number, id: number):
     .where('id', '=', id)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** A quote, locked until the commit: its own actions, and an invoice made from it. */
+export function lockQuote(db: Executor, accountId: number, id: number) {
+  return db
+    .selectFrom('quotes')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .modifyEnd(dialectOf(db).lockClause('update'))
+    .executeTakeFirst();
 }
