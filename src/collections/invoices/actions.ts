@@ -1,9 +1,10 @@
 import { ApiError } from '../../errors.js';
-import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
+import type { ActionAnswer, ActionDoc, ActionRequest, RowOf } from '../machinery/collection.js';
 import { documentView, renderDocument, storeDocument } from '../machinery/documents.js';
 import { accountMoney, dateIn } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
-import { billedBy, invoiceRow, lockInvoice, paymentCount, setInvoice } from './repository.js';
+import { billedBy, invoiceRow, paymentCount, setInvoice } from './repository.js';
+import { lockDocument } from '../machinery/document-queries.js';
 import { nextCount, numbered } from '../../db/counters.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
@@ -25,7 +26,7 @@ async function act(
   name: string,
   change: (a: {
     tx: import('../../db/tx.js').Executor;
-    row: NonNullable<Awaited<ReturnType<typeof lockInvoice>>>;
+    row: RowOf<'invoices'>;
     touch: (collection: string, ids: number[]) => Promise<void>;
   }) => Promise<void>,
 ): Promise<ActionAnswer> {
@@ -33,7 +34,7 @@ async function act(
   const { caller, services } = request;
   const invoices = services.registry.get('invoices')!;
   const item = await services.writer.transact(caller, async (tx, changes) => {
-    const row = await lockInvoice(tx, caller.accountId, id);
+    const row = await lockDocument(tx, 'invoices', caller.accountId, id);
     if (!row) throw new ApiError('itemNotFound');
     await changes.touch(invoices, [id]);
     await change({ tx, row, touch: (c, ids) => changes.touchBeside(c, ids) });

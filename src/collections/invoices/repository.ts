@@ -46,17 +46,6 @@ export async function setInvoice(
     .execute();
 }
 
-/** The invoice row, locked until the commit (an issue, a void, a payment). */
-export function lockInvoice(db: Executor, accountId: number, id: number) {
-  return db
-    .selectFrom('invoices')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .modifyEnd(dialectOf(db).lockClause('update'))
-    .executeTakeFirst();
-}
-
 /** Payments made on an invoice. */
 export async function paymentCount(db: Executor, accountId: number, invoiceId: number): Promise<number> {
   const row = await db

@@ -1,4 +1,6 @@
+import type { Selectable } from 'kysely';
 import { dialectOf, type Executor } from '../../db/runner.js';
+import type { DB } from '../../db/types.js';
 import { CHARGE_LINE_COLUMNS } from './lines.js';
 
 /** What quotes and invoices (documents made from a job, for a client) both ask of the database. */
@@ -71,13 +73,17 @@ export async function clientExists(db: Executor, accountId: number, id: number):
   return row !== undefined;
 }
 
-/** A quote, locked until the commit: its own actions, and an invoice made from it. */
-export function lockQuote(db: Executor, accountId: number, id: number) {
+/**
+ * A quote's or an invoice's row, locked until the commit (their actions; a quote an invoice is made
+ * from). Kysely checks the query against both tables; the row is typed back as the one asked for.
+ */
+export function lockDocument<T extends 'quotes' | 'invoices'>(db: Executor, table: T, accountId: number, id: number) {
   return db
-    .selectFrom('quotes')
+    .selectFrom(table as 'quotes' | 'invoices')
     .selectAll()
     .where('account_id', '=', accountId)
     .where('id', '=', id)
     .modifyEnd(dialectOf(db).lockClause('update'))
+    .$castTo<Selectable<DB[T]>>()
     .executeTakeFirst();
 }

@@ -2,7 +2,7 @@ import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionDoc, ActionHandler, ActionRequest } from '../machinery/collection.js';
 import { documentView, renderDocument, storeDocument } from '../machinery/documents.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
-import { lockQuote } from '../machinery/document-queries.js';
+import { lockDocument } from '../machinery/document-queries.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
   if (request.item === undefined)
@@ -17,7 +17,7 @@ function transition(name: string, from: string, to: string, needsLines = false):
     const { caller, services } = request;
     const quotes = services.registry.get('quotes')!;
     const item = await services.writer.transact(caller, async (tx, changes) => {
-      const row = await lockQuote(tx, caller.accountId, id);
+      const row = await lockDocument(tx, 'quotes', caller.accountId, id);
       if (!row) throw new ApiError('itemNotFound');
       if (row.state !== from || row.deleted)
         throw new ApiError(
