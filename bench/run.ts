@@ -14,6 +14,7 @@ import { DIRECTUS_VERSION, startDirectus } from './peer-directus.js';
 import { crewTime } from './crewtime.js';
 import { PLACES_ROWS, placesWorkloads } from './places.js';
 import { benchCustom } from './custom.js';
+import { benchMoney } from './money.js';
 
 /**
  * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
@@ -227,6 +228,10 @@ async function main() {
 
   // Custom fields and search (issue 31): a data set of its own (bench/custom.ts).
   if (runs('custom')) await benchCustom({ root, databaseUrl, load, log, record, start: (e) => startOurs(e) });
+  // Money (issue 28): ten accounts of its own (bench/money.ts); its ratio and targets join the report's.
+  const money = runs('money')
+    ? await benchMoney({ root, databaseUrl, load, log, record, turnOf, mergeTurns, start: (e) => startOurs(e) })
+    : { ratios: [], targets: [] };
   // Our server, 1 worker, on the main data set.
   const main = await dataset(root, 'main', MAIN, databaseUrl, log);
   const copy = await workingCopy(root, main, MAIN, databaseUrl);
@@ -561,6 +566,7 @@ async function main() {
     `  WORKERS=2 / WORKERS=1 throughput: W1 ${f2(ratios.w1Workers)}, W4 ${f2(ratios.w4Workers)} (autocannon shares the 2 cores)`,
     `  W4 with / without Idempotency-Key throughput (interleaved turns): ${f2(ratios.w4Keyed)}`,
     `  W4 with a webhook on * / W4 without (interleaved turns): ${f2(ratios.w4Hook)}; webhook deliveries: ${webhookNote}`,
+    ...money.ratios,
     ...(peerNote ? [peerNote] : []),
     '',
     'targets:',
@@ -579,6 +585,7 @@ async function main() {
       { name: 'W1 scaling 100k/1k', value: ratios.w1Scale, ok: (v) => v <= 1.5, want: '<= 1.5' },
       { name: 'W2 scaling 100k/1k', value: ratios.w2Scale, ok: (v) => v <= 3, want: '<= 3' },
       { name: 'peak RSS MB (one process)', value: peak, ok: (v) => v <= 150, want: '<= 150' },
+      ...money.targets,
     ]),
     '',
     `total ${((Date.now() - started) / 1000).toFixed(0)} s`,
