@@ -19,6 +19,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string | Buffer;
     setupRequest?: (req: Request, context: Record<string, unknown>) => Request;
+    /** Called with each answer; `context` is the connection's, passed to the next request's setupRequest. */
+    onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
   }
   export interface Options {
     url: string;

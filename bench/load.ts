@@ -34,6 +34,11 @@ export interface Workload {
   /** Headers drawn per request (an Idempotency-Key), besides the fixed ones. */
   requestHeaders?: () => Record<string, string>;
   itemsPerRequest?: number;
+  /**
+   * A second request sent on the same connection after each first one, made from its answer (an
+   * action on the item the first created). Both are counted as requests.
+   */
+  followUp?: (answer: string) => { method: string; path: string; headers: Record<string, string> };
 }
 
 const PERCENTILES: [string, number][] = [
@@ -58,7 +63,13 @@ async function fire(url: string, w: Workload, connections: number, duration: num
       ...(w.requestHeaders ? { headers: { ...w.headers, ...w.requestHeaders() } } : {}),
     }),
   };
-  return autocannon({ url, connections, duration, headers: w.headers, requests: [request], timeout: 10 });
+  const requests = [request];
+  const followUp = w.followUp;
+  if (followUp) {
+    request.onResponse = (_status, body, context) => void (context.answer = String(body));
+    requests.push({ setupRequest: (req, context) => ({ ...req, ...followUp(String(context.answer ?? '')) }) });
+  }
+  return autocannon({ url, connections, duration, headers: w.headers, requests, timeout: 10 });
 }
 
 /** Warms the server up (JIT, caches), then measures. Any non-2xx answer counts as an error. */

@@ -15,6 +15,7 @@ import { crewTime } from './crewtime.js';
 import { PLACES_ROWS, placesWorkloads } from './places.js';
 import { benchCustom } from './custom.js';
 import { liveStreams } from './streams.js';
+import { benchMoney } from './money.js';
 
 /**
  * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
@@ -231,6 +232,21 @@ async function main() {
   const extra: { ratios: string[]; targets: Target[] } = { ratios: [], targets: [] };
   if (runs('custom'))
     extra.targets.push(...(await benchCustom({ root, databaseUrl, load, log, record, start: (e) => startOurs(e) })));
+  // Money (issue 28): ten accounts of its own (bench/money.ts).
+  if (runs('money')) {
+    const money = await benchMoney({
+      root,
+      databaseUrl,
+      load,
+      log,
+      record,
+      turnOf,
+      mergeTurns,
+      start: (e) => startOurs(e),
+    });
+    extra.ratios.push(...money.ratios);
+    extra.targets.push(...money.targets);
+  }
   // Our server, 1 worker, on the main data set.
   const main = await dataset(root, 'main', MAIN, databaseUrl, log);
   const copy = await workingCopy(root, main, MAIN, databaseUrl);

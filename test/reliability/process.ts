@@ -53,9 +53,8 @@ export interface Site {
   close(): Promise<void>;
 }
 
-/** A migrated database with one account and a long-lived access token; rate limits off. */
-export async function createSite(dialect: Dialect, env: Record<string, string> = {}): Promise<Site> {
-  const db = await createTestDb(dialect);
+/** An account on the site's database, with its Administrator's long-lived access token. */
+export async function siteAccount(db: TestDb): Promise<{ accountId: number; token: string }> {
   const now = Date.now();
   const { account, user } = await createAccount(db.services.writer, {
     companyName: 'Crash Test Ltd',
@@ -72,6 +71,13 @@ export async function createSite(dialect: Dialect, env: Record<string, string> =
     { clientId, userId: user.id, accountId: account.id, permissions: [...ALL_PERMISSIONS] },
     now,
   );
+  return { accountId: account.id, token };
+}
+
+/** A migrated database with one account and a long-lived access token; rate limits off. */
+export async function createSite(dialect: Dialect, env: Record<string, string> = {}): Promise<Site> {
+  const db = await createTestDb(dialect);
+  const { accountId, token } = await siteAccount(db);
   const pgName = db.config.databaseUrl ? new URL(db.config.databaseUrl).pathname.slice(1) : undefined;
   return {
     db,
@@ -86,7 +92,7 @@ export async function createSite(dialect: Dialect, env: Record<string, string> =
       WORKERS: '1',
       ...env,
     },
-    accountId: account.id,
+    accountId,
     token,
     pgName,
     close: () => db.close(),

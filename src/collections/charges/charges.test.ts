@@ -12,7 +12,7 @@ import {
   type Tenant,
   type TestApp,
 } from '../../../test/helpers.js';
-import { VALIDATION } from '../../errors.js';
+import { ERRORS, VALIDATION } from '../../errors.js';
 
 const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kind].code}:${field}`;
 
@@ -292,10 +292,11 @@ for (const dialect of DIALECTS) {
       assert.equal((await patch('charges', [{ id: mine.body.charges[0].id, quantity: 1 }], con.token)).status, 200);
     });
 
-    it('amounts follow the currency: JPY takes no decimals, KWD three', async () => {
+    it('amounts follow the currency: JPY takes no decimals, KWD three, in writes and in where', async () => {
       for (const [currency, ok, tooMany, expect] of [
         ['JPY', 1500, 1500.5, { subtotal: 2250, tax: 0, total: 2250 }],
         ['KWD', 1.125, 1.1255, { subtotal: 1.688, tax: 0, total: 1.688 }],
+        ['USD', 10.25, 10.255, { subtotal: 15.38, tax: 0, total: 15.38 }],
       ] as const) {
         const tenant = await createTenant(t, currency);
         // createTenant makes a USD account (accounts create --currency is test/money-cli.test.ts).
@@ -309,6 +310,25 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(errorsOf(await post('charges', [{ ...line, unitPrice: tooMany }], tenant.token)), [
           code('invalid', 'unitPrice'),
         ]);
+        // A where literal is held to the same decimals, never rounded: a 400 naming the member,
+        // on the collection's own money members and on an association's (`invoice.total`).
+        const where = (w: string) => call(t.app, tenant.token, 'GET', `/charges?where=${encodeURIComponent(w)}`);
+        const found = await where(`unitPrice = ${ok} and total >= ${expect.total}`);
+        assert.deepEqual(
+          found.body.charges?.map((x: { id: number }) => x.id),
+          [c.id],
+          found.raw,
+        );
+        for (const w of [`unitPrice = ${tooMany}`, `total > ${tooMany}`, `invoice.total < ${tooMany}`]) {
+          const refused = await where(w);
+          assert.equal(refused.status, 400, `${currency} ${w}: ${refused.raw}`);
+          assert.equal(refused.body.error.code, ERRORS.badModifier.code);
+          const member = w.split(' ')[0];
+          assert.match(
+            refused.body.error.message,
+            new RegExp(`'${member}' must have at most \\d decimals? \\(the account's currency\\)`),
+          );
+        }
       }
     });
   });

@@ -1,12 +1,11 @@
 import { ApiError } from '../../errors.js';
-import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
-import { renderDocument, storeDocument } from '../machinery/documents.js';
-import type { Line } from '../machinery/lines.js';
-import { accountMoney, dateIn, exponentOf } from '../machinery/money.js';
+import type { ActionAnswer, ActionDoc, ActionRequest, RowOf } from '../machinery/collection.js';
+import { documentView, renderDocument, storeDocument } from '../machinery/documents.js';
+import { accountMoney, dateIn } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
-import { billedBy, invoiceRow, lockInvoice, paymentCount, setInvoice } from './repository.js';
+import { billedBy, invoiceRow, paymentCount, setInvoice } from './repository.js';
+import { lockDocument } from '../machinery/document-queries.js';
 import { nextCount, numbered } from '../../db/counters.js';
-import { parties } from '../machinery/document-queries.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
   if (request.item === undefined)
@@ -27,7 +26,7 @@ async function act(
   name: string,
   change: (a: {
     tx: import('../../db/tx.js').Executor;
-    row: NonNullable<Awaited<ReturnType<typeof lockInvoice>>>;
+    row: RowOf<'invoices'>;
     touch: (collection: string, ids: number[]) => Promise<void>;
   }) => Promise<void>,
 ): Promise<ActionAnswer> {
@@ -35,7 +34,7 @@ async function act(
   const { caller, services } = request;
   const invoices = services.registry.get('invoices')!;
   const item = await services.writer.transact(caller, async (tx, changes) => {
-    const row = await lockInvoice(tx, caller.accountId, id);
+    const row = await lockDocument(tx, 'invoices', caller.accountId, id);
     if (!row) throw new ApiError('itemNotFound');
     await changes.touch(invoices, [id]);
     await change({ tx, row, touch: (c, ids) => changes.touchBeside(c, ids) });
@@ -106,32 +105,17 @@ export async function pdf(request: ActionRequest): Promise<ActionAnswer> {
   const db = services.database.db;
   const row = await invoiceRow(db, caller.accountId, id);
   if (!row) throw new ApiError('itemNotFound');
-  const who = await parties(db, caller.accountId, row.client_id);
   const dates: [string, string][] = [];
   if (row.issue_date) dates.push(['Issue date', row.issue_date]);
   if (row.due_date) dates.push(['Due date', row.due_date]);
-  const bytes = await renderDocument({
-    title: 'INVOICE',
-    number: row.number,
-    draft: row.state === 'draft',
-    company: who.company,
-    client: who.client,
-    dates,
-    lines: JSON.parse(row.lines) as Line[],
-    subtotal: Number(row.subtotal),
-    taxTotal: Number(row.tax_total),
-    total: Number(row.total),
-    extra:
-      row.state === 'draft'
-        ? []
-        : [
-            ['Paid', Number(row.amount_paid)],
-            ['Balance due', Number(row.balance)],
-          ],
-    currency: row.currency,
-    exponent: exponentOf(row.currency),
-    notes: row.notes,
-  });
+  const extra: [string, number][] =
+    row.state === 'draft'
+      ? []
+      : [
+          ['Paid', Number(row.amount_paid)],
+          ['Balance due', Number(row.balance)],
+        ];
+  const bytes = await renderDocument(await documentView(db, caller.accountId, 'INVOICE', row, { dates, extra }));
   const name = `${row.number ?? `invoice-${row.id}-draft`}.pdf`;
   return storeDocument(request, bytes, name, row.job_id);
 }

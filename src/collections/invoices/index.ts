@@ -3,8 +3,8 @@ import { defineCollection, type TxItemContext } from '../machinery/collection.js
 import { lineOfCharge, priceLines, type Line } from '../machinery/lines.js';
 import { accountMoney } from '../machinery/money.js';
 import { invoiceActionDocs, issue, pdf, voidInvoice } from './actions.js';
-import { billedBy, invoicedFrom, lockQuote, setInvoice, unbilledCharges } from './repository.js';
-import { clientExists, jobClient } from '../machinery/document-queries.js';
+import { billedBy, invoicedFrom, setInvoice, unbilledCharges } from './repository.js';
+import { clientExists, jobClient, lockDocument } from '../machinery/document-queries.js';
 import { invoiceFields } from './schema.js';
 
 /** What check found for an item and fill/after act on: the charges it bills, those it releases. */
@@ -41,7 +41,7 @@ async function check(ctx: TxItemContext<'invoices'>): Promise<ApiErrorBody[]> {
   const fromQuote = op === 'create' ? (ctx.attached as { quote?: number } | undefined)?.quote : undefined;
   if (fromQuote !== undefined) {
     // POST /quotes/:id/invoice: the quote locked, so two such calls never make two invoices of it.
-    const quote = await lockQuote(db, account, fromQuote);
+    const quote = await lockDocument(db, 'quotes', account, fromQuote);
     if (!quote || quote.state !== 'accepted' || quote.deleted)
       throw new ApiError('stateForbids', `the quote is ${quote?.state ?? 'gone'}; only an accepted quote is invoiced`);
     if (await invoicedFrom(db, account, fromQuote))

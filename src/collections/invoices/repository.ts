@@ -1,4 +1,5 @@
 import { dialectOf, type Executor } from '../../db/runner.js';
+import { jobCharges } from '../machinery/document-queries.js';
 
 /** The invoices collection's own queries (its rules and actions ask these). */
 
@@ -9,28 +10,10 @@ import { dialectOf, type Executor } from '../../db/runner.js';
  * it once billed; SQLite's writers are serial).
  */
 export function unbilledCharges(db: Executor, accountId: number, jobId: number) {
-  return db
-    .selectFrom('charges')
-    .select([
-      'id',
-      'description',
-      'quantity',
-      'unit_price',
-      'tax_rate_id',
-      'product_id',
-      'kind',
-      'tax_percent',
-      'subtotal',
-      'tax',
-      'total',
-    ])
-    .where('account_id', '=', accountId)
-    .where('job_id', '=', jobId)
+  return jobCharges(db, accountId, jobId)
     .where('stage', '=', 'actual')
     .where('billable', '=', 1)
-    .where('deleted', '=', 0)
     .where('invoice_id', 'is', null)
-    .orderBy('id')
     .modifyEnd(dialectOf(db).lockClause('update'))
     .execute();
 }
@@ -63,17 +46,6 @@ export async function setInvoice(
     .execute();
 }
 
-/** The invoice row, locked until the commit (an issue, a void, a payment). */
-export function lockInvoice(db: Executor, accountId: number, id: number) {
-  return db
-    .selectFrom('invoices')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .modifyEnd(dialectOf(db).lockClause('update'))
-    .executeTakeFirst();
-}
-
 /** Payments made on an invoice. */
 export async function paymentCount(db: Executor, accountId: number, invoiceId: number): Promise<number> {
   const row = await db
@@ -92,17 +64,6 @@ export function invoiceRow(db: Executor, accountId: number, id: number) {
     .selectAll()
     .where('account_id', '=', accountId)
     .where('id', '=', id)
-    .executeTakeFirst();
-}
-
-/** The quote an invoice is made from, locked until the commit. */
-export function lockQuote(db: Executor, accountId: number, id: number) {
-  return db
-    .selectFrom('quotes')
-    .select(['id', 'state', 'deleted', 'lines', 'subtotal', 'tax_total', 'total'])
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .modifyEnd(dialectOf(db).lockClause('update'))
     .executeTakeFirst();
 }
 

@@ -284,6 +284,8 @@ export interface FilterColumn {
   equals?: (value: unknown) => Expression<SqlBool> | undefined;
   /** An exact decimal stored as an integer of 10^-scale: a filter's value is scaled alike. */
   scale?: number;
+  /** An amount in the account's currency: a filter's value has at most the currency's decimals. */
+  money?: boolean;
 }
 
 export interface Collection extends CollectionDef {
@@ -303,7 +305,14 @@ export function defineCollection<T extends TableName>(def: CollectionDef<T>): Co
     s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;
   const addScalar = (name: string, s: ScalarField) => {
     if (s.type !== 'json' && s.type !== 'location')
-      columns.set(name, { column: s.column, type: s.type, nullable: !!s.nullable, wide: wide(s), scale: s.scale });
+      columns.set(name, {
+        column: s.column,
+        type: s.type,
+        nullable: !!s.nullable,
+        wide: wide(s),
+        scale: s.scale,
+        money: s.money,
+      });
   };
   for (const [name, field] of Object.entries(def.fields)) {
     if (field.kind === 'scalar') addScalar(name, field);

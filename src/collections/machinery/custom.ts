@@ -3,7 +3,7 @@ import { dialectOf, execute, query, slot, untyped, type Executor } from '../../d
 import { searchColumns } from './search.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import type { Collection, FilterColumn, Row } from './collection.js';
-import type { CmpOp, WhereNode } from './where.js';
+import { fieldsIn, type CmpOp, type WhereNode } from './where.js';
 import type { Batch } from './write/batch.js';
 import { BatchFailed, stopOnErrors } from './write/outcome.js';
 import { RetryOneByOne } from './write/apply.js';
@@ -355,18 +355,6 @@ const OPS: Record<CustomType, readonly CmpOp[]> = {
   select: ['=', '!='],
 };
 
-/** The `customFields.<key>` names a `where` tree compares. */
-function namesIn(node: WhereNode | undefined, out: Set<string>): Set<string> {
-  if (!node) return out;
-  if (node.type === 'cmp') {
-    if (node.field.startsWith(PREFIX)) out.add(node.field);
-  } else {
-    namesIn(node.left, out);
-    namesIn(node.right, out);
-  }
-  return out;
-}
-
 export const isCustomName = (name: string): boolean => name.startsWith(PREFIX);
 
 /**
@@ -380,7 +368,7 @@ export async function customColumns(
   where: WhereNode | undefined,
   sort: string[],
 ): Promise<Map<string, FilterColumn> | undefined> {
-  const names = namesIn(where, new Set());
+  const names = new Set(fieldsIn(where).filter(isCustomName));
   const sorted = sort.filter(isCustomName);
   if (!names.size && !sorted.length) return undefined;
   const defs = c.customFields ? await definitionsOf(db, accountId, c.name) : new Map<string, Definition>();

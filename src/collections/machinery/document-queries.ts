@@ -1,6 +1,20 @@
-import type { Executor } from '../../db/runner.js';
+import type { Selectable } from 'kysely';
+import { dialectOf, type Executor } from '../../db/runner.js';
+import type { DB } from '../../db/types.js';
+import { CHARGE_LINE_COLUMNS } from './lines.js';
 
 /** What quotes and invoices (documents made from a job, for a client) both ask of the database. */
+
+/** A job's charges (not deleted) in id order, with what a line copies of them: a document narrows it. */
+export function jobCharges(db: Executor, accountId: number, jobId: number) {
+  return db
+    .selectFrom('charges')
+    .select(CHARGE_LINE_COLUMNS)
+    .where('account_id', '=', accountId)
+    .where('job_id', '=', jobId)
+    .where('deleted', '=', 0)
+    .orderBy('id');
+}
 
 /** A job's client: a document's default client. */
 export async function jobClient(db: Executor, accountId: number, jobId: number): Promise<number | null | undefined> {
@@ -57,4 +71,19 @@ export async function clientExists(db: Executor, accountId: number, id: number):
     .where('id', '=', id)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * A quote's or an invoice's row, locked until the commit (their actions; a quote an invoice is made
+ * from). Kysely checks the query against both tables; the row is typed back as the one asked for.
+ */
+export function lockDocument<T extends 'quotes' | 'invoices'>(db: Executor, table: T, accountId: number, id: number) {
+  return db
+    .selectFrom(table as 'quotes' | 'invoices')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .modifyEnd(dialectOf(db).lockClause('update'))
+    .$castTo<Selectable<DB[T]>>()
+    .executeTakeFirst();
 }

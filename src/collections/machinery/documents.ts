@@ -1,9 +1,11 @@
 import { Readable } from 'node:stream';
 import PDFDocument from 'pdfkit';
+import type { Executor } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionRequest, Item } from './collection.js';
+import { parties } from './document-queries.js';
 import type { Line } from './lines.js';
-import { MONEY_SCALE, toScaled } from './money.js';
+import { exponentOf, MONEY_SCALE, toScaled } from './money.js';
 
 /**
  * A quote or an invoice as a PDF (PRODUCT §9), written once for both: pdfkit (MIT, pure
@@ -30,6 +32,45 @@ export interface DocumentView {
   currency: string;
   exponent: number;
   notes?: string | null;
+}
+
+/** What a quote's and an invoice's rows both hold. */
+export interface DocumentRow {
+  number: string | null;
+  state: string;
+  client_id: number | null;
+  lines: string;
+  subtotal: number;
+  tax_total: number;
+  total: number;
+  currency: string;
+  notes: string | null;
+}
+
+/** A quote's or an invoice's row as the page shows it, with its company and client. */
+export async function documentView(
+  db: Executor,
+  accountId: number,
+  title: 'QUOTE' | 'INVOICE',
+  row: DocumentRow,
+  own: Pick<DocumentView, 'dates' | 'extra'>,
+): Promise<DocumentView> {
+  const who = await parties(db, accountId, row.client_id);
+  return {
+    title,
+    number: row.number,
+    draft: row.state === 'draft',
+    company: who.company,
+    client: who.client,
+    ...own,
+    lines: JSON.parse(row.lines) as Line[],
+    subtotal: Number(row.subtotal),
+    taxTotal: Number(row.tax_total),
+    total: Number(row.total),
+    currency: row.currency,
+    exponent: exponentOf(row.currency),
+    notes: row.notes,
+  };
 }
 
 /** Stored units as text with the currency's decimals and a decimal point (1,234.50). */

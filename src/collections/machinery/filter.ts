@@ -5,7 +5,7 @@ import { ApiError } from '../../errors.js';
 import { permissionFor, type Caller, type Collection, type EB, type FilterColumn } from './collection.js';
 import { INT32_MAX, INT32_MIN, REFERENCE_TABLES, type AssocField } from './fields.js';
 import { scaledProblem, toScaled } from './money.js';
-import type { Value, WhereNode } from './where.js';
+import { fieldsIn, type Value, type WhereNode } from './where.js';
 
 const bad = (why: string) => new ApiError('badModifier', `where: ${why}`);
 
@@ -70,6 +70,22 @@ export function assocSortKey(c: Collection, path: AssocPath, caller: Caller | un
   return associated(c, path, caller, eb).select(`${ASSOC}.${path.col.column}`);
 }
 
+/** What a `where` is read with beside its collection, from the caller's account. */
+export interface WhereAccount {
+  /** The `customFields.<key>` columns it names (custom.ts, customColumns). */
+  custom?: Map<string, FilterColumn>;
+  /** The decimals of the account's currency, when it compares a money member (moneyIn). */
+  exponent?: number;
+}
+
+/** The filter column a `where` field names (an association member's: its target's column). */
+const columnOf = (c: Collection, field: string): FilterColumn | undefined =>
+  c.columns.get(field) ?? assocPath(c, field)?.col;
+
+/** Whether a `where` compares a money member (its values then carry the currency's decimals). */
+export const moneyIn = (c: Collection, node: WhereNode | undefined): boolean =>
+  fieldsIn(node).some((f) => columnOf(c, f)?.money);
+
 /** Turns a parsed `where` tree into a Kysely expression; every value becomes a bound parameter. */
 export function whereToSql(
   c: Collection,
@@ -77,13 +93,16 @@ export function whereToSql(
   eb: EB,
   db: Executor,
   caller?: Caller,
-  custom?: Map<string, FilterColumn>,
+  account: WhereAccount = {},
 ): Expression<SqlBool> {
   if (node.type !== 'cmp') {
-    const parts = [whereToSql(c, node.left, eb, db, caller, custom), whereToSql(c, node.right, eb, db, caller, custom)];
+    const parts = [
+      whereToSql(c, node.left, eb, db, caller, account),
+      whereToSql(c, node.right, eb, db, caller, account),
+    ];
     return node.type === 'and' ? eb.and(parts) : eb.or(parts);
   }
-  const col = c.columns.get(node.field) ?? custom?.get(node.field);
+  const col = c.columns.get(node.field) ?? account.custom?.get(node.field);
   if (!col) {
     const path = assocPath(c, node.field);
     if (!path) throw bad(`unknown field '${node.field}'`);
@@ -91,19 +110,23 @@ export function whereToSql(
     return eb.exists(
       associated(c, path, caller, eb)
         .select(`${ASSOC}.id`)
-        .where((inner) => compare(node, path.col, `${ASSOC}.${path.col.column}`, inner, db)),
+        .where((inner) => compare(node, path.col, `${ASSOC}.${path.col.column}`, inner, db, account.exponent)),
     );
   }
-  return compare(node, col, `${c.table}.${col.column}`, eb, db);
+  return compare(node, col, `${c.table}.${col.column}`, eb, db, account.exponent);
 }
 
-/** One term on one column (`col.expr`: a computed column, such as a custom field's JSON member). */
+/**
+ * One term on one column (`col.expr`: a computed column, such as a custom field's JSON member);
+ * `exponent`: the account currency's decimals, which a money member's value may carry at most.
+ */
 function compare(
   node: Extract<WhereNode, { type: 'cmp' }>,
   col: FilterColumn,
   column: string,
   eb: EB,
   db: Executor,
+  exponent: number | undefined,
 ): Expression<SqlBool> {
   const ref = col.expr ?? eb.ref(column);
   const { op, value } = node;
@@ -123,7 +146,7 @@ function compare(
     const notLike = sql<SqlBool>`not (${like})`;
     return col.nullable ? eb.or([eb(ref, 'is', null), notLike]) : notLike;
   }
-  const raw = bindValue(node.field, col, value);
+  const raw = bindValue(node.field, col, value, exponent);
   const indexed = op === '=' ? col.equals?.(value) : undefined;
   if (indexed) return indexed;
   // Bound as bigint so the comparison never depends on how a driver types the parameter;
@@ -139,7 +162,12 @@ function integerRange(col: FilterColumn): [number, number] {
   return col.wide ? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [INT32_MIN, INT32_MAX];
 }
 
-function bindValue(field: string, col: FilterColumn, value: Exclude<Value, null>): string | number {
+function bindValue(
+  field: string,
+  col: FilterColumn,
+  value: Exclude<Value, null>,
+  exponent: number | undefined,
+): string | number {
   const type = col.type;
   switch (type) {
     case 'string':
@@ -151,8 +179,11 @@ function bindValue(field: string, col: FilterColumn, value: Exclude<Value, null>
     case 'number':
       if (typeof value !== 'number') throw bad(`'${field}' needs a number`);
       if (col.scale !== undefined) {
-        const why = scaledProblem(value, col.scale);
-        if (why) throw bad(`'${field}' ${why}`);
+        // Never rounded: a money literal with more decimals than the currency has is refused, as
+        // such an amount is when written (PRODUCT §9).
+        const money = col.money && exponent !== undefined;
+        const why = scaledProblem(value, col.scale, money ? exponent : col.scale);
+        if (why) throw bad(`'${field}' ${why}${money ? " (the account's currency)" : ''}`);
         return toScaled(value, col.scale);
       }
       if (type !== 'number') {

@@ -229,6 +229,21 @@ export const scaledAmounts = (l: Pick<Line, 'subtotal' | 'tax' | 'total'>) => ({
   total: toScaled(l.total, MONEY_SCALE),
 });
 
+/** The columns of a charge a document line copies (lineOfCharge), as quotes and invoices select them. */
+export const CHARGE_LINE_COLUMNS = [
+  'id',
+  'description',
+  'quantity',
+  'unit_price',
+  'tax_rate_id',
+  'product_id',
+  'kind',
+  'tax_percent',
+  'subtotal',
+  'tax',
+  'total',
+] as const;
+
 /** A stored charge row as a document line (amounts copied as the charge has them). */
 export function lineOfCharge(c: {
   id: number;

@@ -3,7 +3,8 @@ import { execute, dialectOf, query, slot, untyped, type Executor } from '../../d
 import { rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB, Item, Row } from './collection.js';
 import { fieldsKey, present } from './present.js';
-import { assocSortKey, whereToSql } from './filter.js';
+import { assocSortKey, moneyIn, whereToSql } from './filter.js';
+import { accountMoney } from './money.js';
 import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
 import { distanceColumn, nearCondition, nearestOrder } from './near.js';
@@ -71,13 +72,15 @@ export async function list(
     q.where,
     q.sort.flatMap((s) => (s.custom ? [s.custom] : [])),
   );
+  // A money member compared: its literals carry at most the account currency's decimals.
+  const exponent = moneyIn(c, q.where) ? (await accountMoney(db, ctx.accountId)).exponent : undefined;
   const search = q.search?.length ? q.search : undefined;
   // Ranked where the rank is a table of its own: the page joins its matches instead of filtering.
   // With `near` and no `sort`, nearest first wins: the search then only filters.
   const ranking = search && q.ranked && !q.near ? dialectOf(db).searchRank(c.table, search) : undefined;
   const filters = (eb: EB, joined = false) => {
     const parts: Expression<SqlBool>[] = [];
-    if (q.where) parts.push(whereToSql(c, q.where, eb, db, ctx, custom));
+    if (q.where) parts.push(whereToSql(c, q.where, eb, db, ctx, { custom, exponent }));
     if (q.near) parts.push(nearCondition(c, q.near, eb));
     if (search && !joined) parts.push(dialectOf(db).searchMatch(c.table, search));
     return parts;

@@ -10,6 +10,12 @@ export type Value = string | number | boolean | null;
 export type WhereNode =
   { type: 'and' | 'or'; left: WhereNode; right: WhereNode } | { type: 'cmp'; field: string; op: CmpOp; value: Value };
 
+/** The fields a `where` tree compares, left to right. */
+export function fieldsIn(node: WhereNode | undefined): string[] {
+  if (!node) return [];
+  return node.type === 'cmp' ? [node.field] : [...fieldsIn(node.left), ...fieldsIn(node.right)];
+}
+
 const MAX_LENGTH = 4000;
 const MAX_DEPTH = 32;
 const MAX_TERMS = 64;

@@ -1,11 +1,8 @@
 import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionDoc, ActionHandler, ActionRequest } from '../machinery/collection.js';
-import { renderDocument, storeDocument } from '../machinery/documents.js';
-import type { Line } from '../machinery/lines.js';
-import { exponentOf } from '../machinery/money.js';
+import { documentView, renderDocument, storeDocument } from '../machinery/documents.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
-import { parties } from '../machinery/document-queries.js';
-import { lockQuote } from './repository.js';
+import { lockDocument } from '../machinery/document-queries.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
   if (request.item === undefined)
@@ -20,7 +17,7 @@ function transition(name: string, from: string, to: string, needsLines = false):
     const { caller, services } = request;
     const quotes = services.registry.get('quotes')!;
     const item = await services.writer.transact(caller, async (tx, changes) => {
-      const row = await lockQuote(tx, caller.accountId, id);
+      const row = await lockDocument(tx, 'quotes', caller.accountId, id);
       if (!row) throw new ApiError('itemNotFound');
       if (row.state !== from || row.deleted)
         throw new ApiError(
@@ -80,24 +77,9 @@ async function pdf(request: ActionRequest): Promise<ActionAnswer> {
     .where('id', '=', id)
     .executeTakeFirst();
   if (!row) throw new ApiError('itemNotFound');
-  const who = await parties(db, caller.accountId, row.client_id);
   const dates: [string, string][] = [['Date', new Date(Number(row.created)).toISOString().slice(0, 10)]];
   if (row.valid_until) dates.push(['Valid until', row.valid_until]);
-  const bytes = await renderDocument({
-    title: 'QUOTE',
-    number: row.number,
-    draft: row.state === 'draft',
-    company: who.company,
-    client: who.client,
-    dates,
-    lines: JSON.parse(row.lines) as Line[],
-    subtotal: Number(row.subtotal),
-    taxTotal: Number(row.tax_total),
-    total: Number(row.total),
-    currency: row.currency,
-    exponent: exponentOf(row.currency),
-    notes: row.notes,
-  });
+  const bytes = await renderDocument(await documentView(db, caller.accountId, 'QUOTE', row, { dates }));
   return storeDocument(request, bytes, `${row.number}.pdf`, row.job_id);
 }
 

@@ -1,6 +1,6 @@
-import { sql, type Migration } from 'kysely';
+import { sql, type CreateTableBuilder, type Migration } from 'kysely';
 import type { Dialect } from '../index.js';
-import type { AnyDb } from './columns.js';
+import { flag, withTimes, type AnyDb } from './columns.js';
 import { createItemTable } from './scheme.js';
 
 /**
@@ -25,12 +25,12 @@ export const money = (dialect: Dialect): Migration => ({
       dialect,
       'tax_rates',
       (t) =>
-        t
-          .addColumn('name', 'text', (c) => c.notNull())
-          .addColumn('percent', 'bigint', (c) => c.notNull())
-          .addColumn('deleted', 'integer', (c) => c.notNull().defaultTo(0))
-          .addColumn('created', 'bigint', (c) => c.notNull())
-          .addColumn('modified', 'bigint', (c) => c.notNull()),
+        withTimes(
+          t
+            .addColumn('name', 'text', (c) => c.notNull())
+            .addColumn('percent', 'bigint', (c) => c.notNull())
+            .addColumn('deleted', 'integer', flag),
+        ),
       { counted: true },
     );
     await sql`create unique index tax_rates_account_name on tax_rates (account_id, name)`.execute(db);
@@ -39,18 +39,18 @@ export const money = (dialect: Dialect): Migration => ({
       dialect,
       'products',
       (t) =>
-        t
-          .addColumn('name', 'text', (c) => c.notNull())
-          .addColumn('code', 'text')
-          .addColumn('kind', 'text', (c) => c.notNull())
-          .addColumn('unit', 'text', (c) => c.notNull().defaultTo('each'))
-          .addColumn('unit_price', 'bigint', (c) => c.notNull())
-          .addColumn('unit_cost', 'bigint')
-          .addColumn('tax_rate_id', 'integer')
-          .addColumn('description', 'text')
-          .addColumn('deleted', 'integer', (c) => c.notNull().defaultTo(0))
-          .addColumn('created', 'bigint', (c) => c.notNull())
-          .addColumn('modified', 'bigint', (c) => c.notNull()),
+        withTimes(
+          t
+            .addColumn('name', 'text', (c) => c.notNull())
+            .addColumn('code', 'text')
+            .addColumn('kind', 'text', (c) => c.notNull())
+            .addColumn('unit', 'text', (c) => c.notNull().defaultTo('each'))
+            .addColumn('unit_price', 'bigint', (c) => c.notNull())
+            .addColumn('unit_cost', 'bigint')
+            .addColumn('tax_rate_id', 'integer')
+            .addColumn('description', 'text')
+            .addColumn('deleted', 'integer', flag),
+        ),
       { counted: true, links: [{ column: 'tax_rate_id', table: 'tax_rates', onDelete: 'set null' }] },
     );
     await sql`create unique index products_account_code on products (account_id, code)`.execute(db);
@@ -59,21 +59,15 @@ export const money = (dialect: Dialect): Migration => ({
       dialect,
       'quotes',
       (t) =>
-        t
-          .addColumn('job_id', 'integer', (c) => c.notNull())
-          .addColumn('client_id', 'integer', (c) => c.notNull())
-          .addColumn('number', 'text', (c) => c.notNull())
-          .addColumn('state', 'text', (c) => c.notNull().defaultTo('draft'))
-          .addColumn('valid_until', 'text')
-          .addColumn('notes', 'text')
-          .addColumn('lines', 'text', (c) => c.notNull().defaultTo('[]'))
-          .addColumn('subtotal', 'bigint', (c) => c.notNull().defaultTo(0))
-          .addColumn('tax_total', 'bigint', (c) => c.notNull().defaultTo(0))
-          .addColumn('total', 'bigint', (c) => c.notNull().defaultTo(0))
-          .addColumn('currency', 'text', (c) => c.notNull())
-          .addColumn('deleted', 'integer', (c) => c.notNull().defaultTo(0))
-          .addColumn('created', 'bigint', (c) => c.notNull())
-          .addColumn('modified', 'bigint', (c) => c.notNull()),
+        documentColumns(
+          t
+            .addColumn('job_id', 'integer', (c) => c.notNull())
+            .addColumn('client_id', 'integer', (c) => c.notNull())
+            .addColumn('number', 'text', (c) => c.notNull())
+            .addColumn('state', 'text', (c) => c.notNull().defaultTo('draft'))
+            .addColumn('valid_until', 'text'),
+          [],
+        ),
       {
         counted: true,
         links: [
@@ -88,25 +82,17 @@ export const money = (dialect: Dialect): Migration => ({
       dialect,
       'invoices',
       (t) =>
-        t
-          .addColumn('job_id', 'integer')
-          .addColumn('client_id', 'integer')
-          .addColumn('quote_id', 'integer')
-          .addColumn('number', 'text')
-          .addColumn('state', 'text', (c) => c.notNull().defaultTo('draft'))
-          .addColumn('issue_date', 'text')
-          .addColumn('due_date', 'text')
-          .addColumn('notes', 'text')
-          .addColumn('lines', 'text', (c) => c.notNull().defaultTo('[]'))
-          .addColumn('subtotal', 'bigint', (c) => c.notNull().defaultTo(0))
-          .addColumn('tax_total', 'bigint', (c) => c.notNull().defaultTo(0))
-          .addColumn('total', 'bigint', (c) => c.notNull().defaultTo(0))
-          .addColumn('amount_paid', 'bigint', (c) => c.notNull().defaultTo(0))
-          .addColumn('balance', 'bigint', (c) => c.notNull().defaultTo(0))
-          .addColumn('currency', 'text', (c) => c.notNull())
-          .addColumn('deleted', 'integer', (c) => c.notNull().defaultTo(0))
-          .addColumn('created', 'bigint', (c) => c.notNull())
-          .addColumn('modified', 'bigint', (c) => c.notNull()),
+        documentColumns(
+          t
+            .addColumn('job_id', 'integer')
+            .addColumn('client_id', 'integer')
+            .addColumn('quote_id', 'integer')
+            .addColumn('number', 'text')
+            .addColumn('state', 'text', (c) => c.notNull().defaultTo('draft'))
+            .addColumn('issue_date', 'text')
+            .addColumn('due_date', 'text'),
+          ['amount_paid', 'balance'],
+        ),
       {
         counted: true,
         links: [
@@ -122,27 +108,27 @@ export const money = (dialect: Dialect): Migration => ({
       dialect,
       'charges',
       (t) =>
-        t
-          .addColumn('job_id', 'integer', (c) => c.notNull())
-          .addColumn('product_id', 'integer')
-          .addColumn('kind', 'text', (c) => c.notNull())
-          .addColumn('description', 'text', (c) => c.notNull())
-          .addColumn('unit_price', 'bigint', (c) => c.notNull())
-          .addColumn('unit_cost', 'bigint')
-          .addColumn('tax_rate_id', 'integer')
-          .addColumn('quantity', 'bigint', (c) => c.notNull())
-          .addColumn('tax_percent', 'bigint')
-          .addColumn('stage', 'text', (c) => c.notNull().defaultTo('actual'))
-          .addColumn('billable', 'integer', (c) => c.notNull().defaultTo(1))
-          .addColumn('user_id', 'integer')
-          .addColumn('visit_id', 'integer')
-          .addColumn('subtotal', 'bigint', (c) => c.notNull())
-          .addColumn('tax', 'bigint', (c) => c.notNull())
-          .addColumn('total', 'bigint', (c) => c.notNull())
-          .addColumn('invoice_id', 'integer')
-          .addColumn('deleted', 'integer', (c) => c.notNull().defaultTo(0))
-          .addColumn('created', 'bigint', (c) => c.notNull())
-          .addColumn('modified', 'bigint', (c) => c.notNull()),
+        withTimes(
+          t
+            .addColumn('job_id', 'integer', (c) => c.notNull())
+            .addColumn('product_id', 'integer')
+            .addColumn('kind', 'text', (c) => c.notNull())
+            .addColumn('description', 'text', (c) => c.notNull())
+            .addColumn('unit_price', 'bigint', (c) => c.notNull())
+            .addColumn('unit_cost', 'bigint')
+            .addColumn('tax_rate_id', 'integer')
+            .addColumn('quantity', 'bigint', (c) => c.notNull())
+            .addColumn('tax_percent', 'bigint')
+            .addColumn('stage', 'text', (c) => c.notNull().defaultTo('actual'))
+            .addColumn('billable', 'integer', (c) => c.notNull().defaultTo(1))
+            .addColumn('user_id', 'integer')
+            .addColumn('visit_id', 'integer')
+            .addColumn('subtotal', 'bigint', (c) => c.notNull())
+            .addColumn('tax', 'bigint', (c) => c.notNull())
+            .addColumn('total', 'bigint', (c) => c.notNull())
+            .addColumn('invoice_id', 'integer')
+            .addColumn('deleted', 'integer', flag),
+        ),
       {
         counted: true,
         links: [
@@ -157,3 +143,14 @@ export const money = (dialect: Dialect): Migration => ({
     );
   },
 });
+
+/**
+ * A quote's and an invoice's closing columns, in this order: notes, lines (JSON text), the totals
+ * (`subtotal`, `tax_total`, `total`, then `amounts`, each 0 by default), currency, deleted and times.
+ */
+function documentColumns<T extends string, C extends string>(t: CreateTableBuilder<T, C>, amounts: string[]) {
+  let d = t.addColumn('notes', 'text').addColumn('lines', 'text', (c) => c.notNull().defaultTo('[]'));
+  for (const col of ['subtotal', 'tax_total', 'total', ...amounts])
+    d = d.addColumn(col, 'bigint', (c) => c.notNull().defaultTo(0));
+  return withTimes(d.addColumn('currency', 'text', (c) => c.notNull()).addColumn('deleted', 'integer', flag));
+}

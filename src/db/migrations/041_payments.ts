@@ -1,6 +1,6 @@
 import type { Migration } from 'kysely';
 import type { Dialect } from '../index.js';
-import type { AnyDb } from './columns.js';
+import { withTimes, type AnyDb } from './columns.js';
 import { createItemTable } from './scheme.js';
 
 /** Money (PRODUCT §9), part two: payments of issued invoices (amounts in 10^-4 of the currency). */
@@ -11,14 +11,14 @@ export const payments = (dialect: Dialect): Migration => ({
       dialect,
       'payments',
       (t) =>
-        t
-          .addColumn('invoice_id', 'integer', (c) => c.notNull())
-          .addColumn('amount', 'bigint', (c) => c.notNull())
-          .addColumn('method', 'text', (c) => c.notNull().defaultTo('other'))
-          .addColumn('paid_at', 'bigint', (c) => c.notNull())
-          .addColumn('reference', 'text')
-          .addColumn('created', 'bigint', (c) => c.notNull())
-          .addColumn('modified', 'bigint', (c) => c.notNull()),
+        withTimes(
+          t
+            .addColumn('invoice_id', 'integer', (c) => c.notNull())
+            .addColumn('amount', 'bigint', (c) => c.notNull())
+            .addColumn('method', 'text', (c) => c.notNull().defaultTo('other'))
+            .addColumn('paid_at', 'bigint', (c) => c.notNull())
+            .addColumn('reference', 'text'),
+        ),
       { counted: true, links: [{ column: 'invoice_id', table: 'invoices', onDelete: 'restrict' }] },
     );
   },

@@ -1,6 +1,6 @@
 import { sql, type Migration } from 'kysely';
 import type { Dialect } from '../index.js';
-import type { AnyDb } from './columns.js';
+import { flag, withTimes, type AnyDb } from './columns.js';
 import { createItemTable } from './scheme.js';
 
 /**
@@ -21,18 +21,17 @@ export const crewTime = (dialect: Dialect): Migration => ({
       dialect,
       'timesheets',
       (t) =>
-        t
-          .addColumn('user_id', 'integer', (c) => c.notNull())
-          .addColumn('job_id', 'integer')
-          .addColumn('visit_id', 'integer')
-          .addColumn('kind', 'text', (c) => c.notNull().defaultTo('work'))
-          .addColumn('start_time', 'bigint', (c) => c.notNull())
-          .addColumn('end_time', 'bigint')
-          .addColumn('duration', 'integer')
-          .addColumn('notes', 'text')
-          .addColumn('created', 'bigint', (c) => c.notNull())
-          .addColumn('modified', 'bigint', (c) => c.notNull())
-          .addColumn('deleted', 'integer', (c) => c.notNull().defaultTo(0)),
+        withTimes(
+          t
+            .addColumn('user_id', 'integer', (c) => c.notNull())
+            .addColumn('job_id', 'integer')
+            .addColumn('visit_id', 'integer')
+            .addColumn('kind', 'text', (c) => c.notNull().defaultTo('work'))
+            .addColumn('start_time', 'bigint', (c) => c.notNull())
+            .addColumn('end_time', 'bigint')
+            .addColumn('duration', 'integer')
+            .addColumn('notes', 'text'),
+        ).addColumn('deleted', 'integer', flag),
       {
         links: [
           { column: 'user_id', table: 'users', onDelete: 'cascade' },
@@ -49,16 +48,16 @@ export const crewTime = (dialect: Dialect): Migration => ({
       db,
       dialect,
       'locations',
+      // `modified` is never changed (PATCH is 405): the write pipeline sets it with `created`; not in the API.
       (t) =>
-        t
-          .addColumn('user_id', 'integer', (c) => c.notNull())
-          .addColumn('lat', 'double precision', (c) => c.notNull())
-          .addColumn('lng', 'double precision', (c) => c.notNull())
-          .addColumn('accuracy', 'double precision')
-          .addColumn('recorded_at', 'bigint', (c) => c.notNull())
-          .addColumn('created', 'bigint', (c) => c.notNull())
-          // Never changed (PATCH is 405): the write pipeline sets it with `created`; not in the API.
-          .addColumn('modified', 'bigint', (c) => c.notNull()),
+        withTimes(
+          t
+            .addColumn('user_id', 'integer', (c) => c.notNull())
+            .addColumn('lat', 'double precision', (c) => c.notNull())
+            .addColumn('lng', 'double precision', (c) => c.notNull())
+            .addColumn('accuracy', 'double precision')
+            .addColumn('recorded_at', 'bigint', (c) => c.notNull()),
+        ),
       { links: [{ column: 'user_id', table: 'users', onDelete: 'cascade' }] },
     );
     // The retention sweep reads the oldest pings of every account.
@@ -69,15 +68,14 @@ export const crewTime = (dialect: Dialect): Migration => ({
       dialect,
       'unavailabilities',
       (t) =>
-        t
-          .addColumn('user_id', 'integer', (c) => c.notNull())
-          .addColumn('start_time', 'bigint', (c) => c.notNull())
-          .addColumn('end_time', 'bigint', (c) => c.notNull())
-          .addColumn('reason', 'text', (c) => c.notNull().defaultTo('other'))
-          .addColumn('notes', 'text')
-          .addColumn('created', 'bigint', (c) => c.notNull())
-          .addColumn('modified', 'bigint', (c) => c.notNull())
-          .addColumn('deleted', 'integer', (c) => c.notNull().defaultTo(0)),
+        withTimes(
+          t
+            .addColumn('user_id', 'integer', (c) => c.notNull())
+            .addColumn('start_time', 'bigint', (c) => c.notNull())
+            .addColumn('end_time', 'bigint', (c) => c.notNull())
+            .addColumn('reason', 'text', (c) => c.notNull().defaultTo('other'))
+            .addColumn('notes', 'text'),
+        ).addColumn('deleted', 'integer', flag),
       { links: [{ column: 'user_id', table: 'users', onDelete: 'cascade' }], counted: true },
     );
   },
