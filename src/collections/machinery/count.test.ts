@@ -128,5 +128,28 @@ for (const dialect of DIALECTS) {
         ),
       );
     });
+
+    it("events are counted: an Administrator's /events reads the kept count, exact after writes, failures and purges", async () => {
+      const events = async () => Number(await counted('events', a.accountId));
+      assert.equal(await recordsCount(a, 'events'), await events());
+      const made = await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: 'E1' }, { name: 'E2' }] });
+      assert.equal(made.status, 200, made.raw);
+      const failed = await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: 'E3' }, { name: '' }] });
+      assert.notEqual(failed.status, 200);
+      const before = await recordsCount(a, 'events');
+      assert.equal(before, await events());
+      await sql`delete from events where account_id = ${a.accountId} and id = (select min(id) from events where account_id = ${a.accountId})`.execute(
+        t.database.db,
+      );
+      assert.equal(await recordsCount(a, 'events'), before - 1);
+      assert.equal(await recordsCount(b, 'events'), Number(await counted('events', b.accountId)));
+      // Read as every row: no scan of the account's events.
+      const kept = await sql<{
+        n: number;
+      }>`select sum(value) as n from row_counts where tbl = 'events' and account_id = ${a.accountId}`.execute(
+        t.database.db,
+      );
+      assert.equal(Number(kept.rows[0].n), before - 1);
+    });
   });
 }
