@@ -1,12 +1,11 @@
 import { sql, type SqlBool } from 'kysely';
-import { dialectOf, execute, query, slot, untyped, type Executor } from '../../db/runner.js';
+import { dialectOf, execute, inTransaction, query, slot, untyped, type Executor } from '../../db/runner.js';
 import { searchColumns } from './search.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
-import type { Collection, FilterColumn, Row } from './collection.js';
+import type { Caller, Collection, FilterColumn, Row } from './collection.js';
 import { fieldsIn, type CmpOp, type WhereNode } from './where.js';
 import type { Batch } from './write/batch.js';
-import { BatchFailed, stopOnErrors } from './write/outcome.js';
-import { RetryOneByOne } from './write/apply.js';
+import { stopOnErrors } from './write/outcome.js';
 
 /**
  * Custom fields (PRODUCT §12): one value kind of the machinery. A collection declared with
@@ -80,6 +79,26 @@ export async function definitionsOf(
   );
 }
 
+/**
+ * The definitions as one request reads them: a list that filters on a custom field and its
+ * presentation ask for them twice, and read them once (one statement less per request). Kept per
+ * caller (one per request), outside transactions only: a write reads them in its transaction.
+ */
+const asked = new WeakMap<Caller, Map<string, Promise<Map<string, Definition>>>>();
+export function definitionsFor(db: Executor, caller: Caller, collection: string): Promise<Map<string, Definition>> {
+  if (inTransaction(db)) return definitionsOf(db, caller.accountId, collection);
+  let mine = asked.get(caller);
+  if (!mine) asked.set(caller, (mine = new Map()));
+  let defs = mine.get(collection);
+  if (!defs) {
+    defs = definitionsOf(db, caller.accountId, collection);
+    mine.set(collection, defs);
+    // A failed read is not kept.
+    defs.catch(() => mine.delete(collection));
+  }
+  return defs;
+}
+
 /** A stored `custom_fields` value as an object (JSONB comes parsed, SQLite's text does not). */
 export function storedValues(v: unknown): Record<string, unknown> {
   if (typeof v === 'string') return v === '{}' || v === '' ? {} : (JSON.parse(v) as Record<string, unknown>);
@@ -92,13 +111,13 @@ const isEmpty = (v: unknown) =>
 /** The keys of live definitions, when any row has a value to show (none: no lookup at all). */
 export async function visibleKeys(
   db: Executor,
-  accountId: number,
+  caller: Caller,
   collection: string,
   rows: Row[],
   column: string,
 ): Promise<Set<string> | undefined> {
   if (rows.every((r) => isEmpty(r[column]))) return undefined;
-  const defs = await definitionsOf(db, accountId, collection);
+  const defs = await definitionsFor(db, caller, collection);
   return new Set([...defs.values()].filter((d) => !d.deleted).map((d) => d.key));
 }
 
@@ -221,10 +240,10 @@ const uniqueText = (v: unknown) => JSON.stringify(v);
  * In the transaction, once the rows are written: the unique custom values each item now has, in
  * `custom_unique_values`. A value another item holds (committed, or in a transaction that commits
  * first) is refused by the index: a failure of this item naming `customFields.<key>`. The batch's
- * values go in by one statement; when the index refuses it, the transaction runs again one item
- * at a time (`oneByOne`), to name the item.
+ * values go in by one statement that skips the values the index refuses and returns those it took,
+ * so a refused value names its item without running the batch again.
  */
-export async function saveUniqueValues(b: Batch, db: Executor, oneByOne = false): Promise<void> {
+export async function saveUniqueValues(b: Batch, db: Executor): Promise<void> {
   const { collection: c, caller, op } = b.request;
   if (!c.customFields) return;
   const account = caller.accountId;
@@ -257,49 +276,48 @@ export async function saveUniqueValues(b: Batch, db: Executor, oneByOne = false)
     }
     if (op === 'update' && changed.length)
       await values().where('key', '=', d.key).where('item_id', 'in', changed).execute();
-    // A value left by an item deleted with another (a cascade) is free again.
-    if (seen.size)
-      await values()
-        .where('key', '=', d.key)
-        .where('value', 'in', [...seen])
-        .where((eb) =>
-          eb.not(
-            eb.exists(
-              untyped(db)
-                .selectFrom(c.table)
-                .select('id')
-                .where('account_id', '=', account)
-                .whereRef('id', '=', `${UNIQUE}.item_id`),
-            ),
-          ),
-        )
-        .execute();
   }
   stopOnErrors(errors);
   if (!rows.length) return;
-  const insert = (some: typeof rows) =>
-    untyped(db)
+  // The values go in by one statement; a value another item holds is not inserted (the index waits
+  // for a concurrent holder's transaction, then refuses it), and the statement says which went in.
+  const insert = async (some: typeof rows) => {
+    const taken = await untyped(db)
       .insertInto(UNIQUE)
       .values(some.map(({ key, value, item_id }) => ({ account_id: account, collection: c.name, key, value, item_id })))
+      .onConflict((oc) => oc.columns(['account_id', 'collection', 'key', 'value']).doNothing())
+      .returning(['key', 'value'])
       .execute();
-  if (!oneByOne && rows.length > 1) {
-    try {
-      await insert(rows);
-      return;
-    } catch (err) {
-      if (dialectOf(db).isUniqueViolation(err)) throw new RetryOneByOne();
-      throw err;
-    }
-  }
-  for (const row of rows) {
-    try {
-      await insert([row]);
-    } catch (err) {
-      if (!dialectOf(db).isUniqueViolation(err)) throw err;
-      errors[row.i].push(validationError('unique', `${PREFIX}${row.key}`));
-      throw new BatchFailed(errors);
-    }
-  }
+    const went = new Set(taken.map((r) => `${r.key as string}\u0000${r.value as string}`));
+    return some.filter((r) => !went.has(`${r.key}\u0000${r.value}`));
+  };
+  let refused = await insert(rows);
+  if (!refused.length) return;
+  // A value left by an item deleted with another (a cascade) is free again: those go, then the
+  // refused values are tried once more; a value still held names its item's field.
+  for (const key of new Set(refused.map((r) => r.key)))
+    await values()
+      .where('key', '=', key)
+      .where(
+        'value',
+        'in',
+        refused.filter((r) => r.key === key).map((r) => r.value),
+      )
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            untyped(db)
+              .selectFrom(c.table)
+              .select('id')
+              .where('account_id', '=', account)
+              .whereRef('id', '=', `${UNIQUE}.item_id`),
+          ),
+        ),
+      )
+      .execute();
+  refused = await insert(refused);
+  for (const r of refused) errors[r.i].push(validationError('unique', `${PREFIX}${r.key}`));
+  stopOnErrors(errors);
 }
 
 /**
@@ -364,14 +382,15 @@ export const isCustomName = (name: string): boolean => name.startsWith(PREFIX);
 export async function customColumns(
   db: Executor,
   c: Collection,
-  accountId: number,
+  caller: Caller,
   where: WhereNode | undefined,
   sort: string[],
 ): Promise<Map<string, FilterColumn> | undefined> {
   const names = new Set(fieldsIn(where).filter(isCustomName));
   const sorted = sort.filter(isCustomName);
   if (!names.size && !sorted.length) return undefined;
-  const defs = c.customFields ? await definitionsOf(db, accountId, c.name) : new Map<string, Definition>();
+  const defs = c.customFields ? await definitionsFor(db, caller, c.name) : new Map<string, Definition>();
+  const accountId = caller.accountId;
   const dialect = dialectOf(db);
   const column = sql.ref(`${c.table}.custom_fields`);
   const out = new Map<string, FilterColumn>();

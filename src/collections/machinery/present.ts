@@ -146,7 +146,7 @@ export async function present(
     }
     if (field.kind === 'computed' && rows.length) loaded.computed.set(name, await field.compute(db, caller, rows));
     if (field.kind === 'scalar' && field.customFields && rows.length)
-      loaded.customKeys = await visibleKeys(db, caller.accountId, c.name, rows, field.column);
+      loaded.customKeys = await visibleKeys(db, caller, c.name, rows, field.column);
   }
   const puts = writersFor(c, p.fields);
   const items = new Array<Item>(rows.length);

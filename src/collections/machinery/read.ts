@@ -68,7 +68,7 @@ export async function list(
   const custom = await customColumns(
     db,
     c,
-    ctx.accountId,
+    ctx,
     q.where,
     q.sort.flatMap((s) => (s.custom ? [s.custom] : [])),
   );

@@ -84,7 +84,7 @@ export function createWriter(deps: WriterDeps): Writer {
         await lockRows(b, tx);
         await checkAll(b, tx, changes);
         await applyAll(b, tx, changes, oneByOne);
-        await saveUniqueValues(b, tx, oneByOne);
+        await saveUniqueValues(b, tx);
         if (c.rules.verify) {
           const errors = await c.rules.verify({ db: tx, items: b.items.map((_, i) => b.itemContext(i)) });
           errors.forEach((e, i) => b.errors[i].push(...e));
