@@ -31,6 +31,7 @@ import { eventScope } from './migrations/081_event_scope.js';
 import { calendarLinks } from './migrations/082_calendar_links.js';
 import { customFieldsEverywhere } from './migrations/090_custom_fields_everywhere.js';
 import { eventReads } from './migrations/091_event_reads.js';
+import { uniqueComplete } from './migrations/092_unique_complete.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -65,6 +66,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '082_calendar_links': calendarLinks,
   '090_custom_fields_everywhere': customFieldsEverywhere,
   '091_event_reads': eventReads,
+  '092_unique_complete': uniqueComplete,
 };
 
 export class MigrationFailed extends Error {}

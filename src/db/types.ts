@@ -122,6 +122,8 @@ export interface CustomFieldDefinitionsTable {
   created: number;
   modified: number;
   version: Generated<number>;
+  /** Whether every value of this unique field is in custom_unique_values (1), or it was made unique over existing duplicates (0) */
+  unique_complete: Generated<number>;
 }
 
 export interface CustomUniqueValuesTable {

@@ -39,6 +39,8 @@ export interface Definition {
   options: string[] | null;
   required: boolean;
   unique: boolean;
+  /** Every value of this unique field is in `custom_unique_values` (migration 092). */
+  complete: boolean;
   deleted: boolean;
 }
 
@@ -58,7 +60,7 @@ export async function definitionsOf(
     () =>
       untyped(db)
         .selectFrom(DEFINITIONS)
-        .select(['id', 'key', 'type', 'options', 'is_required', 'is_unique', 'deleted'])
+        .select(['id', 'key', 'type', 'options', 'is_required', 'is_unique', 'unique_complete', 'deleted'])
         .where('account_id', '=', slot<number>('account'))
         .where('collection', '=', slot<string>('collection'))
         .$castTo<Row>(),
@@ -73,6 +75,7 @@ export async function definitionsOf(
         options: r.options === null ? null : (JSON.parse(r.options as string) as string[]),
         required: Boolean(r.is_required),
         unique: Boolean(r.is_unique),
+        complete: Boolean(r.unique_complete),
         deleted: Boolean(r.deleted),
       },
     ]),
@@ -348,12 +351,24 @@ export async function definitionChanged(
       const v = storedValues(r.custom_fields)[key];
       return v === undefined ? [] : [{ account_id: accountId, collection, key, value: uniqueText(v), item_id: r.id }];
     });
+    let kept = 0;
     for (let i = 0; i < taken.length; i += 500)
-      await untyped(db)
-        .insertInto(UNIQUE)
-        .values(taken.slice(i, i + 500))
-        .onConflict((oc) => oc.doNothing())
-        .execute();
+      kept += (
+        await untyped(db)
+          .insertInto(UNIQUE)
+          .values(taken.slice(i, i + 500))
+          .onConflict((oc) => oc.doNothing())
+          .returning('item_id')
+          .execute()
+      ).length;
+    // Two items shared a value: only the first is kept, so filters cannot read the index alone.
+    await untyped(db)
+      .updateTable(DEFINITIONS)
+      .set({ unique_complete: kept === taken.length ? 1 : 0 })
+      .where('account_id', '=', accountId)
+      .where('collection', '=', collection)
+      .where('key', '=', key)
+      .execute();
   } else if (unique.before && !unique.after) {
     await untyped(db)
       .deleteFrom(UNIQUE)
@@ -403,13 +418,12 @@ export async function customColumns(
       nullable: true,
       expr: dialect.jsonMember(column, d.key, d.type),
       ops: OPS[d.type],
-      // `=` by an index: PostgreSQL's GIN index of the column; elsewhere, for a unique key (an
-      // integrator's own id), the unique values' index.
+      // `=` by an index: for a unique key (an integrator's own id) holding every value, the
+      // unique values' index (one row); else PostgreSQL's GIN index of the column, or a scan.
       equals: (v) =>
-        dialect.jsonHas(column, d.key, v) ??
-        (d.unique
+        d.unique && d.complete
           ? sql<SqlBool>`${sql.ref(`${c.table}.id`)} in (select item_id from ${sql.table(UNIQUE)} where account_id = ${accountId} and collection = ${c.name} and key = ${d.key} and value = ${uniqueText(v)})`
-          : undefined),
+          : dialect.jsonHas(column, d.key, v),
     });
   };
   for (const n of names) add(n, 'where');
