@@ -255,10 +255,7 @@ for (const dialect of DIALECTS) {
       // Both older items that share a value are still found by it (the unique values' index keeps
       // only the first of them, so `=` does not read it alone), and the new one by its own.
       const sevens = await where('customFields.batchNo = 7');
-      assert.deepEqual(
-        sevens.body.jobs.map((j: { title: string }) => j.title).sort(),
-        ['N1', 'N2'],
-      );
+      assert.deepEqual(sevens.body.jobs.map((j: { title: string }) => j.title).sort(), ['N1', 'N2']);
       assert.equal(sevens.body.metadata.recordsCount, 2);
       assert.deepEqual(
         (await where('customFields.batchNo = 8')).body.jobs.map((j: { title: string }) => j.title),
