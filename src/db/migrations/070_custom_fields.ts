@@ -8,7 +8,8 @@ import { createItemTable, versioned } from './scheme.js';
 const CUSTOM = ['users', 'clients', 'jobs', 'visits'];
 
 /** The tables `q` searches today, and the columns of their searched text (as the declarations list them). */
-const ADDRESS = [
+/** An address's columns, searched as part of the item's text (also by migration 090). */
+export const ADDRESS = [
   'address_line1',
   'address_line2',
   'address_city',

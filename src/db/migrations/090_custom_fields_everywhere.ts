@@ -1,16 +1,7 @@
 import type { Migration } from 'kysely';
 import type { Dialect } from '../index.js';
 import type { AnyDb } from './columns.js';
-import { addCustomFields, addSearch } from './070_custom_fields.js';
-
-const ADDRESS = [
-  'address_line1',
-  'address_line2',
-  'address_city',
-  'address_region',
-  'address_postcode',
-  'address_country',
-];
+import { ADDRESS, addCustomFields, addSearch } from './070_custom_fields.js';
 
 /**
  * PRODUCT §12 on the collections that came beside it: `customFields` on sites, contacts, quotes,
