@@ -41,7 +41,6 @@ function memoOf(db: Executor): Memo {
   return memo;
 }
 
-/** The table's change version in the account now (undefined before its first change). */
 /** The table's change version in the account now (undefined when no row was ever counted). */
 export async function versionNow(db: Executor, table: string, account: number): Promise<number | undefined> {
   const [row] = await query<{ version: number | string | null }>(
@@ -52,6 +51,23 @@ export async function versionNow(db: Executor, table: string, account: number): 
     { oneRow: true },
   );
   return row?.version === null || row?.version === undefined ? undefined : Number(row.version);
+}
+
+/**
+ * Other tables' versions now, as a part of a memo key (`|visits@12`), for a value that reads them
+ * too (an 'own' scope, a `where` through an association). Read before the value is made: while
+ * they have not moved, nothing it read there changed (versions only grow, so a value made after a
+ * later change is never asked for under the earlier versions). Undefined when one of them has no
+ * version (no row ever counted): such a value is not remembered.
+ */
+export async function versionsKey(
+  db: Executor,
+  tables: readonly string[],
+  account: number,
+): Promise<string | undefined> {
+  const versions = await Promise.all(tables.map((t) => versionNow(db, t, account)));
+  if (versions.some((v) => v === undefined)) return undefined;
+  return tables.map((t, i) => `|${t}@${versions[i]}`).join('');
 }
 
 export interface Remembered<T> {

@@ -1,10 +1,10 @@
 import pg from 'pg';
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type Transaction } from 'kysely';
 import { POSTGRES } from './dialect.js';
 import { runNamed } from './described.js';
 import type { Database, DatabaseOptions } from './index.js';
 import { kyselyLog } from './observe.js';
-import { attach, newShared, preparedTexts, type Executor } from './runner.js';
+import { attach, committed, newShared, preparedTexts, type Executor } from './runner.js';
 import type { DB } from './types.js';
 
 // int8 (counts, bigint columns) and numeric come back as strings from pg by default.
@@ -41,11 +41,16 @@ export function openPostgres(opts: DatabaseOptions & { databaseUrl: string }): D
   return {
     db,
     dialect: POSTGRES,
-    transaction: <T>(fn: (tx: Executor) => Promise<T>) =>
-      db.transaction().execute((tx) => {
+    transaction: async <T>(fn: (tx: Executor) => Promise<T>) => {
+      let done: Transaction<DB> | undefined;
+      const result = await db.transaction().execute((tx) => {
         attach(tx, shared, { transaction: true });
+        done = tx;
         return fn(tx);
-      }),
+      });
+      committed(done!);
+      return result;
+    },
     close: () => db.destroy(),
     pool,
   };

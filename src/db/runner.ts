@@ -29,6 +29,11 @@ export interface Shared {
   readonly compiled: Map<string, Prepared<unknown>>;
   /** Per-process caches kept beside the database (src/db/memo.ts), by name. */
   readonly caches: Map<string, unknown>;
+  /**
+   * Told after each commit in this process that recorded events, with their accounts: live
+   * streams dispatch at once where the database cannot notify (src/http/event-stream.ts).
+   */
+  readonly eventsCommitted: Set<(accounts: ReadonlySet<number>) => void>;
 }
 
 interface Handle {
@@ -36,12 +41,14 @@ interface Handle {
   direct?: Direct;
   /** A transaction's executor (SQLite's is a connection-bound Kysely, which Kysely does not call one). */
   transaction: boolean;
+  /** The accounts whose events this transaction recorded. */
+  recorded?: Set<number>;
 }
 
 const handles = new WeakMap<object, Handle>();
 
 export function newShared(dialect: DialectStrategy): Shared {
-  return { dialect, compiled: new Map(), caches: new Map() };
+  return { dialect, compiled: new Map(), caches: new Map(), eventsCommitted: new Set() };
 }
 
 /** Attaches a Kysely instance (the database, or a transaction or connection of it) to its database. */
@@ -60,6 +67,19 @@ export const sharedOf = (db: object): Shared => handleOf(db).shared;
 
 /** Whether an executor runs inside a write transaction (what it reads may still roll back). */
 export const inTransaction = (db: object): boolean => handleOf(db).transaction;
+
+/** Notes, inside a transaction, that it recorded events of an account (told after its commit). */
+export function eventsRecorded(tx: object, account: number): void {
+  const h = handleOf(tx);
+  if (h.transaction) (h.recorded ??= new Set()).add(account);
+}
+
+/** Called by each dialect's transaction once it committed: tells who listens what it recorded. */
+export function committed(tx: object): void {
+  const h = handleOf(tx);
+  if (h.recorded?.size) for (const told of h.shared.eventsCommitted) told(h.recorded);
+  h.recorded = undefined;
+}
 
 /** The dialect of the database an executor belongs to. */
 export const dialectOf = (db: object): DialectStrategy => handleOf(db).shared.dialect;

@@ -6,7 +6,7 @@ import type SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { SQLITE } from './dialect.js';
 import type { Database, DatabaseOptions } from './index.js';
-import { attach, newShared, ONE_ROW, type Bound, type Direct, type Executor } from './runner.js';
+import { attach, committed, newShared, ONE_ROW, type Bound, type Direct, type Executor } from './runner.js';
 import type { DB } from './types.js';
 import { kyselyLog, timed } from './observe.js';
 import { lowerText } from './text.js';
@@ -86,6 +86,7 @@ export function openSqlite(opts: DatabaseOptions): Database {
         try {
           const result = await fn(conn);
           await sql`commit`.execute(conn);
+          committed(conn);
           return result;
         } catch (err) {
           await sql`rollback`.execute(conn);

@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
+import net from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Expression, SqlBool } from 'kysely';
 import pg from 'pg';
 import { authenticate } from '../auth/bearer.js';
 import type { AuthContext } from '../auth/context.js';
-import { execute, untyped } from '../db/runner.js';
+import { execute, sharedOf, untyped } from '../db/runner.js';
 import { ApiError } from '../errors.js';
 import { permissionFor, type Caller, type Collection, type EB, type Row } from '../collections/machinery/collection.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
@@ -23,14 +24,22 @@ import { API_VERSION } from './envelope.js';
  * stream the frames it may see: a stream of an Administrator or Employee without `where` is
  * filtered by collection in memory, the others share one id query per distinct (visibility,
  * `where`). Woken by PostgreSQL's NOTIFY (one per commit, migration 081) or, where the database
- * cannot notify (SQLite), by a short poll of the newest event id, which also sees the commits of
- * other processes. A stream joining behind the cursor reads its own backlog first.
+ * cannot notify (SQLite), by this process's commits (src/db/runner.ts `committed`) and a short
+ * poll of the newest event id, which sees the commits of other processes. An account is dispatched
+ * at most every DISPATCH_MS, so commits close together reach each stream in one write. A stream
+ * joining behind the cursor reads its own backlog first.
  */
 export const MAX_STREAMS_PER_TOKEN = 10;
 export const HEARTBEAT_MS = 10_000;
 const AUTH_CHECK_MS = 2_000;
 const TICK_MS = 1_000;
 const POLL_MS = 200;
+/**
+ * An account's new events are handed out at most this often: commits closer together reach the
+ * streams in one write each (a busy account's 500 streams take 10 writes a second each, not one per
+ * commit), for at most this much more latency.
+ */
+const DISPATCH_MS = 100;
 const NOTIFIED_POLL_MS = 2_000;
 const BATCH = 500;
 /** A stream whose unsent bytes are past this when more is to be sent is cut off (a slow reader is never buffered without limit). */
@@ -47,6 +56,8 @@ interface Stream {
   readable: Set<string> | null;
   last: number;
   raw: ServerResponse;
+  /** The response is HTTP/1.1 chunked on a real socket: frames go to it already framed (write). */
+  chunked: boolean;
   lastWrite: number;
   lastAuth: number;
   open: boolean;
@@ -57,6 +68,26 @@ interface AccountState {
   cursor: number;
   busy: boolean;
   again: boolean;
+  /** When the last dispatch started; a wake before DISPATCH_MS since waits for this timer. */
+  lastPump: number;
+  timer?: NodeJS.Timeout;
+}
+
+const CRLF = Buffer.from('\r\n');
+
+/** Bytes to send to one or more streams, with their HTTP/1.1 chunk framing made at most once. */
+class Chunk {
+  readonly body: Buffer;
+  private withFraming?: Buffer;
+  constructor(text: string) {
+    this.body = Buffer.from(text);
+  }
+  get length(): number {
+    return this.body.length;
+  }
+  framed(): Buffer {
+    return (this.withFraming ??= Buffer.concat([Buffer.from(`${this.body.length.toString(16)}\r\n`), this.body, CRLF]));
+  }
 }
 
 const ID_TERM_OPS = new Set(['>', '>=']);
@@ -102,7 +133,14 @@ export class EventStreams {
   private listening = false;
   private closed = false;
 
-  constructor(private readonly app: FastifyInstance) {}
+  constructor(private readonly app: FastifyInstance) {
+    // Where the database cannot notify, this process's own commits wake their accounts at once.
+    if (!app.database.dialect.commitNotifications) sharedOf(app.database.db).eventsCommitted.add(this.committed);
+  }
+
+  private readonly committed = (accounts: ReadonlySet<number>) => {
+    for (const a of accounts) this.wake(a);
+  };
 
   private get events(): Collection {
     return this.app.services.registry.get('events')!;
@@ -155,6 +193,7 @@ export class EventStreams {
         readable: simple ? new Set(readable) : null,
         last: header ?? start ?? (await this.account(accountId)).cursor,
         raw: reply.raw,
+        chunked: false,
         lastWrite: Date.now(),
         lastAuth: Date.now(),
         open: true,
@@ -171,6 +210,9 @@ export class EventStreams {
       });
       reply.raw.write(': stream open\n\n');
       const s = stream;
+      s.chunked =
+        (reply.raw as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true &&
+        reply.raw.socket instanceof net.Socket;
       reply.raw.on('close', () => this.drop(s));
       // The backlog first, on the stream's own visibility, until it has caught up with the cursor;
       // then it joins the account's streams in the same turn, so no event falls between.
@@ -212,14 +254,19 @@ export class EventStreams {
    * bound plus one chunk (one pump's frames), and a burst larger than the bound reaches a reader
    * that keeps up; a reader that stopped is cut off at the next event or heartbeat (10 s).
    */
-  private write(s: Stream, chunk: string | Buffer): void {
+  private write(s: Stream, chunk: string | Chunk): void {
     if (!s.open) return;
     if (s.raw.writableLength > STREAM_BUFFER_LIMIT) {
       this.drop(s);
       s.raw.destroy();
       return;
     }
-    s.raw.write(chunk);
+    const c = typeof chunk === 'string' ? new Chunk(chunk) : chunk;
+    // HTTP/1.1: the chunk framed once for every stream that gets it, straight to the socket (the
+    // response's own write frames it again for each); else (HTTP/1.0: no chunks) through the response.
+    const socket = s.raw.socket;
+    if (s.chunked && socket && !socket.destroyed) socket.write(c.framed());
+    else s.raw.write(c.body);
     s.lastWrite = Date.now();
   }
 
@@ -233,7 +280,7 @@ export class EventStreams {
         .executeTakeFirst();
       state = this.accounts.get(accountId);
       if (!state) {
-        state = { streams: new Set(), cursor: Number(row?.max ?? 0), busy: false, again: false };
+        state = { streams: new Set(), cursor: Number(row?.max ?? 0), busy: false, again: false, lastPump: 0 };
         this.accounts.set(accountId, state);
       }
     }
@@ -288,6 +335,17 @@ export class EventStreams {
       state.again = true;
       return;
     }
+    if (state.timer) return;
+    const wait = state.lastPump + DISPATCH_MS - Date.now();
+    if (wait > 0) {
+      state.timer = setTimeout(() => {
+        state.timer = undefined;
+        this.wake(accountId);
+      }, wait);
+      state.timer.unref();
+      return;
+    }
+    state.lastPump = Date.now();
     state.busy = true;
     void this.pump(accountId, state)
       .catch((err) => this.app.log.error({ err }, 'event stream read failed'))
@@ -342,7 +400,7 @@ export class EventStreams {
       const frames = seen.length && any ? await this.frames(any.caller, seen) : [];
       for (const { members, visible } of filters) {
         // Encoded once for all the group's streams.
-        const chunk = Buffer.from(
+        const chunk = new Chunk(
           frames
             .filter(visible)
             .map((f) => f.frame)
@@ -462,8 +520,12 @@ export class EventStreams {
   /** Ends every stream (the server is closing). */
   async close(): Promise<void> {
     this.closed = true;
-    for (const state of this.accounts.values()) for (const s of [...state.streams]) this.drop(s);
+    for (const state of this.accounts.values()) {
+      clearTimeout(state.timer);
+      for (const s of [...state.streams]) this.drop(s);
+    }
     this.accounts.clear();
+    sharedOf(this.app.database.db).eventsCommitted.delete(this.committed);
     this.stop();
   }
 }

@@ -92,6 +92,7 @@ export const charges = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
+    ownReads: ['visits'],
     // The job is checked in the transaction (check); the user and stage by authorize.
     ownsNew: () => true,
   },

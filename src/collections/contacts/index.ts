@@ -48,6 +48,7 @@ export const contacts = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
     own: (caller, eb, table) => seesClient(caller, eb, `${table}.client_id`),
+    ownReads: ['jobs', 'visits'],
   },
   rules: {
     verify,

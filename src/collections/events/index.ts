@@ -44,6 +44,8 @@ export function eventsCollection(registry: () => Registry) {
       everyRow: (caller: Caller) =>
         caller.role !== 'contractor' &&
         readableCollections(registry(), caller).length === registry().list.filter((c) => c.recorded !== false).length,
+      // A Contractor's events follow their visits (contractorSeesEvent).
+      ownReads: ['visits'],
       own: (caller: Caller, eb: EB, table: string) => {
         const names = readableCollections(registry(), caller);
         if (!names.length) return sql<boolean>`1 = 0`;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { dialectOf, insertRows, query, slot, type Executor } from '../../db/runner.js';
+import { dialectOf, eventsRecorded, insertRows, query, slot, type Executor } from '../../db/runner.js';
 import type { Caller, Collection, Item } from '../machinery/collection.js';
 import type { Change, ChangeHook } from '../machinery/write/index.js';
 import { followsJob } from '../policy.js';
@@ -84,6 +84,7 @@ export const recordEvents: ChangeHook = async (tx, caller, changes) => {
     occurred: caller.now,
     ...scope(ch),
   }));
+  eventsRecorded(tx, caller.accountId);
   if (!dialectOf(tx).serialWriters) return stageEvents(tx, caller, rows);
   for (let i = 0; i < rows.length; i += CHUNK) await insertRows(tx, 'events', rows.slice(i, i + CHUNK));
 };

@@ -10,6 +10,7 @@ const actor: ComputedField = {
   schema: Type.Union([Type.Object({ id: Type.Integer() }), Type.Null()]),
   description: 'The user who made the change; null for the operator (CLI) and the server itself.',
   columns: ['actor_id'],
+  stable: true,
   compute: async (_db, _caller, rows) =>
     rows.map((r) => (r.actor_id === null || r.actor_id === undefined ? null : { id: Number(r.actor_id) })),
 };

@@ -83,6 +83,7 @@ export const files: Collection = defineCollection({
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     // PRODUCT §2: a Contractor's files are those of the jobs they can see (crews photograph the work).
     own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
+    ownReads: ['visits'],
     // Which job is theirs is checked in the transaction (check).
     ownsNew: () => true,
   },

@@ -50,6 +50,7 @@ export const jobs = defineCollection({
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     // A job is a contractor's when one of its visits is assigned to them. No `ownsNew`: they cannot create jobs.
     own: (caller, eb, table) => seesJob(caller, eb, `${table}.id`),
+    ownReads: ['visits'],
   },
   rules: {
     // Deleting a job deletes every visit on it, other people's too: not a contractor's call.

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import {
   DIALECTS,
+  addUser,
   call,
   createTenant,
   createTestApp,
@@ -145,6 +146,63 @@ for (const dialect of DIALECTS) {
       const none = await search('/clients?q=boil%20leeds');
       assert.deepEqual(none.res.body.clients, []);
       assert.equal(none.res.body.metadata.recordsCount, 0);
+    });
+
+    test("an 'own' scope is remembered per caller, and a change to what it reads (a visit, by SQL) is in the next answer", async () => {
+      const post = async (collection: string, item: Record<string, unknown>) => {
+        const res = await call(t.app, a.token, 'POST', `/${collection}`, { [collection]: [item] });
+        assert.equal(res.status, 200, res.raw);
+        return res.body[collection][0].id as number;
+      };
+      const x = await addUser(t, a, 'contractor');
+      const y = await addUser(t, a, 'contractor');
+      const job = await post('jobs', { title: 'Remembered per crew' });
+      await post('notes', { job: { id: job }, body: 'Gate code 1234' });
+      const visit = await post('visits', {
+        job: { id: job },
+        user: { id: x.id },
+        label: 'Survey',
+        startTime: '2026-12-01T09:00:00Z',
+        endTime: '2026-12-01T10:00:00Z',
+      });
+      const as = async (token: string, url: string) => {
+        recording = [];
+        const res = await call(t.app, token, 'GET', url);
+        const sent = recording;
+        recording = undefined;
+        assert.equal(res.status, 200, res.raw);
+        return { res, sent };
+      };
+      const jobIds = (r: { res: { body: { jobs: { id: number }[] } } }) => r.res.body.jobs.map((j) => j.id);
+      const eventKeys = (r: { res: { body: { events: { collection: string; item: { id: number } }[] } } }) =>
+        r.res.body.events.map((e) => `${e.collection}:${e.item.id}`).sort();
+
+      const first = await as(x.token, '/jobs');
+      assert.deepEqual(jobIds(first), [job]);
+      const again = await as(x.token, '/jobs');
+      assert.equal(again.res.raw, first.res.raw);
+      assert.ok(!again.sent.some((s) => /from "jobs"/.test(s)), again.sent.join('\n'));
+      // Another Contractor's answer is their own, never x's.
+      assert.deepEqual(jobIds(await as(y.token, '/jobs')), []);
+      // x's events (one a page: the count is read, and remembered, too), twice.
+      const xEvents = await as(x.token, '/events?recordsPerPage=1');
+      const xEventsAgain = await as(x.token, '/events?recordsPerPage=1');
+      assert.equal(xEventsAgain.res.raw, xEvents.res.raw);
+      assert.ok(!xEventsAgain.sent.some((s) => /from "events"/.test(s)), xEventsAgain.sent.join('\n'));
+      const seen = eventKeys(await as(x.token, '/events?recordsPerPage=100'));
+      assert.ok(seen.includes(`jobs:${job}`) && seen.includes(`visits:${visit}`), seen.join());
+      const counted = xEvents.res.body.metadata.recordsCount;
+      assert.equal(counted, seen.length);
+
+      // The visit moved to y outside the server: no event, but the visits' version moves.
+      await sql`update visits set user_id = ${y.id} where id = ${visit}`.execute(t.database.db);
+      assert.deepEqual(jobIds(await as(x.token, '/jobs')), []);
+      assert.deepEqual(jobIds(await as(y.token, '/jobs')), [job]);
+      // x keeps the visit's events (assigned to them then), not the job's nor its note's.
+      const now = eventKeys(await as(x.token, '/events?recordsPerPage=100'));
+      assert.ok(!now.includes(`jobs:${job}`) && now.includes(`visits:${visit}`), now.join());
+      assert.equal((await as(x.token, '/events?recordsPerPage=1')).res.body.metadata.recordsCount, now.length);
+      assert.ok(now.length < counted);
     });
 
     test('answers that read other tables or change with time are made every time', async () => {

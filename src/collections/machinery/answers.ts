@@ -1,28 +1,35 @@
-import { remembered } from '../../db/memo.js';
-import type { Executor } from '../../db/runner.js';
+import { remembered, versionsKey } from '../../db/memo.js';
+import { untyped, type Executor } from '../../db/runner.js';
 import type { Caller, Collection } from './collection.js';
 import type { ListQuery } from './modifiers.js';
 import { fieldsKey } from './present.js';
-import { readAccess } from './read.js';
+import { readAccess, scope } from './read.js';
 
 /**
  * Answers of unfiltered lists are remembered under their table's change version (src/db/memo.ts):
  * the same page asked again is answered with the bytes it was answered with, after one small
  * statement shows that no row of the table changed in the account since.
  *
- * Only answers made of the table's own rows qualify: every row of the account (not an 'own'
- * scope, which reads other tables), no `where` (it may name other tables' members), and no
- * field that reads elsewhere or changes with time (expanded associations, association lists,
- * computed fields such as a file's signed URL).
+ * Only answers made of the table's own rows qualify: every row of the account, or an 'own' scope
+ * whose policy names the tables it reads (`ownReads`: the answer is then remembered under their
+ * versions too, and the scope's own terms); no `where` (it may name other tables' members); and
+ * no field that reads elsewhere or changes with time (expanded associations, association lists,
+ * computed fields such as a file's signed URL; a computed field `stable` is neither).
  */
 export function rememberable(c: Collection, ctx: Caller, q: ListQuery): boolean {
-  if (!c.counted || q.where || q.projection.expand.size || readAccess(c, ctx) !== 'all') return false;
+  if (!c.counted || q.where || q.projection.expand.size) return false;
+  if (readAccess(c, ctx) !== 'all' && !c.policy.ownReads) return false;
   // A sort on an association member (`client.name`) reads another table.
   if (q.sort.some((s) => s.assoc)) return false;
   // With `near`, `distance` is computed from the row itself (its location) and the point.
-  return q.projection.fields.every(
-    (name) => ['scalar', 'object', 'assoc'].includes(c.fields[name].kind) || (q.near && name === 'distance'),
-  );
+  return q.projection.fields.every((name) => {
+    const field = c.fields[name];
+    return (
+      ['scalar', 'object', 'assoc'].includes(field.kind) ||
+      (field.kind === 'computed' && field.stable) ||
+      (q.near && name === 'distance')
+    );
+  });
 }
 
 /** The list's answer: remembered while the table's version has not moved, else `make`'s. */
@@ -35,11 +42,23 @@ export async function rememberedList(
   make: () => Promise<{ raw: string; version?: number }>,
 ): Promise<string> {
   if (!remember || !rememberable(c, ctx, q)) return (await make()).raw;
+  // An 'own' scope: its terms for this caller (the SQL and values), and the versions of what it reads.
+  let own = '';
+  if (readAccess(c, ctx) === 'own') {
+    const versions = await versionsKey(db, c.policy.ownReads!, ctx.accountId);
+    if (versions === undefined) return (await make()).raw;
+    const terms = untyped(db)
+      .selectFrom(c.table)
+      .select('id')
+      .where((eb) => scope(c, ctx, eb, 'own'))
+      .compile();
+    own = `|own=${terms.sql}|${JSON.stringify(terms.parameters)}${versions}`;
+  }
   const sort = q.sort.map((s) => `${s.desc ? '-' : ''}${s.column}`).join(',');
   const near = q.near ? `|near=${q.near.lat},${q.near.lng},${q.near.radiusKm ?? ''},${q.near.nearestFirst}` : '';
   // A search's words (folded: the same words, the same answer) and whether it ranks (no `sort`).
   const search = q.search?.length ? `|q=${q.search.join(' ')}${q.ranked ? '|ranked' : ''}` : '';
-  const key = `answer|${fieldsKey(q.projection.fields)}|${sort}|${q.page}|${q.recordsPerPage}${near}${search}`;
+  const key = `answer|${fieldsKey(q.projection.fields)}|${sort}|${q.page}|${q.recordsPerPage}${near}${search}${own}`;
   return remembered(
     db,
     c.table,

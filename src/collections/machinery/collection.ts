@@ -47,6 +47,12 @@ export interface Policy {
    * may read every collection's events): the list is then read as 'all' (kept counts, remembered answers).
    */
   everyRow?(caller: Caller): boolean;
+  /**
+   * The other tables `own` reads (a Contractor's jobs are those with their visits: ['visits']),
+   * each a counted one. Named, a list under 'own' is remembered as one of every row is (its
+   * answer, its count: src/db/memo.ts), under their versions as well as its table's.
+   */
+  ownReads?: readonly string[];
   /** Whether an 'own' writer may create items (the item is then checked by `ownsNew`). */
   ownsNew?(caller: Caller, item: Item): boolean;
 }

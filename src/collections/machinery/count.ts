@@ -1,5 +1,5 @@
 import type { Expression, SqlBool } from 'kysely';
-import { remembered, versionNow } from '../../db/memo.js';
+import { remembered, versionsKey } from '../../db/memo.js';
 import { execute, query, slot, untyped, type Executor } from '../../db/runner.js';
 import { rowCount, rowCountValue, rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB } from './collection.js';
@@ -10,8 +10,9 @@ import { elsewhereTables, readsElsewhere } from './filter.js';
  * recordsCount, always exact.
  * - Unfiltered lists of every row in the account read the count the triggers of src/db/counted.ts keep.
  * - Filtered lists count their rows, and the count is remembered under the table's change version
- *   (src/db/memo.ts). Lists under 'own' access are not remembered: their scope reads other tables
- *   (a contractor's jobs are those with their visits), whose changes the version misses.
+ *   (src/db/memo.ts). Lists under 'own' access are remembered only where the policy names the
+ *   tables their scope reads (`ownReads`: a Contractor's events follow their visits), under those
+ *   tables' versions too; other scopes' changes the version would miss.
  */
 export const keptCount = (c: Collection, q: ListQuery, access: 'all' | 'own'): boolean =>
   access === 'all' && !!c.counted && !q.where && !q.near && !q.search?.length;
@@ -49,18 +50,14 @@ export async function countRows(
         ...(version ? [rowVersion(db, c.table, ctx.accountId).as('v')] : []),
       ])
       .where(where);
-  if (access !== 'all' || !c.counted) return Number((await execute<{ n: number }>(db, counted(false)))[0].n);
-  // A count over another table's rows too (`client.name ~ …`) is remembered under that table's
-  // version as well, read before counting: while it has not moved, nothing the count read there
-  // changed (versions only grow, so a count made after a later change is never asked for again).
-  let elsewhere = '';
-  if (q.where && readsElsewhere(c, q.where)) {
-    const tables = elsewhereTables(c, q.where);
-    const versions = tables && (await Promise.all(tables.map((t) => versionNow(db, t, ctx.accountId))));
-    if (!tables || !versions || versions.some((v) => v === undefined))
-      return Number((await execute<{ n: number }>(db, counted(false)))[0].n);
-    elsewhere = tables.map((t, i) => `|${t}@${versions[i]}`).join('');
-  }
+  // Under 'own', the scope reads the tables its policy names (ownReads); else it is not remembered.
+  const ownReads = access === 'all' ? [] : c.policy.ownReads;
+  if (!ownReads || !c.counted) return Number((await execute<{ n: number }>(db, counted(false)))[0].n);
+  // A count over other tables' rows too (the scope's, or `client.name ~ …`) is remembered under
+  // their versions as well, read before counting (src/db/memo.ts versionsKey).
+  const through = q.where && readsElsewhere(c, q.where) ? elsewhereTables(c, q.where) : [];
+  const elsewhere = through && (await versionsKey(db, [...new Set([...ownReads, ...through])], ctx.accountId));
+  if (elsewhere === undefined) return Number((await execute<{ n: number }>(db, counted(false)))[0].n);
   const compiled = counted(false).compile();
   return remembered(
     db,

@@ -119,6 +119,8 @@ export interface ComputedField extends BaseField {
   columns: string[];
   /** One value per row, in order; async so it may read settings (a signing key) once per batch. */
   compute(db: Executor, caller: import('./collection.js').Caller, rows: Record<string, unknown>[]): Promise<unknown[]>;
+  /** Made from its row's columns alone, the same at every read: an answer with it may be remembered (answers.ts). */
+  stable?: boolean;
 }
 
 export type Field = ScalarField | ObjectField | AssocField | AssocListField | WriteOnlyField | ComputedField;

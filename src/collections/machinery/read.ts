@@ -9,6 +9,7 @@ import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
 import { distanceColumn, nearCondition, nearestOrder } from './near.js';
 import { customColumns } from './custom.js';
+import { rememberable } from './answers.js';
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
 export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
@@ -92,18 +93,11 @@ export async function list(
   // An unfiltered list of every row reads the count the triggers keep: as a column of its rows
   // query, so the page and its count are one statement (one round trip, one snapshot).
   const kept = keptCount(c, q, access);
-  // `near` or `q` over every row (no `where`): the answer reads this table alone (a row's search
-  // text and location are its own), so it is remembered under its version too (answers.ts); the
-  // count is then read after the rows (a later snapshot: a write between them moves the version,
-  // so the answer is not answered again).
-  const alone =
-    !!opts.version &&
-    (!!q.near || !!search) &&
-    !q.where &&
-    access === 'all' &&
-    !!c.counted &&
-    !q.sort.some((s) => s.assoc);
-  const version = (kept || alone) && opts.version;
+  // Any other answer remembered (answers.ts: `near` or `q` over every row, an 'own' scope whose
+  // policy names what it reads) reads the version with its rows too; the count is then read after
+  // the rows (a later snapshot: a write between them moves the version, so the answer is not
+  // answered again).
+  const version = !!opts.version && (kept || rememberable(c, ctx, q));
   // A search reads every match to rank or filter them: their number comes with the page, as a
   // window count, instead of a second search (a page past the end reads it on its own).
   const matched = !kept && !!search;

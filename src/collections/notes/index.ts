@@ -29,6 +29,7 @@ export const notes = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
+    ownReads: ['visits'],
     // Which job is theirs is checked in the transaction (check).
     ownsNew: () => true,
   },

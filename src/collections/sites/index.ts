@@ -31,6 +31,7 @@ export const sites = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
     own: (caller, eb, table) => seesClient(caller, eb, `${table}.client_id`),
+    ownReads: ['jobs', 'visits'],
   },
   rules: { check },
 });

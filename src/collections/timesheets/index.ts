@@ -91,6 +91,7 @@ export const timesheets = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'own', contractor: 'own' },
     own: (caller, eb, table) => isCaller(caller, eb, `${table}.user_id`),
+    ownReads: [],
     ownsNew: (caller, item) => item.user === undefined || idOf(item.user) === caller.userId,
   },
   rules: {

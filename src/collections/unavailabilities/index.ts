@@ -55,6 +55,7 @@ export const unavailabilities = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'none', contractor: 'none' },
     own: (caller, eb, table) => isCaller(caller, eb, `${table}.user_id`),
+    ownReads: [],
   },
   rules: { check },
 });

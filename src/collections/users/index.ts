@@ -100,6 +100,7 @@ export const users = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'own', contractor: 'none' },
     own: (caller, eb, table) => isCaller(caller, eb, `${table}.id`),
+    ownReads: [],
   },
   rules: {
     validate,

@@ -60,6 +60,7 @@ export const visits = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     own: (caller, eb, table) => isCaller(caller, eb, `${table}.user_id`),
+    ownReads: [],
     ownsNew: (caller, item) => idOf(item.user) === caller.userId,
   },
   rules: { authorize, check },
