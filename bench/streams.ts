@@ -87,8 +87,16 @@ function readers(base: string, tokens: string[], jobIds: number[], contractorId:
   });
   const ask = <T>(cmd: string, n?: number) =>
     new Promise<T>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
+      const failed = (err: Error) => {
+        worker.off('message', answered);
+        reject(err);
+      };
+      const answered = (value: T) => {
+        worker.off('error', failed);
+        resolve(value);
+      };
+      worker.once('message', answered);
+      worker.once('error', failed);
       worker.postMessage({ cmd, n });
     });
   return {

@@ -304,7 +304,7 @@ export class EventStreams {
           return eb.and(parts);
         })
         .orderBy('events.id')
-        .limit(BATCH)
+        .limit(this.app.database.dialect.pageBound(BATCH))
         .$castTo<Row>(),
     );
   }

@@ -419,10 +419,13 @@ export async function customColumns(
       expr: dialect.jsonMember(column, d.key, d.type),
       ops: OPS[d.type],
       // `=` by an index: for a unique key (an integrator's own id) holding every value, the
-      // unique values' index (one row); else PostgreSQL's GIN index of the column, or a scan.
+      // unique values' index: its key names at most one item, so the item is read by its id (a
+      // scalar subquery, planned once: never a walk of the table testing each row); else
+      // PostgreSQL's GIN index of the column, or a scan. (`where` has no negation: a value no
+      // item holds gives `id = null`, which keeps no row, as `in` an empty set would.)
       equals: (v) =>
         d.unique && d.complete
-          ? sql<SqlBool>`${sql.ref(`${c.table}.id`)} in (select item_id from ${sql.table(UNIQUE)} where account_id = ${accountId} and collection = ${c.name} and key = ${d.key} and value = ${uniqueText(v)})`
+          ? sql<SqlBool>`${sql.ref(`${c.table}.id`)} = (select item_id from ${sql.table(UNIQUE)} where account_id = ${accountId} and collection = ${c.name} and key = ${d.key} and value = ${uniqueText(v)})`
           : dialect.jsonHas(column, d.key, v),
     });
   };

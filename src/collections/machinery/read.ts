@@ -129,7 +129,8 @@ export async function list(
       else if (expr) rows = rows.orderBy(sql`${expr} is null`).orderBy(expr, dir);
       else rows = rows.orderBy(`${c.table}.${s.column}`, dir);
     }
-    return rows.limit(limit).offset(offset).$castTo<Row>();
+    const { pageBound } = dialectOf(db);
+    return rows.limit(pageBound(limit)).offset(pageBound(offset)).$castTo<Row>();
   };
   const offset = (q.page - 1) * q.recordsPerPage;
   // Without a `where` or a scope of its own, a list differs per request only in account and page.
