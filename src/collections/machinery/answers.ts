@@ -3,34 +3,14 @@ import { untyped, type Executor } from '../../db/runner.js';
 import type { Caller, Collection } from './collection.js';
 import type { ListQuery } from './modifiers.js';
 import { fieldsKey } from './present.js';
-import { readAccess, scope } from './read.js';
+import { readAccess, rememberable, scope } from './read.js';
 
 /**
  * Answers of unfiltered lists are remembered under their table's change version (src/db/memo.ts):
  * the same page asked again is answered with the bytes it was answered with, after one small
- * statement shows that no row of the table changed in the account since.
- *
- * Only answers made of the table's own rows qualify: every row of the account, or an 'own' scope
- * whose policy names the tables it reads (`ownReads`: the answer is then remembered under their
- * versions too, and the scope's own terms); no `where` (it may name other tables' members); and
- * no field that reads elsewhere or changes with time (expanded associations, association lists,
- * computed fields such as a file's signed URL; a computed field `stable` is neither).
+ * statement shows that no row of the table changed in the account since. Which answers qualify:
+ * `rememberable` (read.ts, whose lists read the version with their rows when they do).
  */
-export function rememberable(c: Collection, ctx: Caller, q: ListQuery): boolean {
-  if (!c.counted || q.where || q.projection.expand.size) return false;
-  if (readAccess(c, ctx) !== 'all' && !c.policy.ownReads) return false;
-  // A sort on an association member (`client.name`) reads another table.
-  if (q.sort.some((s) => s.assoc)) return false;
-  // With `near`, `distance` is computed from the row itself (its location) and the point.
-  return q.projection.fields.every((name) => {
-    const field = c.fields[name];
-    return (
-      ['scalar', 'object', 'assoc'].includes(field.kind) ||
-      (field.kind === 'computed' && field.stable) ||
-      (q.near && name === 'distance')
-    );
-  });
-}
 
 /** The list's answer: remembered while the table's version has not moved, else `make`'s. */
 export async function rememberedList(

@@ -9,7 +9,6 @@ import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
 import { distanceColumn, nearCondition, nearestOrder } from './near.js';
 import { customColumns } from './custom.js';
-import { rememberable } from './answers.js';
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
 export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
@@ -20,6 +19,30 @@ export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' 
 
 export function readAccess(c: Collection, ctx: Caller): 'all' | 'own' {
   return c.policy.read[ctx.role] === 'own' && !c.policy.everyRow?.(ctx) ? 'own' : 'all';
+}
+
+/**
+ * Whether a list's answer may be remembered (answers.ts). Only answers made of the table's own
+ * rows qualify: every row of the account, or an 'own' scope whose policy names the tables it reads
+ * (`ownReads`: the answer is then remembered under their versions too, and the scope's own
+ * terms); no `where` (it may name other tables' members); and
+ * no field that reads elsewhere or changes with time (expanded associations, association lists,
+ * computed fields such as a file's signed URL; a computed field `stable` is neither).
+ */
+export function rememberable(c: Collection, ctx: Caller, q: ListQuery): boolean {
+  if (!c.counted || q.where || q.projection.expand.size) return false;
+  if (readAccess(c, ctx) !== 'all' && !c.policy.ownReads) return false;
+  // A sort on an association member (`client.name`) reads another table.
+  if (q.sort.some((s) => s.assoc)) return false;
+  // With `near`, `distance` is computed from the row itself (its location) and the point.
+  return q.projection.fields.every((name) => {
+    const field = c.fields[name];
+    return (
+      ['scalar', 'object', 'assoc'].includes(field.kind) ||
+      (field.kind === 'computed' && field.stable) ||
+      (q.near && name === 'distance')
+    );
+  });
 }
 
 /** The columns a projection reads, worked out once per collection and field set. */
