@@ -477,11 +477,21 @@ export class EventStreams {
     if (ids.length === 0) return;
     if (this.app.database.dialect.commitNotifications && !this.listening) void this.listen();
     try {
+      // Each account's newest id by its own max (one index seek each): `max(id) … group by
+      // account_id` read every event of the accounts on SQLite (25 ms at 100,000 events, five
+      // times a second), which halved the rate of the other requests while streams were open.
       const rows = await untyped(this.app.database.db)
-        .selectFrom('events')
-        .select(['account_id', (eb) => eb.fn.max('id').as('max')])
-        .where('account_id', 'in', ids)
-        .groupBy('account_id')
+        .selectFrom('accounts')
+        .select([
+          'accounts.id as account_id',
+          (eb) =>
+            eb
+              .selectFrom('events')
+              .select((e) => e.fn.max('events.id').as('max'))
+              .whereRef('events.account_id', '=', 'accounts.id')
+              .as('max'),
+        ])
+        .where('accounts.id', 'in', ids)
         .execute();
       for (const r of rows as { account_id: number; max: number | string | null }[]) {
         const state = this.accounts.get(Number(r.account_id));
