@@ -168,24 +168,30 @@ export const columnsOf = (row: Record<string, unknown>): string[] =>
  * Rows of one shape inserted by one statement, compiled once per table, columns (those the first
  * row sets), number of rows and columns returned: every write inserts its items and their events
  * this way, and building each statement through Kysely cost more than the database took to run it.
+ * `skipConflictsOn`: the columns of a unique key whose refused rows are skipped (custom fields'
+ * unique values: what is returned is what went in).
  */
 export async function insertRows<R = unknown>(
   db: Executor,
   table: string,
   rows: Record<string, unknown>[],
   returning: string[] | '*' = [],
+  opts: { skipConflictsOn?: string[] } = {},
 ): Promise<R[]> {
   const cols = columnsOf(rows[0]);
   const back = returning === '*' ? '*' : returning.join(',');
+  const skip = opts.skipConflictsOn;
   const values: Record<string, unknown> = {};
   rows.forEach((row, i) => cols.forEach((k) => (values[`${i}.${k}`] = row[k])));
   return query<R>(
     db,
-    `insertRows|${table}|${cols.join(',')}|${rows.length}|${back}`,
+    `insertRows|${table}|${cols.join(',')}|${rows.length}|${back}|${skip?.join(',') ?? ''}`,
     () => {
-      const insert = untyped(db)
+      const into = untyped(db)
         .insertInto(table)
         .values(rows.map((_, i) => Object.fromEntries(cols.map((k) => [k, slot(`${i}.${k}`)]))));
+      // `skipConflictsOn`: a row that key refuses is not inserted (nor returned).
+      const insert = skip ? into.onConflict((oc) => oc.columns(skip).doNothing()) : into;
       return (
         returning === '*' ? insert.returningAll() : returning.length ? insert.returning(returning) : insert
       ).compile() as CompiledQuery<R>;

@@ -1,5 +1,5 @@
 import { sql, type SqlBool } from 'kysely';
-import { dialectOf, execute, inTransaction, query, slot, untyped, type Executor } from '../../db/runner.js';
+import { dialectOf, execute, insertRows, inTransaction, query, slot, untyped, type Executor } from '../../db/runner.js';
 import { searchColumns } from './search.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import type { Caller, Collection, FilterColumn, Row } from './collection.js';
@@ -284,30 +284,13 @@ export async function saveUniqueValues(b: Batch, db: Executor): Promise<void> {
   if (!rows.length) return;
   // The values go in by one statement; a value another item holds is not inserted (the index waits
   // for a concurrent holder's transaction, then refuses it), and the statement says which went in.
-  // Built once per number of values (src/db/runner.ts `query`), as the items' own insert is.
   const insert = async (some: typeof rows) => {
-    const slots: Record<string, unknown> = { account, collection: c.name };
-    some.forEach((r, i) =>
-      Object.assign(slots, { [`${i}.key`]: r.key, [`${i}.value`]: r.value, [`${i}.item`]: r.item_id }),
-    );
-    const taken = await query<{ key: string; value: string }>(
+    const taken = await insertRows<{ key: string; value: string }>(
       db,
-      `customUnique|insert|${some.length}`,
-      () =>
-        untyped(db)
-          .insertInto(UNIQUE)
-          .values(
-            some.map((_, i) => ({
-              account_id: slot<number>('account'),
-              collection: slot('collection'),
-              key: slot(`${i}.key`),
-              value: slot(`${i}.value`),
-              item_id: slot<number>(`${i}.item`),
-            })),
-          )
-          .onConflict((oc) => oc.columns(['account_id', 'collection', 'key', 'value']).doNothing())
-          .returning(['key', 'value']),
-      slots,
+      UNIQUE,
+      some.map(({ key, value, item_id }) => ({ account_id: account, collection: c.name, key, value, item_id })),
+      ['key', 'value'],
+      { skipConflictsOn: ['account_id', 'collection', 'key', 'value'] },
     );
     const went = new Set(taken.map((r) => `${r.key as string}\u0000${r.value as string}`));
     return some.filter((r) => !went.has(`${r.key}\u0000${r.value}`));
@@ -436,13 +419,12 @@ export async function customColumns(
       nullable: true,
       expr: dialect.jsonMember(column, d.key, d.type),
       ops: OPS[d.type],
-      // `=` by an index: for a unique key (an integrator's own id) holding every value, the
-      // unique values' index: its key names at most one item, so the item is read by its id (a
-      // scalar subquery, planned once, and the account as an equality: PostgreSQL's list reads
-      // the account as a range (dialect accountCondition), over which it walked all the account's
-      // ids, 7 ms, instead of seeking (account, id), 0.2 ms); else
-      // PostgreSQL's GIN index of the column, or a scan. (`where` has no negation: a value no
-      // item holds gives `id = null`, which keeps no row, as `in` an empty set would.)
+      // `=` by an index. A unique key (an integrator's own id) whose index holds every value
+      // names at most one item: a scalar subquery gives its id, and the account is said as an
+      // equality too, so PostgreSQL seeks (account_id, id) (0.2 ms) instead of walking the
+      // account's range that lists use (dialect accountCondition; 7 ms). `where` has no negation,
+      // so a value no item holds (`id = null`) keeps no row, as `in` an empty set would. Other
+      // keys: PostgreSQL's GIN index of the column, or a scan.
       equals: (v) =>
         d.unique && d.complete
           ? sql<SqlBool>`(${sql.ref(`${c.table}.account_id`)} = ${accountId} and ${sql.ref(`${c.table}.id`)} = (select item_id from ${sql.table(UNIQUE)} where account_id = ${accountId} and collection = ${c.name} and key = ${d.key} and value = ${uniqueText(v)}))`

@@ -25,9 +25,9 @@ export function readAccess(c: Collection, ctx: Caller): 'all' | 'own' {
  * Whether a list's answer may be remembered (answers.ts). Only answers made of the table's own
  * rows qualify: every row of the account, or an 'own' scope whose policy names the tables it reads
  * (`ownReads`: the answer is then remembered under their versions too, and the scope's own
- * terms); no `where` (it may name other tables' members); and
- * no field that reads elsewhere or changes with time (expanded associations, association lists,
- * computed fields such as a file's signed URL; a computed field `stable` is neither).
+ * terms); no `where` (it may name other tables' members); and no field that reads elsewhere or
+ * changes with time (expanded associations, association lists, computed fields such as a file's
+ * signed URL; a computed field `stable` is neither).
  */
 export function rememberable(c: Collection, ctx: Caller, q: ListQuery): boolean {
   if (!c.counted || q.where || q.projection.expand.size) return false;
