@@ -261,6 +261,8 @@ async function main() {
   };
   let peak = 0;
   const bytesFile = path.join(root, '.bench', 'run', 'captured.json');
+  // A fresh clone on PostgreSQL has no SQLite working copies in .bench/run yet.
+  fs.mkdirSync(path.dirname(bytesFile), { recursive: true });
   fs.writeFileSync(bytesFile, JSON.stringify(captured));
   const ceilingPort = async () => String(await freePort());
   // W1 and W3 take turns with the bytes ceiling (both processes up), as the write costs below do:

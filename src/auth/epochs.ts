@@ -3,36 +3,54 @@ import { query, slot } from '../db/runner.js';
 import type { DB } from '../db/types.js';
 
 /**
- * Accounts' revocation epochs (`accounts.auth_epoch`, migration 013) as the requests of one turn of
- * the event loop ask for them, read by one statement for them all. Every request of a turn asks
- * before the turn ends and the statement is sent after it (setImmediate), so what it reads is at
- * least as new as each request that waits for it: a revocation committed before a request arrived
- * is seen by that request, as with a statement of its own. Under load many requests arrive in one
- * turn, and share one round trip instead of one each (the auth layer's one step, src/auth/bearer.ts).
+ * Accounts' revocation epochs (`accounts.auth_epoch`, migration 013) as requests ask for them, read
+ * by one statement for many. A request's epoch is read by a statement sent after the request asked
+ * (never one already on its way), so what it reads is at least as new as the request: a revocation
+ * committed before a request arrived is seen by that request, as with a statement of its own.
+ * At most one such statement per database is on its way at a time: the requests that ask while one
+ * is wait for the next, sent as soon as it is answered, and share it. Under load the requests of
+ * a whole round trip share one read instead of one each (the auth layer's one step,
+ * src/auth/bearer.ts); a lone request waits for nothing but its own turn of the event loop.
  */
 interface Batch {
   accounts: Map<number, { resolve: (epoch: number | undefined) => void; reject: (err: unknown) => void }[]>;
 }
+interface State {
+  /** The requests waiting for the next statement. */
+  next?: Batch;
+  /** A statement is on its way (or about to be sent): the next waits for it. */
+  busy: boolean;
+}
 
-const batches = new WeakMap<object, Batch>();
+const states = new WeakMap<object, State>();
 /** Accounts read by one statement at most; more wait for the next (a bounded set of statement shapes). */
 const MAX = 32;
 
 export function epochOf(db: Kysely<DB>, account: number): Promise<number | undefined> {
-  let batch = batches.get(db);
-  if (!batch) {
-    batch = { accounts: new Map() };
-    batches.set(db, batch);
-    const taken = batch;
-    setImmediate(() => {
-      batches.delete(db);
-      void read(db, taken);
-    });
+  let state = states.get(db);
+  if (!state) states.set(db, (state = { busy: false }));
+  if (!state.next) {
+    state.next = { accounts: new Map() };
+    if (!state.busy) send(db, state);
   }
+  const batch = state.next;
   return new Promise((resolve, reject) => {
     const waiting = batch.accounts.get(account);
     if (waiting) waiting.push({ resolve, reject });
     else batch.accounts.set(account, [{ resolve, reject }]);
+  });
+}
+
+/** Sends the next statement once this turn's requests have joined it; then the one after, if any asked. */
+function send(db: Kysely<DB>, state: State): void {
+  state.busy = true;
+  setImmediate(() => {
+    const taken = state.next!;
+    state.next = undefined;
+    void read(db, taken).finally(() => {
+      state.busy = false;
+      if (state.next) send(db, state);
+    });
   });
 }
 
