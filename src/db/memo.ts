@@ -24,7 +24,8 @@ const BUDGET = 4 * 2 ** 20;
 const LARGEST = BUDGET / 16;
 
 interface Entry {
-  version: number;
+  /** The table's version, then those of the other tables it read (`also`). */
+  versions: (number | undefined)[];
   value: unknown;
   weight: number;
 }
@@ -41,33 +42,22 @@ function memoOf(db: Executor): Memo {
   return memo;
 }
 
-/** The table's change version in the account now (undefined when no row was ever counted). */
-export async function versionNow(db: Executor, table: string, account: number): Promise<number | undefined> {
-  const [row] = await query<{ version: number | string | null }>(
+/**
+ * The tables' change versions in the account now, read by one statement (undefined for a table
+ * where no row was ever counted).
+ */
+async function versionsNow(db: Executor, tables: readonly string[], account: number): Promise<(number | undefined)[]> {
+  const [row] = await query<Record<string, number | string | null>>(
     db,
-    `memo version|${table}`,
-    () => untyped(db).selectNoFrom(() => [rowVersion(db, table, slot<number>('account')).as('version')]),
+    `memo versions|${tables.join(',')}`,
+    () => untyped(db).selectNoFrom(() => tables.map((t, i) => rowVersion(db, t, slot<number>('account')).as(`v${i}`))),
     { account },
     { oneRow: true },
   );
-  return row?.version === null || row?.version === undefined ? undefined : Number(row.version);
-}
-
-/**
- * Other tables' versions now, as a part of a memo key (`|visits@12`), for a value that reads them
- * too (an 'own' scope, a `where` through an association). Read before the value is made: while
- * they have not moved, nothing it read there changed (versions only grow, so a value made after a
- * later change is never asked for under the earlier versions). Undefined when one of them has no
- * version (no row ever counted): such a value is not remembered.
- */
-export async function versionsKey(
-  db: Executor,
-  tables: readonly string[],
-  account: number,
-): Promise<string | undefined> {
-  const versions = await Promise.all(tables.map((t) => versionNow(db, t, account)));
-  if (versions.some((v) => v === undefined)) return undefined;
-  return tables.map((t, i) => `|${t}@${versions[i]}`).join('');
+  return tables.map((_, i) => {
+    const v = row?.[`v${i}`];
+    return v === null || v === undefined ? undefined : Number(v);
+  });
 }
 
 export interface Remembered<T> {
@@ -78,7 +68,14 @@ export interface Remembered<T> {
 
 /**
  * The value remembered under `key` while the table's version in the account has not moved;
- * otherwise `make`'s, remembered under the version it was read with. `size` tells a value's size in bytes.
+ * otherwise `make`'s, remembered under the version it was read with. `size` tells a value's size
+ * in bytes.
+ *
+ * A value that reads other tables too (an 'own' scope, a `where` through an association) names
+ * them in `also`: it is remembered under their versions as well, read before it is made (while
+ * they have not moved, nothing it read there changed; versions only grow, so a value made after a
+ * later change is never taken for one made before it). Checking it reads every version in one
+ * statement. When one of them has no version (no row ever counted), it is not remembered.
  */
 export async function remembered<T>(
   db: Executor,
@@ -87,19 +84,24 @@ export async function remembered<T>(
   key: string,
   make: () => Promise<Remembered<T>>,
   size: (value: T) => number,
+  also: readonly string[] = [],
 ): Promise<T> {
   if (inTransaction(db)) return (await make()).value;
   const memo = memoOf(db);
   const fullKey = `${table}|${account}|${key}`;
   const known = memo.entries.get(fullKey);
-  if (known && (await versionNow(db, table, account)) === known.version) {
+  const now = known || also.length ? await versionsNow(db, [table, ...also], account) : undefined;
+  if (known && now!.every((v, i) => v === known.versions[i])) {
     put(memo, fullKey, known); // most recently used now
     return known.value as T;
   }
+  const elsewhere = now?.slice(1) ?? [];
+  if (elsewhere.some((v) => v === undefined)) return (await make()).value;
   const made = await make();
   if (made.version !== undefined) {
     const weight = size(made.value) + fullKey.length;
-    if (weight <= LARGEST) put(memo, fullKey, { version: made.version, value: made.value, weight });
+    const versions = [made.version, ...elsewhere];
+    if (weight <= LARGEST) put(memo, fullKey, { versions, value: made.value, weight });
   }
   return made.value;
 }

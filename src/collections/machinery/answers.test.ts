@@ -189,6 +189,9 @@ for (const dialect of DIALECTS) {
       const xEventsAgain = await as(x.token, '/events?recordsPerPage=1');
       assert.equal(xEventsAgain.res.raw, xEvents.res.raw);
       assert.ok(!xEventsAgain.sent.some((s) => /from "events"/.test(s)), xEventsAgain.sent.join('\n'));
+      // As an Administrator's: the token's epoch, then one statement for the versions of events and visits.
+      assert.equal(xEventsAgain.sent.length, 2, xEventsAgain.sent.join('\n'));
+      assert.match(xEventsAgain.sent[1], /"row_counts".*"row_counts"/s);
       const seen = eventKeys(await as(x.token, '/events?recordsPerPage=100'));
       assert.ok(seen.includes(`jobs:${job}`) && seen.includes(`visits:${visit}`), seen.join());
       const counted = xEvents.res.body.metadata.recordsCount;

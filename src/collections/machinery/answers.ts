@@ -1,4 +1,4 @@
-import { remembered, versionsKey } from '../../db/memo.js';
+import { remembered } from '../../db/memo.js';
 import { untyped, type Executor } from '../../db/runner.js';
 import type { Caller, Collection } from './collection.js';
 import type { ListQuery } from './modifiers.js';
@@ -22,17 +22,17 @@ export async function rememberedList(
   make: () => Promise<{ raw: string; version?: number }>,
 ): Promise<string> {
   if (!remember || !rememberable(c, ctx, q)) return (await make()).raw;
-  // An 'own' scope: its terms for this caller (the SQL and values), and the versions of what it reads.
+  // An 'own' scope: its terms for this caller (the SQL and values); the tables it reads (ownReads)
+  // are checked with the table's version.
   let own = '';
-  if (readAccess(c, ctx) === 'own') {
-    const versions = await versionsKey(db, c.policy.ownReads!, ctx.accountId);
-    if (versions === undefined) return (await make()).raw;
+  const ownScope = readAccess(c, ctx) === 'own';
+  if (ownScope) {
     const terms = untyped(db)
       .selectFrom(c.table)
       .select('id')
       .where((eb) => scope(c, ctx, eb, 'own'))
       .compile();
-    own = `|own=${terms.sql}|${JSON.stringify(terms.parameters)}${versions}`;
+    own = `|own=${terms.sql}|${JSON.stringify(terms.parameters)}`;
   }
   const sort = q.sort.map((s) => `${s.desc ? '-' : ''}${s.column}`).join(',');
   const near = q.near ? `|near=${q.near.lat},${q.near.lng},${q.near.radiusKm ?? ''},${q.near.nearestFirst}` : '';
@@ -49,5 +49,6 @@ export async function rememberedList(
       return { value: raw, version };
     },
     (raw) => raw.length,
+    ownScope ? c.policy.ownReads! : [],
   );
 }

@@ -1,5 +1,5 @@
 import type { Expression, SqlBool } from 'kysely';
-import { remembered, versionsKey } from '../../db/memo.js';
+import { remembered } from '../../db/memo.js';
 import { execute, query, slot, untyped, type Executor } from '../../db/runner.js';
 import { rowCount, rowCountValue, rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB } from './collection.js';
@@ -54,21 +54,21 @@ export async function countRows(
   const ownReads = access === 'all' ? [] : c.policy.ownReads;
   if (!ownReads || !c.counted) return Number((await execute<{ n: number }>(db, counted(false)))[0].n);
   // A count over other tables' rows too (the scope's, or `client.name ~ …`) is remembered under
-  // their versions as well, read before counting (src/db/memo.ts versionsKey).
+  // their versions as well (src/db/memo.ts `also`).
   const through = q.where && readsElsewhere(c, q.where) ? elsewhereTables(c, q.where) : [];
-  const elsewhere = through && (await versionsKey(db, [...new Set([...ownReads, ...through])], ctx.accountId));
-  if (elsewhere === undefined) return Number((await execute<{ n: number }>(db, counted(false)))[0].n);
+  if (!through) return Number((await execute<{ n: number }>(db, counted(false)))[0].n);
   const compiled = counted(false).compile();
   return remembered(
     db,
     c.table,
     ctx.accountId,
-    `count|${compiled.sql}|${JSON.stringify(compiled.parameters)}${elsewhere}`,
+    `count|${compiled.sql}|${JSON.stringify(compiled.parameters)}`,
     async () => {
       // The count and the version in one statement, so both come from one snapshot.
       const [row] = await execute<{ n: number; v: number | null }>(db, counted(true));
       return { value: Number(row.n), version: row.v === null ? undefined : Number(row.v) };
     },
     () => 16,
+    [...new Set([...ownReads, ...through])],
   );
 }
