@@ -33,12 +33,14 @@ interface Entry {
 interface Memo {
   entries: Map<string, Entry>;
   size: number;
+  /** Keys whose value is being made, and when it is made (done or failed). */
+  making: Map<string, Promise<unknown>>;
 }
 
 function memoOf(db: Executor): Memo {
   const caches = sharedOf(db).caches;
   let memo = caches.get('memo') as Memo | undefined;
-  if (!memo) caches.set('memo', (memo = { entries: new Map(), size: 0 }));
+  if (!memo) caches.set('memo', (memo = { entries: new Map(), size: 0, making: new Map() }));
   return memo;
 }
 
@@ -89,21 +91,46 @@ export async function remembered<T>(
   if (inTransaction(db)) return (await make()).value;
   const memo = memoOf(db);
   const fullKey = `${table}|${account}|${key}`;
+  const tables = [table, ...also];
+  const holds = (e: Entry | undefined, now: (number | undefined)[]): e is Entry =>
+    !!e && now.every((v, i) => v === e.versions[i]);
+  let now = memo.entries.has(fullKey) || also.length ? await versionsNow(db, tables, account) : undefined;
+  // The entry as it is once the versions are read (another request may have made it meanwhile).
   const known = memo.entries.get(fullKey);
-  const now = known || also.length ? await versionsNow(db, [table, ...also], account) : undefined;
-  if (known && now!.every((v, i) => v === known.versions[i])) {
+  if (now && holds(known, now)) {
     put(memo, fullKey, known); // most recently used now
     return known.value as T;
   }
+  // The same value being made for another request: wait for it, and take it if it was made at the
+  // versions read after this request arrived (a change committed before the request is never
+  // missed). Many requests asking at once after a change make the value once, not once each.
+  const other = memo.making.get(fullKey);
+  if (other) {
+    await other.catch(() => undefined);
+    now ??= await versionsNow(db, tables, account);
+    const made = memo.entries.get(fullKey);
+    if (holds(made, now)) {
+      put(memo, fullKey, made);
+      return made.value as T;
+    }
+  }
   const elsewhere = now?.slice(1) ?? [];
   if (elsewhere.some((v) => v === undefined)) return (await make()).value;
-  const made = await make();
-  if (made.version !== undefined) {
-    const weight = size(made.value) + fullKey.length;
-    const versions = [made.version, ...elsewhere];
-    if (weight <= LARGEST) put(memo, fullKey, { versions, value: made.value, weight });
+  const making = (async () => {
+    const made = await make();
+    if (made.version !== undefined) {
+      const weight = size(made.value) + fullKey.length;
+      const versions = [made.version, ...elsewhere];
+      if (weight <= LARGEST) put(memo, fullKey, { versions, value: made.value, weight });
+    }
+    return made.value;
+  })();
+  if (!memo.making.has(fullKey)) {
+    memo.making.set(fullKey, making);
+    const done = () => void (memo.making.get(fullKey) === making && memo.making.delete(fullKey));
+    making.then(done, done);
   }
-  return made.value;
+  return making;
 }
 
 /** Sets (or refreshes) an entry as the most recently used, then drops the least recently used past the budget. */

@@ -57,6 +57,27 @@ for (const dialect of DIALECTS) {
       assert.match(again.sent[1], /row_counts/);
     });
 
+    test('many asking at once after a change: the page is read once, and each answer holds the change', async () => {
+      await get(a, '/clients?recordsPerPage=2');
+      const [first] = (await get(a, '/clients?recordsPerPage=2')).res.body.clients;
+      const renamed = await call(t.app, a.token, 'PATCH', '/clients', {
+        clients: [{ id: first.id, name: 'Renamed before the crowd' }],
+      });
+      assert.equal(renamed.status, 200, renamed.raw);
+      recording = [];
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () => call(t.app, a.token, 'GET', '/clients?recordsPerPage=2')),
+      );
+      const sent = recording;
+      recording = undefined;
+      for (const res of answers) {
+        assert.equal(res.status, 200, res.raw);
+        assert.equal(res.raw, answers[0].raw);
+        assert.equal(res.body.clients[0].name, 'Renamed before the crowd');
+      }
+      assert.equal(sent.filter((s) => /from "clients"/.test(s)).length, 1, sent.join('\n'));
+    });
+
     test('a change through the API is in the next answer', async () => {
       await get(a, '/clients');
       const first = (await get(a, '/clients')).res.body.clients[0];
