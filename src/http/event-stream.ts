@@ -36,10 +36,11 @@ const TICK_MS = 1_000;
 const POLL_MS = 200;
 /**
  * An account's new events are handed out at most this often: commits closer together reach the
- * streams in one write each (a busy account's 500 streams take 10 writes a second each, not one per
- * commit), for at most this much more latency.
+ * streams in one write each (a busy account's 500 streams take 4 writes a second each, not one per
+ * commit), for at most this much more latency. Each write is a system call per stream: at 100 ms,
+ * 500 streams took a fifth of a core of the bench's server (docs/performance.md).
  */
-const DISPATCH_MS = 100;
+const DISPATCH_MS = 250;
 const NOTIFIED_POLL_MS = 2_000;
 const BATCH = 500;
 /** A stream whose unsent bytes are past this when more is to be sent is cut off (a slow reader is never buffered without limit). */
@@ -287,18 +288,27 @@ export class EventStreams {
     return state;
   }
 
-  /** The events after `from` up to `to` (at most BATCH), as rows, visible to `s` (or to all when undefined). */
-  private async read(accountId: number, from: number, to: number | undefined, s?: Stream): Promise<Row[]> {
+  /**
+   * The events after `from` up to `to` (at most BATCH), visible to `s` (or to all when undefined):
+   * whole rows, or only their id and collection (`brief`), or those of the ids named (`only`).
+   */
+  private async read(
+    accountId: number,
+    from: number,
+    to: number | undefined,
+    s?: Stream,
+    opts: { brief?: boolean; only?: number[] } = {},
+  ): Promise<Row[]> {
     const db = this.app.database.db;
     const c = this.events;
+    const q = untyped(db).selectFrom('events');
     return execute<Row>(
       db,
-      untyped(db)
-        .selectFrom('events')
-        .selectAll('events')
+      (opts.brief ? q.select(['events.id', 'events.collection']).$castTo<Row>() : q.selectAll('events').$castTo<Row>())
         .where((eb: EB) => {
           const parts: Expression<SqlBool>[] = [eb('events.account_id', '=', accountId), eb('events.id', '>', from)];
           if (to !== undefined) parts.push(eb('events.id', '<=', to));
+          if (opts.only) parts.push(eb('events.id', 'in', opts.only));
           if (s) parts.push(c.policy.own!(s.caller, eb, 'events'));
           if (s?.where) parts.push(whereToSql(c, s.where, eb, db));
           return eb.and(parts);
@@ -364,9 +374,11 @@ export class EventStreams {
       state.again = false;
       if (state.streams.size === 0) return;
       const from = state.cursor;
-      const rows = await this.read(accountId, from, undefined);
-      if (rows.length === 0) return;
-      const to = Number(rows[rows.length - 1].id);
+      // Each new event's id and collection first: whole rows only for the events some stream sees
+      // (a busy account's events are mostly for no stream).
+      const brief = await this.read(accountId, from, undefined, undefined, { brief: true });
+      if (brief.length === 0) return;
+      const to = Number(brief[brief.length - 1].id);
       const groups = new Map<string, Stream[]>();
       for (const s of state.streams) {
         const g = groups.get(s.group);
@@ -384,7 +396,7 @@ export class EventStreams {
           continue;
         }
         try {
-          const ids = new Set((await this.read(accountId, from, to, first)).map((r) => Number(r.id)));
+          const ids = new Set((await this.read(accountId, from, to, first, { brief: true })).map((r) => Number(r.id)));
           filters.push({ members, visible: (f) => ids.has(f.id) });
         } catch (err) {
           // One group's failure ends its streams (they may resume), never the others'.
@@ -392,12 +404,13 @@ export class EventStreams {
           for (const s of members) this.drop(s);
         }
       }
-      const seen = rows.filter((r) => {
-        const f = { id: Number(r.id), collection: String(r.collection) };
-        return filters.some((g) => g.visible(f));
-      });
+      const seen = brief
+        .map((r) => ({ id: Number(r.id), collection: String(r.collection) }))
+        .filter((f) => filters.some((g) => g.visible(f)))
+        .map((f) => f.id);
       const any = state.streams.values().next().value;
-      const frames = seen.length && any ? await this.frames(any.caller, seen) : [];
+      const rows = seen.length && any ? await this.read(accountId, from, to, undefined, { only: seen }) : [];
+      const frames = rows.length ? await this.frames(any!.caller, rows) : [];
       for (const { members, visible } of filters) {
         // Encoded once for all the group's streams.
         const chunk = new Chunk(
@@ -421,7 +434,7 @@ export class EventStreams {
         }
       }
       state.cursor = to;
-      if (rows.length < BATCH) return;
+      if (brief.length < BATCH) return;
     }
   }
 
