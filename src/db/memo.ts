@@ -92,15 +92,17 @@ export async function remembered<T>(
   const memo = memoOf(db);
   const fullKey = `${table}|${account}|${key}`;
   const tables = [table, ...also];
-  const holds = (e: Entry | undefined, now: (number | undefined)[]): e is Entry =>
-    !!e && now.every((v, i) => v === e.versions[i]);
+  /** The entry as it is now, if it was made at these versions (then the most recently used). */
+  const current = (now: (number | undefined)[]): Entry | undefined => {
+    const e = memo.entries.get(fullKey);
+    if (!e || !now.every((v, i) => v === e.versions[i])) return undefined;
+    put(memo, fullKey, e);
+    return e;
+  };
   let now = memo.entries.has(fullKey) || also.length ? await versionsNow(db, tables, account) : undefined;
-  // The entry as it is once the versions are read (another request may have made it meanwhile).
-  const known = memo.entries.get(fullKey);
-  if (now && holds(known, now)) {
-    put(memo, fullKey, known); // most recently used now
-    return known.value as T;
-  }
+  // Looked up once the versions are read: another request may have made it meanwhile.
+  const known = now && current(now);
+  if (known) return known.value as T;
   // The same value being made for another request: wait for it, and take it if it was made at the
   // versions read after this request arrived (a change committed before the request is never
   // missed). Many requests asking at once after a change make the value once, not once each.
@@ -108,11 +110,8 @@ export async function remembered<T>(
   if (other) {
     await other.catch(() => undefined);
     now ??= await versionsNow(db, tables, account);
-    const made = memo.entries.get(fullKey);
-    if (holds(made, now)) {
-      put(memo, fullKey, made);
-      return made.value as T;
-    }
+    const made = current(now);
+    if (made) return made.value as T;
   }
   const elsewhere = now?.slice(1) ?? [];
   if (elsewhere.some((v) => v === undefined)) return (await make()).value;
