@@ -163,6 +163,55 @@ for (const dialect of DIALECTS) {
       assert.equal((await raw(origin, await a.tokenFor(a.adminId, ['jobs.read']))).status, 403);
     });
 
+    test('each where (on collection alone, filtered in memory, or on other fields, by a query) streams exactly what the list gives', async (ctx) => {
+      const start = (await call(t.app, a.token, 'GET', '/events?sort=-id&recordsPerPage=1')).body.events[0]
+        .id as number;
+      const wheres = [
+        'collection = "jobs"',
+        'collection != "jobs"',
+        'collection = "jobs" or collection = "notes"',
+        '(collection = "jobs" or collection = "users") and collection != "users"',
+        'collection = "Jobs"',
+        'type = "jobs.updated"',
+        'collection = "jobs" and item.id > 0',
+      ];
+      const streams = wheres.map((w) => follow(origin, a.token, `?where=${encodeURIComponent(w)}`));
+      const everything = follow(origin, a.token, '', start);
+      ctx.after(() => {
+        for (const s of [...streams, everything]) s.close();
+      });
+      await Promise.all(streams.map((s) => s.opened));
+      const id = await job(a, 'Filtered');
+      assert.equal(
+        (await call(t.app, a.token, 'PATCH', `/jobs/${id}`, { jobs: [{ id, title: 'Filtered 2' }] })).status,
+        200,
+      );
+      assert.equal((await call(t.app, a.token, 'POST', '/notes', { notes: [{ job: { id }, body: 'n' }] })).status, 200);
+      const user = await addUser(t, a, 'employee');
+      const all = (await call(t.app, a.token, 'GET', `/events?where=${encodeURIComponent(`id > ${start}`)}`)).body
+        .events as { id: number }[];
+      assert.ok(all.some((e) => e.id > start) && all.length >= 4, JSON.stringify(all));
+      const last = Math.max(...all.map((e) => e.id));
+      // Every stream has been handed out up to `last` once a stream that sees everything has it.
+      await everything.until((g) => g.some((x) => x.id === last));
+      await new Promise((r) => setTimeout(r, 600));
+      for (const [i, w] of wheres.entries()) {
+        const listed = (
+          await call(t.app, a.token, 'GET', `/events?where=${encodeURIComponent(`id > ${start} and (${w})`)}`)
+        ).body.events.map((e: { id: number }) => e.id);
+        assert.deepEqual(
+          streams[i].got.map((g) => g.id),
+          listed,
+          w,
+        );
+      }
+      assert.ok(
+        streams[0].got.length >= 2 &&
+          streams[4].got.length === 0 &&
+          streams[1].got.some((g) => g.data.item.id === user.id),
+      );
+    });
+
     test(`at most ${MAX_STREAMS_PER_TOKEN} streams per token (then 429 with Retry-After); a revoked token's stream ends within 5 s`, async () => {
       const token = await a.tokenFor(a.adminId);
       const ctl = new AbortController();

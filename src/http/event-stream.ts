@@ -21,9 +21,9 @@ import { API_VERSION } from './envelope.js';
  *
  * One hub per process. Per account with open streams it keeps a cursor, the last event id it has
  * dispatched; when woken it reads the events after it once, serialises each once, and hands every
- * stream the frames it may see: a stream of an Administrator or Employee without `where` is
- * filtered by collection in memory, the others share one id query per distinct (visibility,
- * `where`). Woken by PostgreSQL's NOTIFY (one per commit, migration 081) or, where the database
+ * stream the frames it may see: a stream of an Administrator or Employee whose `where` is absent
+ * or compares `collection` alone is filtered by collection in memory, the others share one id
+ * query per distinct (visibility, `where`). Woken by PostgreSQL's NOTIFY (one per commit, migration 081) or, where the database
  * cannot notify (SQLite), by this process's commits (src/db/runner.ts `committed`) and a short
  * poll of the newest event id, which sees the commits of other processes. An account is dispatched
  * at most every DISPATCH_MS, so commits close together reach each stream in one write. A stream
@@ -53,8 +53,8 @@ interface Stream {
   where?: WhereNode;
   /** Streams with the same key see the same events. */
   group: string;
-  /** null: filtered in memory by these collections; else by an id query. */
-  readable: Set<string> | null;
+  /** Whether the stream sees an event of a collection, in memory; null: filtered by an id query. */
+  visible: ((collection: string) => boolean) | null;
   last: number;
   raw: ServerResponse;
   /** The response is HTTP/1.1 chunked on a real socket: frames go to it already framed (write). */
@@ -93,6 +93,26 @@ class Chunk {
 
 const ID_TERM_OPS = new Set(['>', '>=']);
 
+/**
+ * A `where` that only compares `collection` with `=` or `!=` and a string (`collection = "visits"`,
+ * the common stream filter), as a test of an event's collection in memory; undefined for any
+ * other `where` (those are filtered by an id query). The SQL it stands for is an exact comparison
+ * of a non-null text column on both databases, which `===` is.
+ */
+export function collectionTest(node: WhereNode): ((collection: string) => boolean) | undefined {
+  if (node.type === 'cmp') {
+    if (node.field !== 'collection' || typeof node.value !== 'string') return undefined;
+    const value = node.value;
+    if (node.op === '=') return (c) => c === value;
+    if (node.op === '!=') return (c) => c !== value;
+    return undefined;
+  }
+  const l = collectionTest(node.left);
+  const r = l && collectionTest(node.right);
+  if (!l || !r) return undefined;
+  return node.type === 'and' ? (c) => l(c) && r(c) : (c) => l(c) || r(c);
+}
+
 /** Takes the `id > N` / `id >= N` terms out of the top-level conjunction: the stream's start. */
 function splitStart(node: WhereNode | undefined): { start?: number; rest?: WhereNode } {
   if (!node) return {};
@@ -121,6 +141,11 @@ function lastEventId(request: FastifyRequest): number | undefined {
     );
   return Number(s.trim());
 }
+
+const inMemory =
+  (readable: ReadonlySet<string>, test: (collection: string) => boolean) =>
+  (collection: string): boolean =>
+    readable.has(collection) && test(collection);
 
 export const wantsStream = (request: FastifyRequest): boolean =>
   /\btext\/event-stream\b/i.test(String(request.headers.accept ?? ''));
@@ -181,17 +206,16 @@ export class EventStreams {
     let stream: Stream | undefined;
     try {
       const accountId = caller.accountId;
-      const simple = !where && caller.role !== 'contractor';
+      // Not a Contractor's, and no `where` or one on `collection` alone: filtered in memory.
+      const test = caller.role === 'contractor' ? undefined : where ? collectionTest(where) : () => true;
       const readable = readableCollections(this.app.services.registry, caller);
       stream = {
         caller,
         authorization: String(request.headers.authorization),
         tokenHash: auth.tokenHash,
         where,
-        group: simple
-          ? `r:${readable.join(',')}`
-          : `${caller.role === 'contractor' ? `c${caller.userId}` : 'r'}:${readable.join(',')}|${JSON.stringify(where ?? null)}`,
-        readable: simple ? new Set(readable) : null,
+        group: `${caller.role === 'contractor' ? `c${caller.userId}` : 'r'}:${readable.join(',')}|${JSON.stringify(where ?? null)}`,
+        visible: test ? inMemory(new Set(readable), test) : null,
         last: header ?? start ?? (await this.account(accountId)).cursor,
         raw: reply.raw,
         chunked: false,
@@ -390,9 +414,9 @@ export class EventStreams {
       const filters: { members: Stream[]; visible: Seen }[] = [];
       for (const members of groups.values()) {
         const first = members[0];
-        if (first.readable) {
-          const readable = first.readable;
-          filters.push({ members, visible: (f) => readable.has(f.collection) });
+        if (first.visible) {
+          const visible = first.visible;
+          filters.push({ members, visible: (f) => visible(f.collection) });
           continue;
         }
         try {
