@@ -39,6 +39,13 @@ const STREAMS = env('BENCH_STREAMS', 500);
 const WRITES_PER_S = 20;
 const ALONE_SECONDS = 10;
 const ROUNDS = 3;
+/**
+ * The W rows' turns with and without streams: 3 s turns on this shared machine moved a row's ratio
+ * between 0.74 and 1.04 from one run to the next (PostgreSQL, 2026-11-26) while a CPU profile put the
+ * stream machinery at about 2 % of the server's time; five turns each narrow that spread (the error
+ * of a mean of five turns is 0.77 of that of three).
+ */
+const W_ROUNDS = 5;
 const ROWS = ['W1', 'W2', 'W3', 'W4', 'W5'] as const;
 
 const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
@@ -135,7 +142,7 @@ export async function liveStreams(c: StreamsContext): Promise<Target[]> {
     const turns = Object.fromEntries(ROWS.map((k) => [k, { without: [] as Measurement[], with: [] as Measurement[] }]));
     const loaded: number[] = [];
     let completeUnderLoad = STREAMS;
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < W_ROUNDS; round++) {
       const turn = c.turnOf(c.load, round);
       for (const open of round % 2 ? [true, false] : [false, true]) {
         if (open) await r.open(STREAMS);
@@ -155,8 +162,8 @@ export async function liveStreams(c: StreamsContext): Promise<Target[]> {
     for (const key of ROWS) {
       const without = c.mergeTurns(turns[key].without);
       const withStreams = c.mergeTurns(turns[key].with);
-      c.record(`${key}nostreams`, `${key} without streams, ${ROUNDS} turns`, without, rss);
-      c.record(`${key}streams`, `${key} with ${STREAMS} streams open, ${ROUNDS} turns`, withStreams, rss);
+      c.record(`${key}nostreams`, `${key} without streams, ${W_ROUNDS} turns`, without, rss);
+      c.record(`${key}streams`, `${key} with ${STREAMS} streams open, ${W_ROUNDS} turns`, withStreams, rss);
       ratios.push({
         name: `${key} with / without ${STREAMS} streams open`,
         value: without && withStreams ? withStreams.requestsPerSecond / without.requestsPerSecond : undefined,
