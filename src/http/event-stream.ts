@@ -23,11 +23,12 @@ import { API_VERSION } from './envelope.js';
  * dispatched; when woken it reads the events after it once, serialises each once, and hands every
  * stream the frames it may see: a stream of an Administrator or Employee whose `where` is absent
  * or compares `collection` alone is filtered by collection in memory, the others share one id
- * query per distinct (visibility, `where`). Woken by PostgreSQL's NOTIFY (one per commit, migration 081) or, where the database
- * cannot notify (SQLite), by this process's commits (src/db/runner.ts `committed`) and a short
- * poll of the newest event id, which sees the commits of other processes. An account is dispatched
- * at most every DISPATCH_MS, so commits close together reach each stream in one write. A stream
- * joining behind the cursor reads its own backlog first.
+ * query per distinct (visibility, `where`). Woken by PostgreSQL's NOTIFY (one per commit,
+ * migration 081) or, where the database cannot notify (SQLite), by this process's commits
+ * (src/db/runner.ts `committed`) and a short poll of the newest event id, which sees the commits
+ * of other processes. An account is dispatched at most every DISPATCH_MS, so commits close
+ * together reach each stream in one write. A stream joining behind the cursor reads its own
+ * backlog first.
  */
 export const MAX_STREAMS_PER_TOKEN = 10;
 export const HEARTBEAT_MS = 10_000;
