@@ -1,4 +1,7 @@
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import { dialectOf } from '../db/runner.js';
 import type { Executor } from '../db/tx.js';
+import type { DB } from '../db/types.js';
 import { accountSecret, hashToken } from './secrets.js';
 
 export const ACCESS_TOKEN_TTL_S = 3600;
@@ -43,17 +46,46 @@ export async function issueToken(
 }
 
 /**
- * Revokes every token of a user (deletion) or issued from one code (replay), in their account; or
- * of a client, in every account (the operator revoking it).
+ * Revokes every token of a user (deletion), issued from one code (replay) or of one refresh token's
+ * line (the token and those made from it), in their account; or of a client, in every account (the
+ * operator revoking it).
+ *
+ * The rows are locked in key order first (PostgreSQL; SQLite's writers take turns). Two
+ * revocations of one grant at once, as the losers of a refresh-token race start them, otherwise
+ * locked the same rows in different orders, one of them while rechecking a row the other had
+ * updated, and PostgreSQL ended one with "deadlock detected" (a 500 from the token endpoint in CI).
  */
 export async function revokeTokens(
   db: Executor,
-  where: { accountId: number; userId?: number; codeId?: number } | { clientId: string },
+  where: { accountId: number; userId?: number; codeId?: number; refreshId?: number } | { clientId: string },
 ): Promise<void> {
-  let q = db.updateTable('oauth_tokens').set({ revoked: 1 });
-  if ('accountId' in where) q = q.where('account_id', '=', where.accountId);
-  if ('userId' in where && where.userId !== undefined) q = q.where('user_id', '=', where.userId);
-  if ('codeId' in where && where.codeId !== undefined) q = q.where('code_id', '=', where.codeId);
-  if ('clientId' in where) q = q.where('client_id', '=', where.clientId);
-  await q.execute();
+  const matches = (eb: ExpressionBuilder<DB, 'oauth_tokens'>) => {
+    const parts: Expression<SqlBool>[] = [];
+    if ('accountId' in where) parts.push(eb('account_id', '=', where.accountId));
+    if ('userId' in where && where.userId !== undefined) parts.push(eb('user_id', '=', where.userId));
+    if ('codeId' in where && where.codeId !== undefined) parts.push(eb('code_id', '=', where.codeId));
+    if ('refreshId' in where && where.refreshId !== undefined)
+      parts.push(eb.or([eb('id', '=', where.refreshId), eb('refresh_id', '=', where.refreshId)]));
+    if ('clientId' in where) parts.push(eb('client_id', '=', where.clientId));
+    return eb.and(parts);
+  };
+  await db
+    .updateTable('oauth_tokens')
+    .set({ revoked: 1 })
+    .where(matches)
+    .where((eb) =>
+      eb(
+        eb.refTuple('account_id', 'id'),
+        'in',
+        eb
+          .selectFrom('oauth_tokens')
+          .select(['account_id', 'id'])
+          .where(matches)
+          .orderBy('account_id')
+          .orderBy('id')
+          .modifyEnd(dialectOf(db).lockClause('no key update'))
+          .$asTuple('account_id', 'id'),
+      ),
+    )
+    .execute();
 }

@@ -60,13 +60,7 @@ export function createModel(database: Database, clock: () => number) {
    * token issued without one, the refresh token and what was issued from it.
    */
   async function revokeGrant(accountId: number, codeId: number | null, refreshId: number): Promise<void> {
-    if (codeId !== null) return revokeTokens(db, { accountId, codeId });
-    await db
-      .updateTable('oauth_tokens')
-      .set({ revoked: 1 })
-      .where('account_id', '=', accountId)
-      .where((eb) => eb.or([eb('id', '=', refreshId), eb('refresh_id', '=', refreshId)]))
-      .execute();
+    await revokeTokens(db, codeId !== null ? { accountId, codeId } : { accountId, refreshId });
   }
 
   return {
