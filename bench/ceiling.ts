@@ -8,8 +8,9 @@ import { jobItem, postgresFloor, sha256, sqliteFloor, userItem, type FloorDb } f
  * - floor: answers W1 and W3 with the same SQL on the same driver and database, and JSON.stringify;
  * - one statement: only the data, one statement per request (W1's page with its kept count, W3's
  *   item), JSON.stringify, the same headers; the token is checked against a table read at start,
- *   so nothing of authentication reaches the database. No correct server that reads the database on
- *   each request does less: it bounds what any such server can reach against the bytes ceiling;
+ *   so nothing of authentication reaches the database. No correct server that sends a statement of
+ *   its own for each request does less (ours shares one statement among the item reads of a
+ *   moment on PostgreSQL, src/db/batched.ts, and so goes past it on W3);
  *   and W4 (POST /users) as the least a server that stores the items durably must do: the body
  *   parsed, the users inserted by one statement in one transaction (no validation, defaults,
  *   events or counts), their rows answered with JSON.stringify.

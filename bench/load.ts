@@ -23,6 +23,11 @@ export interface Measurement {
    * rate on a busy machine, since what else runs there slows the rate but not the work per request.
    */
   cpuUs?: number;
+  /**
+   * Database statements per answered request, from the server's /metrics (every statement it ran,
+   * background work included), when the server was given a way to count them.
+   */
+  statements?: number;
 }
 
 export interface Workload {
@@ -77,12 +82,14 @@ export async function measure(
   baseUrl: string,
   w: Workload,
   s: LoadSettings,
-  server?: { cpuSeconds(): number },
+  server?: { cpuSeconds(): number; statements?(): Promise<number | undefined> },
 ): Promise<Measurement> {
   if (s.warmup > 0) await fire(baseUrl, w, s.connections, s.warmup);
+  const statementsBefore = await server?.statements?.();
   const cpuBefore = server?.cpuSeconds();
   const r = await fire(baseUrl, w, s.connections, s.duration);
   const cpu = server && cpuBefore !== undefined ? server.cpuSeconds() - cpuBefore : undefined;
+  const statementsAfter = statementsBefore === undefined ? undefined : await server?.statements?.();
   const answered = r['2xx'] + r.non2xx;
   const ok = r['2xx'];
   const rps = ok / r.duration;
@@ -95,5 +102,9 @@ export async function measure(
     errors: r.errors + r.non2xx,
     percentiles: PERCENTILES.map(([k, p]) => [p, r.latency[k]]),
     cpuUs: cpu !== undefined && answered > 0 ? (cpu * 1e6) / answered : undefined,
+    statements:
+      statementsBefore !== undefined && statementsAfter !== undefined && answered > 0
+        ? (statementsAfter - statementsBefore) / answered
+        : undefined,
   };
 }

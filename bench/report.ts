@@ -11,7 +11,17 @@ const num = (n: number | undefined, digits = 0) => (n === undefined || !Number.i
 
 /** The printed table (also valid Markdown). */
 export function table(rows: Row[]): string {
-  const head = ['workload', 'requests/s', 'items/s', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'CPU µs/req'];
+  const head = [
+    'workload',
+    'requests/s',
+    'items/s',
+    'p50 ms',
+    'p99 ms',
+    'errors',
+    'peak RSS MB',
+    'CPU µs/req',
+    'statements/req',
+  ];
   const lines = rows.map((r) => [
     r.label,
     r.m ? num(r.m.requestsPerSecond) : (r.note ?? 'unavailable'),
@@ -21,6 +31,7 @@ export function table(rows: Row[]): string {
     r.m ? String(r.m.errors) : '–',
     num(r.rssMb),
     num(r.m?.cpuUs),
+    num(r.m?.statements, 2),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cells: string[]) =>

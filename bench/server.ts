@@ -9,6 +9,8 @@ export interface RunningServer {
   peakRss(): { max: number; total: number };
   /** CPU seconds the process and its workers have used so far (user + system). */
   cpuSeconds(): number;
+  /** Database statements the server has run so far (ours only: from its /metrics). */
+  statements?(): Promise<number | undefined>;
   stop(): Promise<void>;
 }
 

@@ -9,6 +9,7 @@ import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
 import { distanceColumn, nearCondition, nearestOrder } from './near.js';
 import { customColumns } from './custom.js';
+import { readShared, type SharedRead } from '../../db/batched.js';
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
 export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
@@ -202,11 +203,23 @@ function byIds(
         ]),
       )
       .$castTo<Row>();
-  // A single item (GET /jobs/ID) or a small batch is built once per shape and run per request.
+  const shape = `byIds|${c.table}|${columns === '*' ? '*' : fieldsKey(columns)}`;
+  // A single item (GET /jobs/ID): read with the items other requests of the moment ask
+  // (src/db/batched.ts), by a statement built once per shape.
+  if (access === 'all' && ids.length === 1) {
+    const read: SharedRead<Row> = {
+      key: shape,
+      values: { account: ctx.accountId },
+      build: (idSlots) => build(slot('account'), idSlots),
+      idOf: (r) => Number(r.id),
+    };
+    return readShared(db, read, ids[0]).then((row) => (row ? [row] : []));
+  }
+  // A small batch is built once per shape and run per request.
   return access === 'all' && ids.length <= 10
     ? query<Row>(
         db,
-        `byIds|${c.table}|${columns === '*' ? '*' : fieldsKey(columns)}|${ids.length}`,
+        `${shape}|${ids.length}`,
         () =>
           build(
             slot('account'),

@@ -1,0 +1,107 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  DIALECTS,
+  addUser,
+  call,
+  createTenant,
+  createTestApp,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from '../../test/helpers.js';
+import { readShared, type SharedRead } from './batched.js';
+
+/**
+ * Reads by id shared by the requests of a moment (batched.ts): `GET /<collection>/ID` and the
+ * revocation epochs. Each request gets its own row and only its own account's, however many ask at
+ * once; on PostgreSQL they share statements, never one sent before they asked (that a request
+ * asking while a statement is on its way waits for the next: src/auth/epochs.test.ts).
+ */
+for (const dialect of DIALECTS) {
+  describe(`reads shared by concurrent requests (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    let b: Tenant;
+    const aUsers: number[] = [];
+    const bUsers: number[] = [];
+    let sent: string[] = [];
+    const itemReads = () =>
+      sent.filter((s) => /from "users" where \(?"users"."account_id" = (\$1|\?) and "users"."id" in \(/.test(s));
+    before(async () => {
+      t = await createTestApp(dialect, { deliveries: false, observe: (_d, _s, _f, text) => void sent.push(text) });
+      a = await createTenant(t, 'Alpha');
+      b = await createTenant(t, 'Beta');
+      for (let i = 0; i < 40; i++) aUsers.push((await addUser(t, a, 'employee', { firstName: `A${i}` })).id);
+      for (let i = 0; i < 3; i++) bUsers.push((await addUser(t, b, 'employee', { firstName: `B${i}` })).id);
+    });
+    after(() => t?.close());
+
+    test('many items asked at once: each answer is its own item, in its own account only', async () => {
+      sent = [];
+      const asks = [
+        // 40 ids of A (more than one statement's 32), some twice
+        ...aUsers.map((id) => ({ token: a.token, id, want: 200 })),
+        ...aUsers.slice(0, 5).map((id) => ({ token: a.token, id, want: 200 })),
+        // B asks for its own and for A's in the same moment: A's are not B's to see
+        ...bUsers.map((id) => ({ token: b.token, id, want: 200 })),
+        ...aUsers.slice(0, 4).map((id) => ({ token: b.token, id, want: 404 })),
+        // and A for B's, and for an id nobody has
+        ...bUsers.map((id) => ({ token: a.token, id, want: 404 })),
+        { token: a.token, id: 2_000_000_000, want: 404 },
+      ];
+      const answers = await Promise.all(asks.map((q) => call(t.app, q.token, 'GET', `/users/${q.id}`)));
+      answers.forEach((res, i) => {
+        const q = asks[i];
+        assert.equal(res.status, q.want, `${q.id} for ${q.token === a.token ? 'A' : 'B'}: ${res.raw}`);
+        if (q.want === 200) {
+          assert.equal(res.body.users.length, 1);
+          assert.equal(res.body.users[0].id, q.id);
+          assert.match(res.body.users[0].firstName, q.token === a.token ? /^A\d+$/ : /^B\d+$/);
+          assert.match(String(res.headers.etag), new RegExp(`^"${q.id}\\.`));
+        } else assert.equal(res.body.error.code, 1031, res.raw);
+      });
+      const reads = itemReads();
+      if (dialect === 'postgres') {
+        // 57 requests: statements shared (every statement reads one account's rows).
+        assert.ok(reads.length >= 3 && reads.length < 20, `${reads.length} item statements`);
+        for (const s of reads) {
+          const ids = (/"users"."id" in \(([^)]*)\)/.exec(s)?.[1] ?? '').split(',').length;
+          assert.ok([1, 2, 4, 8, 16, 32].includes(ids), `${ids} ids: ${s}`);
+        }
+      } else assert.equal(reads.length, asks.length);
+    });
+
+    test('an item changed before it is asked is answered changed, however many ask around it', async () => {
+      const id = aUsers[7];
+      const reads = Array.from({ length: 10 }, () => call(t.app, a.token, 'GET', `/users/${id}`));
+      const patched = await call(t.app, a.token, 'PATCH', `/users/${id}`, { users: [{ firstName: 'Changed' }] });
+      assert.equal(patched.status, 200, patched.raw);
+      const after = await Promise.all(Array.from({ length: 10 }, () => call(t.app, a.token, 'GET', `/users/${id}`)));
+      await Promise.all(reads);
+      for (const res of after) {
+        assert.equal(res.body.users[0].firstName, 'Changed');
+        assert.equal(res.headers.etag, patched.headers.etag);
+      }
+    });
+
+    if (dialect === 'postgres')
+      test('a failed statement fails the requests that shared it, and the next statement is sent', async () => {
+        const db = t.database.db;
+        const read: SharedRead<{ id: number }> = {
+          key: 'test failing',
+          values: {},
+          build: (ids) => db.selectFrom('accounts').select('id').where('id', 'in', ids) as never,
+          idOf: (r) => Number(r.id),
+        };
+        // An id out of the column's range: PostgreSQL refuses the statement, for both who shared it.
+        const [bad, good] = await Promise.allSettled([
+          readShared(db, read, 2 ** 70),
+          readShared(db, read, a.accountId),
+        ]);
+        assert.equal(bad.status, 'rejected');
+        assert.equal(good.status, 'rejected');
+        assert.equal((await readShared(db, read, a.accountId))?.id, a.accountId);
+      });
+  });
+}
