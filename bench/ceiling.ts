@@ -10,7 +10,7 @@ import { jobItem, postgresFloor, sha256, sqliteFloor, userItem, type FloorDb } f
  *   item), JSON.stringify, the same headers; the token is checked against a table read at start,
  *   so nothing of authentication reaches the database. No correct server that sends a statement of
  *   its own for each request does less (ours shares one statement among the item reads of a
- *   moment on PostgreSQL, src/db/batched.ts, and so goes past it on W3);
+ *   moment, src/db/batched.ts, and so may go past it on W3);
  *   and W4 (POST /users) as the least a server that stores the items durably must do: the body
  *   parsed, the users inserted by one statement in one transaction (no validation, defaults,
  *   events or counts), their rows answered with JSON.stringify.

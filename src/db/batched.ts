@@ -1,12 +1,12 @@
 import type { Compilable } from 'kysely';
-import { query, roundTrips, slot } from './runner.js';
+import { inTransaction, query, slot } from './runner.js';
 
 /**
  * Reads by id that the requests of a moment share: one statement reads the rows many requests ask
- * for (an account's revocation epoch, the item of `GET /jobs/ID`), where each statement costs a
- * round trip to the database server (PostgreSQL): a write to its socket, its parse and execution,
- * a read of its answer, each paid once for many. Where statements run in the process (SQLite)
- * there is nothing to share and each read runs at once.
+ * for (an account's revocation epoch, the item of `GET /jobs/ID`). On PostgreSQL each statement is
+ * a round trip (a write to the server's socket, its parse and execution, a read of its answer); on
+ * SQLite a call into the library with its own fixed cost; either is paid once for many. A
+ * transaction's reads are its own, and run at once.
  *
  * A request's row is read by a statement sent after the request asked (never one already on its
  * way), so what it reads is at least as new as the request: a change committed before a request
@@ -46,7 +46,7 @@ const groups = new WeakMap<object, Map<string, Group>>();
 
 /** The row of `id` (undefined when none), read with the rows other requests ask at the same moment. */
 export function readShared<R>(db: object, read: SharedRead<R>, id: number): Promise<R | undefined> {
-  if (!roundTrips(db)) return readNow(db, read, [id]).then((rows) => rows[0]);
+  if (inTransaction(db)) return readNow(db, read, [id]).then((rows) => rows[0]);
   let byGroup = groups.get(db);
   if (!byGroup) groups.set(db, (byGroup = new Map()));
   const name = `${read.key}|${Object.values(read.values).join('|')}`;

@@ -81,17 +81,6 @@ export function committed(tx: object): void {
   h.recorded = undefined;
 }
 
-/**
- * Whether each statement on this executor is a round trip to a database server that statements of
- * concurrent requests could share (src/db/batched.ts): PostgreSQL outside a transaction. SQLite
- * runs statements in the process (its executors have a direct runner); a transaction's statements
- * are its own.
- */
-export const roundTrips = (db: object): boolean => {
-  const h = handleOf(db);
-  return !h.direct && !h.transaction;
-};
-
 /** The dialect of the database an executor belongs to. */
 export const dialectOf = (db: object): DialectStrategy => handleOf(db).shared.dialect;
 
