@@ -15,8 +15,8 @@ import { readShared, type SharedRead } from './batched.js';
 /**
  * Reads by id shared by the requests of a moment (batched.ts): `GET /<collection>/ID` and the
  * revocation epochs. Each request gets its own row and only its own account's, however many ask at
- * once; on PostgreSQL they share statements, never one sent before they asked (that a request
- * asking while a statement is on its way waits for the next: src/auth/epochs.test.ts).
+ * once; they share statements (on both databases), never one sent before they asked (that a
+ * request asking while a statement is on its way waits for the next: src/auth/epochs.test.ts).
  */
 for (const dialect of DIALECTS) {
   describe(`reads shared by concurrent requests (${dialect})`, { skip: skipUnless(dialect) }, () => {
