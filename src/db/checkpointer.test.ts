@@ -120,3 +120,58 @@ test("SQLite: the planner statistics follow a table that grew, and the server's 
       await database.close();
     }
   }));
+
+test("SQLite: the planner keeps ANALYZE's averages and not its samples, at start and after the thread analyzes", () =>
+  inDir(async (dir) => {
+    const file = path.join(dir, 'fsm.sqlite');
+    const counts = async (db: Database['db']) =>
+      (
+        await sql<{ stat1: number; stat4: number }>`select (select count(*) from sqlite_stat1) as stat1,
+          (select count(*) from sqlite_stat4) as stat4`.execute(db)
+      ).rows[0];
+    // A database analyzed elsewhere (as `npm run bench` seeds one): averages and samples both.
+    const plain = openDatabase({ sqliteFile: file });
+    await sql`create table events (id integer primary key, account_id integer, data text)`.execute(plain.db);
+    await sql`create index events_account_id on events (account_id, id)`.execute(plain.db);
+    await sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 2000)
+      insert into events (account_id, data) select 1 + i % 2, 'x' from n`.execute(plain.db);
+    await sql`analyze`.execute(plain.db);
+    const analyzed = await counts(plain.db);
+    assert.ok(analyzed.stat1 > 0 && analyzed.stat4 > 0, JSON.stringify(analyzed));
+    await plain.close();
+
+    const database = openDatabase({ sqliteFile: file, backgroundCheckpoints: true, statisticsEveryMs: 100 });
+    try {
+      const until = async (ok: (c: { stat1: number; stat4: number }) => boolean) => {
+        let c = await counts(database.db);
+        for (let i = 0; i < 100 && !ok(c); i++) {
+          await pause(50);
+          c = await counts(database.db);
+        }
+        return c;
+      };
+      const atStart = await until((c) => c.stat4 === 0);
+      assert.deepEqual(atStart, { stat1: analyzed.stat1, stat4: 0 });
+      const before = (
+        await sql<{ stat: string }>`select stat from sqlite_stat1 where idx = 'events_account_id'`.execute(database.db)
+      ).rows[0].stat;
+      // The table grows far past its statistics: the thread analyzes it again, and removes the samples again.
+      await withTransaction(database, (tx) =>
+        sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 100000)
+          insert into events (account_id, data) select 1 + i % 2, 'x' from n`.execute(tx),
+      );
+      let after = before;
+      for (let i = 0; i < 100 && after === before; i++) {
+        await pause(50);
+        after = (
+          await sql<{ stat: string }>`select stat from sqlite_stat1 where idx = 'events_account_id'`.execute(
+            database.db,
+          )
+        ).rows[0].stat;
+      }
+      assert.notEqual(after, before, 'analyzed again after growing');
+      assert.equal((await counts(database.db)).stat4, 0);
+    } finally {
+      await database.close();
+    }
+  }));

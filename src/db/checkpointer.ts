@@ -61,6 +61,19 @@ const snapshot = (): string | null => {
     : null;
 };
 
+/**
+ * Removes ANALYZE's samples of index values (sqlite_stat4; better-sqlite3's SQLite is built with
+ * them), keeping its averages (sqlite_stat1). With samples, SQLite lets the value bound to
+ * `account_id = ?` choose the plan, and so plans a statement again on every run that binds it:
+ * nearly all of ours. Parsing and planning each time cost more than the read (W3 `GET /jobs/ID`:
+ * 0.32–0.39 of the bytes ceiling with samples, 0.50–0.52 without, docs/performance.md). Every index
+ * of ours leads with the account, so the averages choose the same plans. True when it removed any.
+ */
+const dropSamples = (): boolean => {
+  const exists = db.prepare("select 1 from sqlite_schema where name = 'sqlite_stat4'").get();
+  return exists ? db.prepare('delete from sqlite_stat4').run().changes > 0 : false;
+};
+
 // Every table, not only those this connection queried (0x10000); analyzed when its row count
 // moved far from its statistics (0x02). Nothing to do costs a fraction of a millisecond.
 let changedSince = -1;
@@ -68,10 +81,14 @@ const optimize = () => {
   try {
     const version = db.pragma('data_version', { simple: true }) as number;
     if (version === changedSince) return;
-    changedSince = version;
     const before = snapshot();
-    db.pragma('optimize = 0x10002');
-    if (snapshot() !== before) parentPort!.postMessage('statistics');
+    // One transaction: the server never loads the statistics with samples.
+    const dropped = db.transaction(() => {
+      db.pragma('optimize = 0x10002');
+      return dropSamples();
+    })();
+    changedSince = version;
+    if (dropped || snapshot() !== before) parentPort!.postMessage('statistics');
   } catch {
     // Busy: the next round tries again.
   }
