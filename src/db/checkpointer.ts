@@ -71,7 +71,10 @@ const snapshot = (): string | null => {
  */
 const dropSamples = (): boolean => {
   const exists = db.prepare("select 1 from sqlite_schema where name = 'sqlite_stat4'").get();
-  return exists ? db.prepare('delete from sqlite_stat4').run().changes > 0 : false;
+  // Deleting from an empty table would still take the write lock: only when there are samples.
+  if (!exists || !db.prepare('select 1 from sqlite_stat4 limit 1').get()) return false;
+  db.prepare('delete from sqlite_stat4').run();
+  return true;
 };
 
 // Every table, not only those this connection queried (0x10000); analyzed when its row count
