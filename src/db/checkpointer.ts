@@ -17,7 +17,8 @@
  * planner scan it whole later. Measured: `select * from events where id in (8 ids)` planned as a
  * scan with statistics of 10 events took 21 ms per call at 100,000 events instead of 0.02 ms, and
  * held webhook deliveries to 60 a second. When the statistics change the thread says so, and the
- * server's connection reloads them (src/db/index.ts), which re-plans its statements.
+ * server's connection reloads them (src/db/sqlite.ts), which re-plans its statements. It keeps
+ * ANALYZE's averages and removes its samples of index values (`dropSamples` below).
  */
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
