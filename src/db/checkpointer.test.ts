@@ -16,6 +16,16 @@ const size = (file: string) => (fs.existsSync(file) ? fs.statSync(file).size : 0
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MB = 2 ** 20;
 
+/** `read()` again every 50 ms until `done` holds of what it read (at most 100 times); what it read last. */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  let value = await read();
+  for (let i = 0; i < 100 && !done(value); i++) {
+    await pause(50);
+    value = await read();
+  }
+  return value;
+}
+
 /** One 4 KB row per transaction, as a busy server commits; a moment between each 256. */
 async function commit(database: Database, megabytes: number) {
   await sql`create table if not exists blobs (id integer primary key, b blob)`.execute(database.db);
@@ -106,11 +116,7 @@ test("SQLite: the planner statistics follow a table that grew, and the server's 
           tx,
         ),
       );
-      let now = await plan();
-      for (let i = 0; i < 100 && /^SCAN/.test(now); i++) {
-        await pause(50);
-        now = await plan();
-      }
+      const now = await until(plan, (p) => !/^SCAN/.test(p));
       assert.match(
         now,
         /SEARCH events USING (INTEGER PRIMARY KEY|INDEX events_account_id)/,
@@ -142,33 +148,24 @@ test("SQLite: the planner keeps ANALYZE's averages and not its samples, at start
 
     const database = openDatabase({ sqliteFile: file, backgroundCheckpoints: true, statisticsEveryMs: 100 });
     try {
-      const until = async (ok: (c: { stat1: number; stat4: number }) => boolean) => {
-        let c = await counts(database.db);
-        for (let i = 0; i < 100 && !ok(c); i++) {
-          await pause(50);
-          c = await counts(database.db);
-        }
-        return c;
-      };
-      const atStart = await until((c) => c.stat4 === 0);
+      const atStart = await until(
+        () => counts(database.db),
+        (c) => c.stat4 === 0,
+      );
       assert.deepEqual(atStart, { stat1: analyzed.stat1, stat4: 0 });
-      const before = (
-        await sql<{ stat: string }>`select stat from sqlite_stat1 where idx = 'events_account_id'`.execute(database.db)
-      ).rows[0].stat;
+      const stat = async () =>
+        (
+          await sql<{ stat: string }>`select stat from sqlite_stat1 where idx = 'events_account_id'`.execute(
+            database.db,
+          )
+        ).rows[0].stat;
+      const before = await stat();
       // The table grows far past its statistics: the thread analyzes it again, and removes the samples again.
       await withTransaction(database, (tx) =>
         sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 100000)
           insert into events (account_id, data) select 1 + i % 2, 'x' from n`.execute(tx),
       );
-      let after = before;
-      for (let i = 0; i < 100 && after === before; i++) {
-        await pause(50);
-        after = (
-          await sql<{ stat: string }>`select stat from sqlite_stat1 where idx = 'events_account_id'`.execute(
-            database.db,
-          )
-        ).rows[0].stat;
-      }
+      const after = await until(stat, (now) => now !== before);
       assert.notEqual(after, before, 'analyzed again after growing');
       assert.equal((await counts(database.db)).stat4, 0);
     } finally {

@@ -50,10 +50,12 @@ const timer = setInterval(() => {
   }
 }, everyMs);
 
+/** Whether SQLite made one of its statistics tables yet (the first ANALYZE does). */
+const hasTable = (name: string) => !!db.prepare('select 1 from sqlite_schema where name = ?').get(name);
+
 /** The statistics as they stand, or none when nothing was ever analyzed (no sqlite_stat1 yet). */
 const snapshot = (): string | null => {
-  const exists = db.prepare("select 1 from sqlite_schema where name = 'sqlite_stat1'").get();
-  return exists
+  return hasTable('sqlite_stat1')
     ? (
         db.prepare('select group_concat(tbl || idx || stat, char(10)) as s from sqlite_stat1').get() as {
           s: string | null;
@@ -71,9 +73,8 @@ const snapshot = (): string | null => {
  * of ours leads with the account, so the averages choose the same plans. True when it removed any.
  */
 const dropSamples = (): boolean => {
-  const exists = db.prepare("select 1 from sqlite_schema where name = 'sqlite_stat4'").get();
   // Deleting from an empty table would still take the write lock: only when there are samples.
-  if (!exists || !db.prepare('select 1 from sqlite_stat4 limit 1').get()) return false;
+  if (!hasTable('sqlite_stat4') || !db.prepare('select 1 from sqlite_stat4 limit 1').get()) return false;
   db.prepare('delete from sqlite_stat4').run();
   return true;
 };
