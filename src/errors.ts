@@ -118,7 +118,8 @@ export const VALIDATION = {
   conflict: { code: 1052, message: (f: string, why: string) => `The field '${f}' cannot be changed: ${why}` },
   inUse: {
     code: 1051,
-    message: (f: string) => `The item with this '${f}' is still referenced by other items and cannot be deleted`,
+    message: (f: string, why: string) =>
+      `The item with this '${f}' is still referenced by other items and cannot be deleted${why ? `: ${why}` : ''}`,
   },
 } as const;
 

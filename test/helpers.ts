@@ -102,6 +102,8 @@ export async function createTestApp(
     database: db.database,
     clock: () => clock.now,
     deliveries: opts.deliveries,
+    // FSM_TEST_LOG=1 shows the server's errors (a 500's cause) while a test is looked into.
+    logger: process.env.FSM_TEST_LOG ? { level: 'error' } : false,
   });
   await app.ready();
   await checkResponsesAgainstOpenApi(app);

@@ -45,9 +45,11 @@ export function isCaller(caller: Caller, eb: EB, userColumn: string): Expression
 
 /**
  * Crew time (PRODUCT §11): one user's timesheet entries never overlap. Every write that adds or
- * moves an entry (a timesheet write, a visit's check-in) first locks the users whose entries it
- * changes, in id order, inside its transaction, and only then looks for overlaps: a second writer
- * for the same user waits for the first to commit and then sees its entry. PostgreSQL: the users'
+ * moves an entry (a timesheet write, a visit's check-in or check-out) first locks the users whose
+ * entries it changes, in id order, inside its transaction, before any of their entries (one lock
+ * order: a visit, then its user's time, then the entries; timesheets' `lockFirst`), and only then
+ * looks for overlaps: a second writer for the same user waits for the first to commit and then
+ * sees its entry. PostgreSQL: the users'
  * rows `FOR NO KEY UPDATE` (an insert referencing the row takes only `KEY SHARE`, so it never waits
  * on this; Citus keeps both on the account's shard). SQLite runs writers one at a time.
  */

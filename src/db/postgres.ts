@@ -42,19 +42,32 @@ export function openPostgres(opts: DatabaseOptions & { databaseUrl: string }): D
     db,
     dialect: POSTGRES,
     transaction: async <T>(fn: (tx: Executor) => Promise<T>) => {
-      let done: Transaction<DB> | undefined;
-      const result = await db.transaction().execute((tx) => {
-        attach(tx, shared, { transaction: true });
-        done = tx;
-        return fn(tx);
-      });
-      committed(done!);
-      return result;
+      for (let attempt = 1; ; attempt++) {
+        let done: Transaction<DB> | undefined;
+        try {
+          const result = await db.transaction().execute((tx) => {
+            attach(tx, shared, { transaction: true });
+            done = tx;
+            return fn(tx);
+          });
+          committed(done!);
+          return result;
+        } catch (err) {
+          // Every path takes its locks in one order (docs/design.md), so a deadlock is not expected;
+          // should one happen all the same, PostgreSQL rolled the victim back whole and it runs again.
+          if ((err as { code?: string }).code !== DEADLOCK || attempt >= DEADLOCK_ATTEMPTS) throw err;
+          await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+        }
+      }
     },
     close: () => db.destroy(),
     pool,
   };
 }
+
+/** PostgreSQL's deadlock_detected, and how often a transaction it chose as the victim is run. */
+const DEADLOCK = '40P01';
+const DEADLOCK_ATTEMPTS = 3;
 
 /**
  * Kysely sends every statement unnamed, so PostgreSQL parses and plans it on every execution; with

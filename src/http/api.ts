@@ -181,6 +181,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
       now: auth.now,
       publicUrl: app.config.publicUrl,
       privateUrls: app.config.webhooksAllowPrivateUrls,
+      clock: app.clock,
     };
     const c = app.services.registry.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);

@@ -1,31 +1,25 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type TxItemContext } from '../machinery/collection.js';
-import { lineOfCharge, priceLines, type Line } from '../machinery/lines.js';
+import { linesOfCharges, priceLines, type Line } from '../machinery/lines.js';
+import { afterDraftErrors } from '../../domain/billing/state.js';
 import { accountMoney } from '../machinery/money.js';
 import { invoiceActionDocs, issue, pdf, voidInvoice } from './actions.js';
 import { billedBy, invoicedFrom, setInvoice, unbilledCharges } from './repository.js';
-import { clientExists, jobClient, lockDocument } from '../machinery/document-queries.js';
+import { jobClient, lockDocument, lockJob } from '../machinery/document-queries.js';
 import { invoiceFields } from './schema.js';
 
 /** What check found for an item and fill/after act on: the charges it bills, those it releases. */
 const billing = new WeakMap<object, { bill: number[]; release: number[] }>();
-
-/** What changes only while draft (PRODUCT §9); `notes` changes in any state. */
-const DRAFT_ONLY = ['lines', 'client', 'dueDate', 'deleted'] as const;
 
 async function check(ctx: TxItemContext<'invoices'>): Promise<ApiErrorBody[]> {
   const { caller, db, op, item, row, existing, once } = ctx;
   const account = caller.accountId;
   if (op === 'delete')
     return existing!.state === 'draft' ? [] : [validationError('conflict', 'state', 'only a draft invoice is deleted')];
-  if (existing && existing.state !== 'draft') {
-    // A client of another account is already refused by the reference check (1045): said once.
-    const client = (item.client as { id: number } | null | undefined)?.id;
-    const refused = client !== undefined && !(await clientExists(db, account, client));
-    const errors = DRAFT_ONLY.filter((m) => item[m] !== undefined && !(m === 'client' && refused)).map((m) =>
-      validationError('conflict', m, `the invoice is ${existing.state}; only a draft changes`),
-    );
-    if (errors.length) return errors;
+  // Sequential: the reference checks already passed, so each member refused here is said once.
+  if (existing) {
+    const refused = afterDraftErrors(item, existing.state, 'invoice');
+    if (refused.length) return refused;
   }
   const jobId = row.job_id !== undefined ? row.job_id : (existing?.job_id ?? null);
   if (op === 'create' && item.client === undefined) {
@@ -56,17 +50,13 @@ async function check(ctx: TxItemContext<'invoices'>): Promise<ApiErrorBody[]> {
     totals = priced!;
     if (existing) plan.release = await billedBy(db, account, existing.id);
   } else if (op === 'create' && jobId !== null) {
+    // The job first, then its charges: the lock order of the job's deletion (parent before children).
+    await lockJob(db, account, jobId);
     const charges = await unbilledCharges(db, account, jobId);
-    lines = charges.map((c) => ({ ...lineOfCharge(c), charge: { id: c.id } }));
-    let subtotal = 0;
-    let tax = 0;
-    for (const c of charges) {
-      subtotal += Number(c.subtotal);
-      tax += Number(c.tax);
-    }
-    if (Math.abs(subtotal + tax) > 1e13 || Math.abs(subtotal) > 1e13)
-      return [validationError('invalid', 'lines', "the document's totals must stay within 1,000,000,000 in magnitude")];
-    totals = { subtotal, taxTotal: tax, total: subtotal + tax };
+    const built = linesOfCharges(charges, true);
+    if ('errors' in built) return built.errors;
+    lines = built.lines;
+    totals = built.totals;
     plan.bill = charges.map((c) => c.id);
   } else if (op === 'create') {
     lines = [];
@@ -113,7 +103,8 @@ export const invoices = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
   },
-  rules: { check, fill, after },
+  // Each invoice sees the charges the batch's earlier invoices billed or released: none is billed twice.
+  rules: { check, fill, after, sequential: true },
   actions: { issue, void: voidInvoice, pdf },
   actionDocs: invoiceActionDocs,
 });

@@ -2,14 +2,16 @@ import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type TxItemContext } from '../machinery/collection.js';
 import type { ObjectField } from '../machinery/fields.js';
 import { seesJob } from '../policy.js';
-import { addressOf, clientOfSite, defaultStatus, nextReference } from './repository.js';
+import type { Executor } from '../../db/runner.js';
+import { addressOf, clientOfSite, defaultStatus, documentsOfJob, nextReference } from './repository.js';
 import { jobFields } from './schema.js';
 
 const idOf = (v: unknown): number | null => (v === null ? null : (v as { id: number }).id);
 
 /** A job's site is a site of its client, whichever of the two a write changes (PRODUCT §10). */
 async function check({ caller, db, op, item, existing }: TxItemContext<'jobs'>): Promise<ApiErrorBody[]> {
-  if (op === 'delete' || (item.site === undefined && item.client === undefined)) return [];
+  if (op === 'delete') return deletable(db, caller.accountId, existing!.id);
+  if (item.site === undefined && item.client === undefined) return [];
   const site = item.site !== undefined ? idOf(item.site) : (existing?.site_id ?? null);
   if (site === null) return [];
   const client = item.client !== undefined ? idOf(item.client) : (existing?.client_id ?? null);
@@ -21,6 +23,25 @@ async function check({ caller, db, op, item, existing }: TxItemContext<'jobs'>):
       'invalid',
       'site',
       client === null ? 'a job without a client has no site' : "must be a site of the job's client",
+    ),
+  ];
+}
+
+/**
+ * Nothing numbered disappears with a job (PRODUCT §9): a job with quotes or invoices, or with
+ * charges another invoice bills, is not deleted (its charges would go, and the documents' lines
+ * would point at nothing). Drafts can be deleted first; otherwise the job is marked `deleted`.
+ */
+async function deletable(db: Executor, accountId: number, jobId: number): Promise<ApiErrorBody[]> {
+  const documents = await documentsOfJob(db, accountId, jobId);
+  if (!documents.length) return [];
+  const shown =
+    documents.slice(0, 10).join(', ') + (documents.length > 10 ? `, and ${documents.length - 10} more` : '');
+  return [
+    validationError(
+      'inUse',
+      'id',
+      `the job's quotes and invoices keep it (${shown}); delete its draft invoices, or mark the job deleted instead`,
     ),
   ];
 }

@@ -64,3 +64,40 @@ export async function addressOf(
     .executeTakeFirst()) as Record<string, unknown> | undefined;
   return row && columns.some((c) => row[c] !== null) ? row : undefined;
 }
+
+/**
+ * What keeps a job from being deleted (PRODUCT §9, docs/money.md): its quotes (numbered at
+ * creation), its invoices (numbered at issue; a draft's lines point at the job's charges), and any
+ * charge of it billed by an invoice of another job. Each as the client would name it.
+ */
+export async function documentsOfJob(db: Executor, accountId: number, jobId: number): Promise<string[]> {
+  const [quotes, invoices, billed] = await Promise.all([
+    db
+      .selectFrom('quotes')
+      .select(['number'])
+      .where('account_id', '=', accountId)
+      .where('job_id', '=', jobId)
+      .orderBy('id')
+      .execute(),
+    db
+      .selectFrom('invoices')
+      .select(['id', 'number', 'state'])
+      .where('account_id', '=', accountId)
+      .where('job_id', '=', jobId)
+      .orderBy('id')
+      .execute(),
+    db
+      .selectFrom('charges')
+      .innerJoin('invoices', (j) =>
+        j.onRef('invoices.id', '=', 'charges.invoice_id').onRef('invoices.account_id', '=', 'charges.account_id'),
+      )
+      .select(['invoices.id', 'invoices.number'])
+      .where('charges.account_id', '=', accountId)
+      .where('charges.job_id', '=', jobId)
+      .where((eb) => eb.or([eb('invoices.job_id', 'is', null), eb('invoices.job_id', '!=', jobId)]))
+      .distinct()
+      .execute(),
+  ]);
+  const invoice = (i: { id: number; number: string | null }) => i.number ?? `draft invoice ${i.id}`;
+  return [...quotes.map((q) => q.number), ...invoices.map(invoice), ...billed.map(invoice)];
+}

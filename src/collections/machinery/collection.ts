@@ -18,6 +18,11 @@ export interface Caller extends AuthContext {
   publicUrl: string;
   /** WEBHOOKS_ALLOW_PRIVATE_URLS: webhooks may target private addresses over plain http. */
   privateUrls?: boolean;
+  /**
+   * The server's clock (tests inject their own), for a time read once a lock is held: `now` is when
+   * the request arrived, which a request that waited for another one must not go back to.
+   */
+  clock?: () => number;
 }
 
 /** A stored row, as the database returns it (every table has an integer `id`). */
@@ -108,6 +113,20 @@ export interface Rules<T extends TableName = AnyTable> {
    * (src/collections/machinery/write/lock-rows.ts).
    */
   exclusive?: boolean;
+  /**
+   * An item's `check` depends on rows that the batch's earlier items write (an invoice's balance
+   * that payments lower, the charges an invoice bills): each item is checked just before it is
+   * written, once the items before it are, as if the items came one after another in one
+   * transaction (src/collections/machinery/write/apply.ts). `exclusive` collections are so too, and
+   * their stored rows are read again before each item's check (an earlier item may have changed them).
+   */
+  sequential?: boolean;
+  /**
+   * Where writers run side by side (PostgreSQL): locks the rules need taken before the batch's own
+   * rows are locked, so every path that takes both takes them in one order (timesheets: the
+   * users' time before their entries, as a check-in does). Runs first in the transaction.
+   */
+  lockFirst?(b: { db: Executor; caller: Caller; op: Op; items: Item[]; ids: number[] }): Promise<void>;
   /** Runs after the item's row was written, in the same transaction. */
   after?(i: TxItemContext<T> & { id: number }): Promise<void>;
   /**

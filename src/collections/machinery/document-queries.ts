@@ -62,15 +62,19 @@ export async function parties(db: Executor, accountId: number, clientId: number 
   return { company: account.company_name, client: { name: client?.name ?? '', address } };
 }
 
-/** Whether a client of the account exists (a reference the pipeline has not refused already). */
-export async function clientExists(db: Executor, accountId: number, id: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('clients')
+/**
+ * The job a document is built from, locked against its deletion until the commit (PostgreSQL: `FOR
+ * KEY SHARE`, which edits of the job do not wait for): taken before its charges, in the order a
+ * job's deletion takes them (the job, then the rows that reference it), so the two never deadlock.
+ */
+export async function lockJob(db: Executor, accountId: number, jobId: number): Promise<void> {
+  await db
+    .selectFrom('jobs')
     .select('id')
     .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return row !== undefined;
+    .where('id', '=', jobId)
+    .modifyEnd(dialectOf(db).lockClause('key share'))
+    .execute();
 }
 
 /**

@@ -271,3 +271,33 @@ export function lineOfCharge(c: {
     total: fromScaled(Number(c.total), MONEY_SCALE),
   };
 }
+
+/**
+ * A document built from a job's charges (a quote from its quoted charges, an invoice from the
+ * charges it bills): a line per charge and the totals, under the same bounds as lines sent (at
+ * most MAX_LINES, totals within 1e9), else the failure naming `lines`.
+ */
+export function linesOfCharges(
+  charges: Parameters<typeof lineOfCharge>[0][],
+  withCharge: boolean,
+): { lines: Line[]; totals: Omit<Priced, 'lines'> } | { errors: ApiErrorBody[] } {
+  if (charges.length > MAX_LINES)
+    return {
+      errors: [
+        validationError(
+          'invalid',
+          'lines',
+          `at most ${MAX_LINES} lines; the job has ${charges.length} charges to copy: send lines instead`,
+        ),
+      ],
+    };
+  const lines = charges.map((c) => (withCharge ? { ...lineOfCharge(c), charge: { id: c.id } } : lineOfCharge(c)));
+  const totals = totalsOf(lines.map(scaledAmounts));
+  if (!totals)
+    return {
+      errors: [
+        validationError('invalid', 'lines', "the document's totals must stay within 1,000,000,000 in magnitude"),
+      ],
+    };
+  return { lines, totals };
+}

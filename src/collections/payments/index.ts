@@ -96,5 +96,6 @@ export const payments = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
   },
-  rules: { authorize, check, after },
+  // Each payment sees the balance the batch's earlier payments left: a batch never overpays.
+  rules: { authorize, check, after, sequential: true },
 });

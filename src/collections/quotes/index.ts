@@ -1,29 +1,23 @@
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type TxItemContext } from '../machinery/collection.js';
-import { lineOfCharge, priceLines, totalsOf, scaledAmounts } from '../machinery/lines.js';
+import { linesOfCharges, priceLines } from '../machinery/lines.js';
+import { afterDraftErrors } from '../../domain/billing/state.js';
 import { accountMoney } from '../machinery/money.js';
 import { quoteActionDocs, quoteActions } from './actions.js';
 import { nextCount, numbered } from '../../db/counters.js';
-import { clientExists, jobClient } from '../machinery/document-queries.js';
+import { jobClient, lockJob } from '../machinery/document-queries.js';
 import { quotedCharges } from './repository.js';
 import { quoteFields } from './schema.js';
-
-/** What changes only while draft (PRODUCT §9). */
-const DRAFT_ONLY = ['lines', 'client', 'validUntil', 'deleted'] as const;
 
 async function check(ctx: TxItemContext<'quotes'>): Promise<ApiErrorBody[]> {
   const { caller, db, op, item, row, existing, once } = ctx;
   const account = caller.accountId;
   if (op === 'delete')
     return existing!.state === 'draft' ? [] : [validationError('conflict', 'state', 'only a draft quote is deleted')];
-  if (existing && existing.state !== 'draft') {
-    // A client of another account is already refused by the reference check (1045): said once.
-    const client = (item.client as { id: number } | undefined)?.id;
-    const refused = client !== undefined && !(await clientExists(db, account, client));
-    const errors = DRAFT_ONLY.filter((m) => item[m] !== undefined && !(m === 'client' && refused)).map((m) =>
-      validationError('conflict', m, `the quote is ${existing.state}; only a draft changes`),
-    );
-    if (errors.length) return errors;
+  // Sequential: the reference checks already passed, so each member refused here is said once.
+  if (existing) {
+    const refused = afterDraftErrors(item, existing.state, 'quote');
+    if (refused.length) return refused;
   }
   const jobId = row.job_id ?? existing!.job_id;
   if (op === 'create' && item.client === undefined) {
@@ -38,12 +32,15 @@ async function check(ctx: TxItemContext<'quotes'>): Promise<ApiErrorBody[]> {
     row.lines = JSON.stringify(priced!.lines);
     Object.assign(row, { subtotal: priced!.subtotal, tax_total: priced!.taxTotal, total: priced!.total });
   } else if (op === 'create') {
-    const lines = (await quotedCharges(db, account, jobId)).map(lineOfCharge);
-    const totals = totalsOf(lines.map(scaledAmounts));
-    if (!totals)
-      return [validationError('invalid', 'lines', "the document's totals must stay within 1,000,000,000 in magnitude")];
-    row.lines = JSON.stringify(lines);
-    Object.assign(row, { subtotal: totals.subtotal, tax_total: totals.taxTotal, total: totals.total });
+    await lockJob(db, account, jobId);
+    const built = linesOfCharges(await quotedCharges(db, account, jobId), false);
+    if ('errors' in built) return built.errors;
+    row.lines = JSON.stringify(built.lines);
+    Object.assign(row, {
+      subtotal: built.totals.subtotal,
+      tax_total: built.totals.taxTotal,
+      total: built.totals.total,
+    });
   }
   if (op === 'create') row.currency = money.currency;
   return [];
@@ -73,7 +70,8 @@ export const quotes = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
   },
-  rules: { check, fill },
+  // Sequential: a quote's checks run once the batch's reference checks passed (each refusal said once).
+  rules: { check, fill, sequential: true },
   actions: quoteActions,
   actionDocs: quoteActionDocs,
 });

@@ -1,7 +1,7 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { canSeeJob, isCaller, lockUsersTime, overlappingEntries } from '../policy.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
-import { visitJob } from './repository.js';
+import { entryUsers, visitJob } from './repository.js';
 import { timesheetFields } from './schema.js';
 
 const idOf = (v: unknown) => (v as { id?: number } | null | undefined)?.id;
@@ -98,6 +98,15 @@ export const timesheets = defineCollection({
     validate,
     authorize,
     check,
+    /** Crew time's lock order: the users' time (the entries' users, stored and sent), then the entries. */
+    async lockFirst({ db, caller, op, items, ids }) {
+      const sent = items.flatMap((it) => {
+        const id = idOf(it.user);
+        return id !== undefined ? [id] : op === 'create' ? [caller.userId] : [];
+      });
+      const stored = op === 'create' ? [] : await entryUsers(db, caller.accountId, ids);
+      await lockUsersTime(db, caller.accountId, [...sent, ...stored]);
+    },
     async fill({ op, row, existing, caller }) {
       if (op === 'create' && row.user_id === undefined) row.user_id = caller.userId;
       if (Object.hasOwn(row, 'start_time') || Object.hasOwn(row, 'end_time')) {

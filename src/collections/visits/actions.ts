@@ -65,6 +65,7 @@ function visitStep(step: Step) {
     const timesheets = services.registry.get('timesheets')!;
     const { accountId } = caller;
     let location: Point | null = null;
+    let now = caller.now;
     const item = await services.writer.transact(caller, async (tx, changes) => {
       const visit = await lockVisit(tx, accountId, id);
       // A Contractor sees only their own visits: another one is missing, as when they read it.
@@ -74,17 +75,20 @@ function visitStep(step: Step) {
       const parsed = locationOf(visits, request.body);
       if ('failed' in parsed) throw new BadBody(failure(visits, [parsed.item], [parsed.failed]));
       location = parsed.location;
-      const now = caller.now;
       if (visit.deleted) throw new ApiError('visitState', 'the visit is deleted');
       if (step === 'checkIn') {
         if (visit.state !== 'scheduled' && visit.state !== 'travelling')
           throw new ApiError('visitState', `checkIn takes a scheduled or travelling visit; this one is ${visit.state}`);
         if (visit.user_id === null) throw new ApiError('visitState', 'the visit has no user to check in');
-        const userId = visit.user_id;
-        // The lock order of a timesheet write (the entry's row, then its user), so the two never
-        // deadlock: the running entry first, then the user; then the running entry read again.
-        await runningEntries(tx, accountId, { userId }, true);
-        await lockUsersTime(tx, accountId, [userId]);
+      } else if (visit.state !== 'onSite')
+        throw new ApiError('visitState', `checkOut takes an onSite visit; this one is ${visit.state}`);
+      // Crew time's lock order (src/collections/policy.ts): the visit, then its user's time, then
+      // the user's entries. "Now" is read once the user's time is ours: a check-in that waited for
+      // another one starts after the entry that one started, never before it.
+      if (visit.user_id !== null) await lockUsersTime(tx, accountId, [visit.user_id]);
+      now = Math.max(caller.now, (caller.clock ?? Date.now)());
+      if (step === 'checkIn') {
+        const userId = visit.user_id!;
         // What the new entry [now, …) would overlap: the running entry, which it ends, and nothing else.
         const current = await entriesFrom(tx, accountId, userId, now);
         const running = current.filter((e) => e.end_time === null);
@@ -100,8 +104,6 @@ function visitStep(step: Step) {
         await endEntries(tx, accountId, running, now);
         changes.created(timesheets, [await startEntry(tx, accountId, { ...visit, user_id: userId }, now)]);
       } else {
-        if (visit.state !== 'onSite')
-          throw new ApiError('visitState', `checkOut takes an onSite visit; this one is ${visit.state}`);
         const running = (await runningEntries(tx, accountId, { visitId: id })).filter((e) => e.start_time < now);
         if (running.length)
           await changes.touch(

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { dialectOf, execute, type Executor } from '../../db/runner.js';
 
 /** A visit, whole (its item before the change is presented from it), locked until the commit (PostgreSQL). */
@@ -41,27 +40,21 @@ export async function markVisit(
     .execute();
 }
 
-/**
- * The user's running timesheet entries (at most one), or those of one visit. With `lock`, their rows
- * are locked (PostgreSQL) in the order a timesheet write takes them: its entry's row, then the user.
- */
+/** The running timesheet entries of one visit (its user's time is locked first: actions.ts). */
 export async function runningEntries(
   db: Executor,
   accountId: number,
-  by: { userId: number } | { visitId: number },
-  lock = false,
+  by: { visitId: number },
 ): Promise<{ id: number; start_time: number }[]> {
-  const q = db
+  const rows = await db
     .selectFrom('timesheets')
     .select(['id', 'start_time'])
     .where('account_id', '=', accountId)
     .where('end_time', 'is', null)
     .where('deleted', '=', 0)
+    .where('visit_id', '=', by.visitId)
     .orderBy('id')
-    .modifyEnd(lock ? dialectOf(db).lockClause('no key update') : sql``);
-  const rows = await (
-    'userId' in by ? q.where('user_id', '=', by.userId) : q.where('visit_id', '=', by.visitId)
-  ).execute();
+    .execute();
   return rows.map((r) => ({ id: r.id, start_time: Number(r.start_time) }));
 }
 
@@ -109,7 +102,8 @@ export async function startEntry(
 
 /**
  * The user's live entries that reach past `at` (running, or ending later): what a running entry
- * started at `at` would overlap (src/collections/policy.ts, overlappingEntries, in one read).
+ * started at `at` would overlap (src/collections/policy.ts, overlappingEntries, in one read). Locked
+ * until the commit (PostgreSQL), in id order, after the user's time (crew time's lock order).
  */
 export async function entriesFrom(
   db: Executor,
@@ -124,6 +118,8 @@ export async function entriesFrom(
     .where('user_id', '=', userId)
     .where('deleted', '=', 0)
     .where((eb) => eb.or([eb('end_time', 'is', null), eb('end_time', '>', at)]))
+    .orderBy('id')
+    .modifyEnd(dialectOf(db).lockClause('no key update'))
     .execute();
   return rows.map((r) => ({
     id: r.id,

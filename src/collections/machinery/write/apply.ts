@@ -5,7 +5,7 @@ import type { Collection, Columns, Row, TxItemContext } from '../collection.js';
 import { listChanges, saveList } from '../links.js';
 import type { Batch } from './batch.js';
 import type { ChangeRecorder } from './changes.js';
-import { BatchFailed } from './outcome.js';
+import { BatchFailed, stopOnErrors } from './outcome.js';
 import { fillSearchText } from '../search.js';
 
 /** The association a refused foreign key names (PostgreSQL says which column; SQLite does not). */
@@ -125,11 +125,43 @@ export async function applyAll(b: Batch, db: Executor, changes: ChangeRecorder, 
   if (op === 'delete') await changes.deleting(c, b.ids);
   const together =
     !oneByOne &&
-    !c.rules.exclusive &&
+    !isSequential(c) &&
     b.items.length > 1 &&
     (op === 'create' || (op === 'update' && dialectOf(db).updatesInOneStatement));
   if (together) await writeTogether(b, db, changes);
+  else if (isSequential(c)) await writeInTurn(b, db, changes);
   else for (let i = 0; i < b.items.length; i++) await guarded(b, db, i, () => writeOne(b, db, changes, i));
+}
+
+/** Whether the collection's items are checked one after another, each seeing the writes of those before it. */
+export function isSequential(c: Collection): boolean {
+  return Boolean(c.rules.sequential || c.rules.exclusive);
+}
+
+/**
+ * A sequential collection's items in turn: item i is checked once items 0…i-1 are written, so a
+ * rule that depends on other rows (a balance, the charges not billed yet) sees what the batch did
+ * before it. Once an item fails, the later ones are still checked (each failure is reported) but
+ * nothing more is written, and the batch rolls back.
+ */
+async function writeInTurn(b: Batch, db: Executor, changes: ChangeRecorder): Promise<void> {
+  const { collection: c, caller, op } = b.request;
+  for (let i = 0; i < b.items.length; i++) {
+    if (c.rules.exclusive && op !== 'create' && i > 0) {
+      // An earlier item's fill may have changed this item's row (statuses: the old default cleared).
+      const [row] = await untyped(db)
+        .selectFrom(c.table)
+        .selectAll()
+        .where('account_id', '=', caller.accountId)
+        .where('id', '=', b.ids[i])
+        .execute();
+      if (row) b.existing[i] = row as Row;
+    }
+    if (c.rules.check) b.errors[i].push(...(await c.rules.check(b.txContext(i, db, changes))));
+    if (b.errors.some((e) => e.length)) continue;
+    await guarded(b, db, i, () => writeOne(b, db, changes, i));
+  }
+  stopOnErrors(b.errors);
 }
 
 /** One item: fill, its row, lists, after. */

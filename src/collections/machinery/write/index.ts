@@ -4,7 +4,7 @@ import type { Caller } from '../collection.js';
 import { itemToRow } from '../validate.js';
 import { lockRows } from './lock-rows.js';
 import type { Services } from '../services.js';
-import { applyAll, RetryOneByOne } from './apply.js';
+import { applyAll, isSequential, RetryOneByOne } from './apply.js';
 import { authorizeRules, loadAndAuthorize, roleAccess } from './authorize.js';
 import { Batch, type WriteRequest } from './batch.js';
 import { ChangeRecorder, type ChangeHook } from './changes.js';
@@ -46,7 +46,8 @@ export interface WriterDeps {
  *     transaction, then those columns made — a batch that fails its checks never pays for them
  *  4. in one transaction: lockRows (one lock order, before any row is read); checkAll
  *     (loadAndAuthorize, authorizeRules, checkReferences, checkUnique, the collection's check,
- *     checkIfMatch); applyAll (fill, write, lists, after); the collection's verify; settle the
+ *     checkIfMatch); applyAll (fill, write, lists, after; a `sequential` collection's check runs
+ *     here, each item's just before its write); the collection's verify; settle the
  *     changes (the hooks run here); the answer; seal
  *  5. after the commit: the collection's committed
  */
@@ -144,7 +145,8 @@ async function checkAll(b: Batch, db: Executor, changes: ChangeRecorder): Promis
     await checkReferences(b, db);
     await checkUnique(b, db);
   }
-  if (c.rules.check)
+  // A sequential collection's check runs item by item as it is written (applyAll).
+  if (c.rules.check && !isSequential(c))
     for (let i = 0; i < b.items.length; i++) b.errors[i].push(...(await c.rules.check(b.txContext(i, db, changes))));
   stopOnErrors(b.errors);
   await checkIfMatch(b, db);

@@ -10,6 +10,8 @@ import type { Batch } from './batch.js';
  *   a delete): two batches naming the same rows in different orders queue on the first row they
  *   share instead of each holding one the other needs. Row counts never wait (each connection
  *   writes its own slot, src/db/counted.ts), and the events lock is taken last (docs/events.md).
+ * - Before them, what the collection's rules lock first (`lockFirst`: timesheets lock their users'
+ *   time, as every crew-time write does).
  * - A batch that also changes rows it does not name, in an order of its own, first takes the
  *   account's lock on the table (a transaction-scoped advisory lock), so such batches of one table
  *   and account run one at a time: deletes (ON DELETE CASCADE and SET NULL), items that set an
@@ -20,6 +22,7 @@ export async function lockRows(b: Batch, db: Executor): Promise<void> {
   const dialect = dialectOf(db);
   if (dialect.serialWriters) return;
   const { collection: c, caller, op } = b.request;
+  await c.rules.lockFirst?.({ db, caller, op, items: b.items, ids: b.ids });
   const lists = Object.entries(c.fields)
     .filter(([, f]) => f.kind === 'assocList')
     .map(([name]) => name);
