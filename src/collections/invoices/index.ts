@@ -51,7 +51,7 @@ async function check(ctx: TxItemContext<'invoices'>): Promise<ApiErrorBody[]> {
     if (existing) plan.release = await billedBy(db, account, existing.id);
   } else if (op === 'create' && jobId !== null) {
     // The job first, then its charges: the lock order of the job's deletion (parent before children).
-    await lockJob(db, account, jobId);
+    if (!(await lockJob(db, account, jobId))) return [validationError('reference', 'job')];
     const charges = await unbilledCharges(db, account, jobId);
     const built = linesOfCharges(charges, true);
     if ('errors' in built) return built.errors;

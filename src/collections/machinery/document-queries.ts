@@ -66,15 +66,17 @@ export async function parties(db: Executor, accountId: number, clientId: number 
  * The job a document is built from, locked against its deletion until the commit (PostgreSQL: `FOR
  * KEY SHARE`, which edits of the job do not wait for): taken before its charges, in the order a
  * job's deletion takes them (the job, then the rows that reference it), so the two never deadlock.
+ * False when the job is gone (deleted meanwhile).
  */
-export async function lockJob(db: Executor, accountId: number, jobId: number): Promise<void> {
-  await db
+export async function lockJob(db: Executor, accountId: number, jobId: number): Promise<boolean> {
+  const rows = await db
     .selectFrom('jobs')
     .select('id')
     .where('account_id', '=', accountId)
     .where('id', '=', jobId)
     .modifyEnd(dialectOf(db).lockClause('key share'))
     .execute();
+  return rows.length > 0;
 }
 
 /**

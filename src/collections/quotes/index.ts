@@ -32,7 +32,7 @@ async function check(ctx: TxItemContext<'quotes'>): Promise<ApiErrorBody[]> {
     row.lines = JSON.stringify(priced!.lines);
     Object.assign(row, { subtotal: priced!.subtotal, tax_total: priced!.taxTotal, total: priced!.total });
   } else if (op === 'create') {
-    await lockJob(db, account, jobId);
+    if (!(await lockJob(db, account, jobId))) return [validationError('reference', 'job')];
     const built = linesOfCharges(await quotedCharges(db, account, jobId), false);
     if ('errors' in built) return built.errors;
     row.lines = JSON.stringify(built.lines);

@@ -13,6 +13,9 @@ const point = TypeCompiler.Compile(PointSchema);
 
 type Step = 'checkIn' | 'checkOut';
 
+/** How far ahead of this server's clock a running entry's start may be and still be ended now (+1 ms). */
+const CLOCK_SLACK_MS = 1000;
+
 /**
  * The optional body `{"visits":[{"location":{lat,lng,accuracy}}]}`: the location, or the failure
  * that names what is wrong with it.
@@ -90,8 +93,16 @@ function visitStep(step: Step) {
       if (step === 'checkIn') {
         const userId = visit.user_id!;
         // What the new entry [now, …) would overlap: the running entry, which it ends, and nothing else.
-        const current = await entriesFrom(tx, accountId, userId, now);
-        const running = current.filter((e) => e.end_time === null);
+        let current = await entriesFrom(tx, accountId, userId, now);
+        let running = current.filter((e) => e.end_time === null);
+        // The check-in this one waited for started its entry in the same millisecond (or on a
+        // server whose clock is a little ahead): this one begins just after it, not a 422.
+        const latest = Math.max(...running.map((e) => e.start_time));
+        if (running.length && latest >= now && latest - now < CLOCK_SLACK_MS) {
+          now = latest + 1;
+          current = current.filter((e) => e.end_time === null || e.end_time > now);
+          running = current.filter((e) => e.end_time === null);
+        }
         if (running.some((e) => e.start_time >= now))
           throw new ApiError('visitState', "the user's running timesheet entry starts later than now");
         if (current.length > running.length)
