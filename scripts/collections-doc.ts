@@ -30,15 +30,27 @@ function scalarType(s: TSchema): string {
   if (s.format === 'date') return 'date `YYYY-MM-DD`';
   if (s.format === 'email') return 'e-mail';
   if (s.pattern && KNOWN_PATTERNS[s.pattern]) return KNOWN_PATTERNS[s.pattern];
-  if (s.pattern) return `string matching \`${s.pattern}\``;
+  // A `|` of the pattern would end the Markdown table's cell.
+  if (s.pattern) return `string matching \`${s.pattern.replace(/\|/g, '\\|')}\``;
   return `string${range(s, ' characters')}`;
+}
+
+/** A JSON value's type as its schema says: an array of what its items are (`lines`: objects with their members). */
+function jsonType(s: TSchema): string {
+  if (s.type === 'array') {
+    const items = s.items as TSchema | undefined;
+    if (items?.type === 'object' && items.properties)
+      return `array of objects {${Object.keys(items.properties).join(', ')}}`;
+    return items ? `array, each a ${scalarType(items)}` : 'array';
+  }
+  if (s.type === 'object' && s.properties) return `object {${Object.keys(s.properties).join(', ')}}`;
+  return 'object';
 }
 
 function typeOf(field: Field): string {
   switch (field.kind) {
     case 'scalar':
-      if (field.type === 'json')
-        return `${field.valueSchema.type === 'array' ? 'array of strings' : 'object'}${field.nullable ? ' or null' : ''}`;
+      if (field.type === 'json') return `${jsonType(field.valueSchema)}${field.nullable ? ' or null' : ''}`;
       return `${scalarType(field.valueSchema)}${field.nullable ? ' or null' : ''}`;
     case 'object':
       return `object {${Object.keys(field.members).join(', ')}}`;

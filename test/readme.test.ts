@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DIALECTS, PG_URL, formAction, inputValue, skipUnless } from './helpers.js';
+import { COMMANDS } from '../src/cli/commands.js';
 
 /**
  * The README's shell commands run as written, in order, on a fresh setup: every ```sh block is
@@ -30,6 +31,9 @@ const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 /** The README's one definition of the server's address, which the test points at its own server. */
 const BASE_LINE = /^BASE=http:\/\/127\.0\.0\.1:8080(?=\s|$)/m;
 
+/** The README's way to catch the code of step 3 with a loopback redirect (RFC 8252). */
+const LOOPBACK = /^CODE=\$\(node -e '.*\.listen\(9000, "127\.0\.0\.1"\)'\)$/;
+
 /** Commands the test stands in for: it installs nothing, does not run itself, and starts the server itself. */
 const STAND_INS: [RegExp, string][] = [
   [/^npm ci && npm start$/, 'the server: started by the test'],
@@ -37,6 +41,7 @@ const STAND_INS: [RegExp, string][] = [
   [/^DATABASE_URL=\S+ npm start$/, 'the server on PostgreSQL: started by the test for that dialect'],
   [/^npm ci && npm test$/, 'the test suite: this is it'],
   [/^(DATABASE_URL=\S+ )?npm run bench(\s+#.*)?$/, 'the benchmark: minutes of load'],
+  [LOOPBACK, 'the loopback listener: the test signs in and sets CODE itself (its own test runs it)'],
 ];
 
 export function shBlocks(md: string): { code: string; line: number }[] {
@@ -187,7 +192,7 @@ function runBlock(code: string, env: NodeJS.ProcessEnv): BlockRun {
     `{ declare -p | grep -E '^declare -[-aAix]* [A-Z][A-Z0-9_]*=' | grep -Ev '^declare -[-aAix]* (BASH[A-Z_]*|PIPESTATUS|GROUPS|RANDOM|SRANDOM|SECONDS|LINENO|EPOCHSECONDS|EPOCHREALTIME|HISTCMD|PPID|UID|EUID|SHELLOPTS|BASHOPTS|COLUMNS|LINES|README_[A-Z]+)=' || true; declare -f; } > "$README_STATE.next"`,
     'mv "$README_STATE.next" "$README_STATE"',
   ].join('\n');
-  const r = spawnSync('bash', ['-c', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync('bash', ['-c', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 300_000 });
   return {
     status: r.status,
     stdout: r.stdout,
@@ -251,6 +256,90 @@ it('the README has sh blocks, and each is either run or stood in for', () => {
     blocks.some((b) => b.code.includes('/oauth2/code?')),
     'the browser step prints its address',
   );
+});
+
+/** The README's words that a program can check against the project (issue 50, point 7). */
+describe('the README says what is true', () => {
+  const blocks = shBlocks(README);
+  it('the layout lists each folder once, and every one exists', () => {
+    const layout = /## Layout\n+```\n([\s\S]*?)```/.exec(README)?.[1];
+    assert.ok(layout, 'a Layout section with a code block');
+    const paths = layout.split('\n').flatMap((l) => /^(\S+)\s/.exec(l)?.[1] ?? []);
+    assert.ok(paths.length >= 8, paths.join(' '));
+    assert.deepEqual(
+      paths.filter((p, i) => paths.indexOf(p) !== i),
+      [],
+      'listed twice',
+    );
+    assert.deepEqual(
+      paths.filter((p) => !fs.existsSync(path.join(ROOT, p))),
+      [],
+      'listed but missing',
+    );
+    const top = fs.readdirSync(path.join(ROOT, 'src'), { withFileTypes: true }).filter((e) => e.isDirectory());
+    assert.deepEqual(
+      top.map((e) => `src/${e.name}/`).filter((p) => !paths.includes(p)),
+      [],
+      'folders of src/ the layout leaves out',
+    );
+  });
+  it("step 1's list of commands names every command of the CLI", () => {
+    const sentence = /lists every command \(([^)]*)\)/.exec(README)?.[1] ?? '';
+    const words = [...new Set(COMMANDS.map((c) => c.name.split(' ')[0]))];
+    assert.deepEqual(
+      words.filter((w) => !sentence.includes(`\`${w}\``)),
+      [],
+      `the README's command list: ${sentence}`,
+    );
+  });
+  it('no date in a command is outside the calendar feed (365 days either way)', () => {
+    const far = blocks.flatMap((b) =>
+      [...b.code.matchAll(/\b(\d{4}-\d{2}-\d{2})T/g)]
+        .map((m) => m[1])
+        .filter((d) => Math.abs(Date.parse(d) - Date.now()) > 365 * 864e5),
+    );
+    assert.deepEqual(far, [], 'a visit there would never show in the calendar feed');
+  });
+  it('every webhook the README makes, it deletes (an unreachable one would be retried for a day)', () => {
+    const text = blocks.map((b) => b.code).join('\n');
+    const made = (text.match(/-X POST "\$BASE\/webhooks"/g) ?? []).length;
+    assert.ok(made >= 1);
+    assert.equal((text.match(/-X DELETE "\$BASE\/webhooks\/\$[A-Z_]+"/g) ?? []).length, made);
+  });
+  it('says what a source build of better-sqlite3 needs', () => {
+    const run = /## Run it([\s\S]*?)## /.exec(README)?.[1] ?? '';
+    for (const tool of ['python3', 'make', 'g++']) assert.ok(run.includes(tool), tool);
+  });
+  it('the SDK README says events.follow streams, as it does', () => {
+    const sdk = fs.readFileSync(path.join(ROOT, 'packages/client/README.md'), 'utf8');
+    const events = fs.readFileSync(path.join(ROOT, 'packages/client/src/client.ts'), 'utf8');
+    assert.match(events, /streamEvents/);
+    assert.match(sdk, /`events\.follow` \(it streams/);
+  });
+  it('the loopback listener of step 3 catches the code of a redirect and sets CODE', async () => {
+    const line = blocks.flatMap((b) => commands(b.code)).find((c) => LOOPBACK.test(c));
+    assert.ok(line, 'step 3 shows the loopback way');
+    const sh = spawn('bash', ['-c', `${line}\necho "CODE=$CODE"`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    sh.stdout.on('data', (d) => (out += d));
+    const exited = new Promise((resolve) => sh.once('exit', resolve));
+    try {
+      // The browser's redirect, once the listener is up.
+      let answer: Response | undefined;
+      for (const deadline = Date.now() + 60_000; !answer && Date.now() < deadline;) {
+        answer = await fetch('http://127.0.0.1:9000/callback?code=abc123&state=xyz').catch(async () => {
+          await new Promise((r) => setTimeout(r, 100));
+          return undefined;
+        });
+      }
+      assert.ok(answer, 'the listener answered');
+      assert.match(await answer.text(), /back to the shell/);
+      await exited;
+      assert.equal(out.trim(), 'CODE=abc123');
+    } finally {
+      sh.kill();
+    }
+  });
 });
 
 it('the README names the server address once, as BASE in the first block that runs, and uses $BASE after', () => {
@@ -319,7 +408,9 @@ for (const dialect of DIALECTS) {
       server = spawn(process.execPath, ['dist/src/server.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`the server did not start: ${output}`)), 30_000);
+        // Readiness is the server's own "listening on" line, and an exit fails at once; the cap only
+        // stops a hang (a loaded machine once needed more than the 30 s this used to allow).
+        const timer = setTimeout(() => reject(new Error(`the server did not start: ${output}`)), 300_000);
         const seen = (d: Buffer) => {
           output += d;
           if (output.includes('listening on')) {
