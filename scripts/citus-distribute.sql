@@ -48,6 +48,9 @@ select create_distributed_table('quotes', 'account_id', colocate_with => 'accoun
 select create_distributed_table('invoices', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('charges', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('payments', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('skills', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('user_skills', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('job_skills', 'account_id', colocate_with => 'accounts');
 
 select create_reference_table('file_deletions');
 select create_reference_table('logins');

@@ -22,6 +22,7 @@ import { charges } from './charges/index.js';
 import { invoices } from './invoices/index.js';
 import { payments } from './payments/index.js';
 import { quotes } from './quotes/index.js';
+import { skills } from './skills/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of).
@@ -49,6 +50,7 @@ export const registry: Registry = createRegistry([
   invoices,
   payments,
   quotes,
+  skills,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

@@ -252,6 +252,12 @@ export interface InvoicesTable {
   custom_fields: Generated<unknown>;
 }
 
+export interface JobSkillsTable {
+  account_id: number;
+  job_id: number;
+  skill_id: number;
+}
+
 export interface JobsTable {
   id: Generated<number>;
   account_id: number;
@@ -484,6 +490,16 @@ export interface SitesTable {
   search_vector: Generated<string | null>;
 }
 
+export interface SkillsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
 export interface StatusesTable {
   id: Generated<number>;
   account_id: number;
@@ -541,6 +557,12 @@ export interface UnavailabilitiesTable {
   version: Generated<number>;
 }
 
+export interface UserSkillsTable {
+  account_id: number;
+  user_id: number;
+  skill_id: number;
+}
+
 export interface UsersTable {
   id: Generated<number>;
   account_id: number;
@@ -569,6 +591,8 @@ export interface UsersTable {
   search_vector: Generated<string | null>;
   /** SHA-256 of the calendar feed token (calendarLink); null when unlinked */
   calendar_token_hash: string | null;
+  working_hours: Generated<string>;
+  home_location: string | null;
 }
 
 export interface VisitsTable {
@@ -592,6 +616,9 @@ export interface VisitsTable {
   check_in_location: string | null;
   check_out_location: string | null;
   custom_fields: Generated<unknown>;
+  arrival_window_start: number | null;
+  arrival_window_end: number | null;
+  locked: Generated<number>;
 }
 
 /** Per webhook, the last of its account's events whose deliveries are queued (src/webhooks/fanout.ts). */
@@ -659,6 +686,7 @@ export interface DB {
   files: FilesTable;
   idempotency_keys: IdempotencyKeysTable;
   invoices: InvoicesTable;
+  job_skills: JobSkillsTable;
   jobs: JobsTable;
   locations: LocationsTable;
   login_attempts: LoginAttemptsTable;
@@ -675,10 +703,12 @@ export interface DB {
   row_counts: RowCountsTable;
   settings: SettingsTable;
   sites: SitesTable;
+  skills: SkillsTable;
   statuses: StatusesTable;
   tax_rates: TaxRatesTable;
   timesheets: TimesheetsTable;
   unavailabilities: UnavailabilitiesTable;
+  user_skills: UserSkillsTable;
   users: UsersTable;
   visits: VisitsTable;
   webhook_cursors: WebhookCursorsTable;

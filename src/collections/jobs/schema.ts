@@ -1,4 +1,5 @@
 import { f, kinds, standardFields, type Field } from '../machinery/fields.js';
+import { linkList } from '../machinery/links.js';
 
 export const PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
 
@@ -36,6 +37,15 @@ export const jobFields: Record<string, Field> = {
     readOnly: true,
     nullable: true,
     members: ['firstName', 'lastName'],
+  }),
+  requiredSkills: linkList({
+    through: 'job_skills',
+    own: 'job_id',
+    other: 'skill_id',
+    target: 'skills',
+    members: ['name'],
+    oneWay: true,
+    description: 'The skills whoever does the job must hold (plans and slots match them).',
   }),
   ...standardFields(),
 };

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Executor } from '../../db/tx.js';
-
+import { validationError } from '../../errors.js';
 /**
  * Field declarations. Each carries its TypeBox schema (the single source for validation, the
  * `fields` catalogue, serialization and OpenAPI) and how it maps onto columns.
@@ -106,6 +106,12 @@ export interface AssocListField extends BaseField {
   own: string;
   /** Column of `through` holding the ids listed. */
   other: string;
+  /**
+   * The list is the owner's data only: the listed items have no member that shows it (a user's
+   * or a job's `skills`, unlike a workgroup's `users`). Setting it needs the owner's write and the
+   * listed collection's read, and the listed items do not change with it.
+   */
+  oneWay?: boolean;
 }
 
 export interface WriteOnlyField extends BaseField {
@@ -284,6 +290,26 @@ export const kinds = {
       ...opts,
       valueSchema: value,
       schema: Type.Union([value, Type.Null()]),
+    };
+  },
+  /**
+   * A point `{lat, lng}` or null held whole as JSON text in one column (a user's `homeLocation`):
+   * the rules of `location`, without its two indexed columns, for a place nothing filters by.
+   */
+  point: (column: string, opts: ScalarOpts = {}): ScalarField => {
+    const location = kinds.location('unused');
+    return {
+      kind: 'scalar',
+      column,
+      type: 'json',
+      nullable: true,
+      ...opts,
+      check: (v: unknown, name: string) => {
+        const why = locationProblem(v);
+        return why ? [validationError('invalid', name, why)] : [];
+      },
+      valueSchema: location.valueSchema,
+      schema: location.schema,
     };
   },
   /**

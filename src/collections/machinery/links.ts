@@ -16,6 +16,8 @@ interface LinkOptions {
   members: readonly string[];
   description?: string;
   extended?: boolean;
+  /** The listed items do not present the list (a job's required skills): see AssocListField.oneWay. */
+  oneWay?: boolean;
 }
 
 /**
@@ -34,6 +36,7 @@ export function linkList(o: LinkOptions): AssocListField {
     other: o.other,
     description: o.description,
     extended: o.extended,
+    oneWay: o.oneWay,
     schema: Type.Array(AssocRef, { maxItems: 1000 }),
   };
 }

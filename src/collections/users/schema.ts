@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { f, kinds, standardFields, type Field } from '../machinery/fields.js';
 import { linkList } from '../machinery/links.js';
+import { workingHoursField } from '../machinery/working-hours.js';
 
 /** A user's workgroups: membership rows, shown as [{id}] or, with [*], [{id, name}]. */
 const workgroups = linkList({
@@ -10,6 +11,17 @@ const workgroups = linkList({
   target: 'workgroups',
   members: ['name'],
   extended: true,
+});
+
+/** A user's skills (PRODUCT §15): the list is the user's own data (skills do not show their users). */
+const skills = linkList({
+  through: 'user_skills',
+  own: 'user_id',
+  other: 'skill_id',
+  target: 'skills',
+  members: ['name'],
+  oneWay: true,
+  description: 'The skills the user holds: plans and slots give a job only to users with every skill it requires.',
 });
 
 export const userFields: Record<string, Field> = {
@@ -28,6 +40,14 @@ export const userFields: Record<string, Field> = {
     message: f.string('status_message', { maxLength: 1000 }),
     timestamp: f.datetime('status_timestamp'),
   }),
+  workingHours: workingHoursField('working_hours', {
+    description:
+      "At most 14 `{day, start, end}` in the account's time zone (`mon`…`sun`, `HH:MM`), start before end, one day's intervals not overlapping. Default `[]`: never planned or offered in slots.",
+  }),
+  homeLocation: kinds.point('home_location', {
+    description: "Where the user's day starts and ends (`{lat, lng}`), or null: the day starts at the first visit.",
+  }),
+  skills,
   ...standardFields({ accountRequired: true }),
   login: f.string('login', {
     extended: true,

@@ -26,6 +26,10 @@ const DEFAULT_FIELDS = [
   'role',
   'account',
   'status',
+  // PRODUCT §15: planning's members are default fields.
+  'workingHours',
+  'homeLocation',
+  'skills',
   'customFields',
 ];
 

@@ -34,12 +34,36 @@ async function check({ caller, db, op, item, existing }: TxItemContext<'visits'>
         'endTime must be after startTime',
       ),
     );
+  errors.push(...arrivalWindowErrors(item, existing));
   // A contractor adds visits only to jobs already assigned to them; any other job looks missing,
   // as it does when they read it. Otherwise a visit would hand them any job of the account.
   if (op === 'create' && caller.role === 'contractor' && !(await canSeeJob(db, caller, idOf(item.job)!))) {
     errors.push(validationError('reference', 'job'));
   }
   return errors;
+}
+
+/**
+ * The promised arrival window (PRODUCT §15): both ends or neither, the end after the start; when
+ * a write changes one end, the stored other end counts.
+ */
+function arrivalWindowErrors(
+  item: Record<string, unknown>,
+  existing: Record<string, unknown> | undefined,
+): ApiErrorBody[] {
+  if (item.arrivalWindowStart === undefined && item.arrivalWindowEnd === undefined) return [];
+  const end = (sent: unknown, stored: unknown) =>
+    sent !== undefined ? (sent === null ? null : Date.parse(sent as string)) : stored == null ? null : Number(stored);
+  const from = end(item.arrivalWindowStart, existing?.arrival_window_start);
+  const until = end(item.arrivalWindowEnd, existing?.arrival_window_end);
+  const named = item.arrivalWindowEnd !== undefined ? 'arrivalWindowEnd' : 'arrivalWindowStart';
+  if ((from === null) !== (until === null))
+    return [
+      validationError('invalid', named, 'arrivalWindowStart and arrivalWindowEnd are given together, or neither'),
+    ];
+  if (from !== null && !(until! > from))
+    return [validationError('invalid', named, 'arrivalWindowEnd must be after arrivalWindowStart')];
+  return [];
 }
 
 export const visits = defineCollection({

@@ -41,5 +41,14 @@ export const visitFields: Record<string, Field> = {
     readOnly: true,
     description: 'Where the check-out was made `{lat, lng, accuracy}`, or null.',
   }),
+  arrivalWindowStart: f.instant('arrival_window_start', {
+    nullable: true,
+    description: 'The arrival promised to the customer: from (with arrivalWindowEnd, or neither).',
+  }),
+  arrivalWindowEnd: f.instant('arrival_window_end', {
+    nullable: true,
+    description: 'The arrival promised to the customer: until, after arrivalWindowStart.',
+  }),
+  locked: f.boolean('locked', { default: false, description: 'A plan never moves a locked visit.' }),
   ...standardFields(),
 };

@@ -239,7 +239,7 @@ async function afterWrite(b: Batch, db: Executor, ctx: TxItemContext, id: number
         const ids = (item[name] as { id: number }[]).map((x) => x.id);
         const change = await listChanges(db, field, caller.accountId, id, ids);
         // The items joining or leaving the list change too (a workgroup's `users`): recorded as theirs.
-        await ctx.changes.touchBeside(field.target, [...change.added, ...change.removed]);
+        if (!field.oneWay) await ctx.changes.touchBeside(field.target, [...change.added, ...change.removed]);
         await saveList(db, field, caller.accountId, id, change);
       }
     }

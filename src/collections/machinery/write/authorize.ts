@@ -16,7 +16,10 @@ export function roleAccess(b: Batch, registry: Registry): void {
   const valid = b.items.filter((_, i) => !b.errors[i].length);
   for (const [name, field] of Object.entries(c.fields)) {
     if (field.kind !== 'assocList' || !valid.some((it) => it[name] !== undefined)) continue;
-    if (registry.get(field.target)?.policy.write[caller.role] !== 'all')
+    if (field.oneWay) {
+      if (registry.get(field.target)?.policy.read[caller.role] === 'none')
+        throw new ApiError('roleForbids', `'${name}' lists ${field.target}, which this role does not read`);
+    } else if (registry.get(field.target)?.policy.write[caller.role] !== 'all')
       throw new ApiError('roleForbids', `'${name}' changes ${field.target}, which this role does not write`);
   }
   if (
