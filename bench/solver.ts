@@ -16,7 +16,7 @@ import { parseSolomon, solomonDistance, solomonToVroom } from '../src/domain/pla
  */
 const CLASSES = ['C1', 'C2', 'R1', 'R2', 'RC1', 'RC2'];
 const VROOM = { average: 1.63, median: 1.12 };
-const TARGETS: Record<string, { average: number; median?: number }> = {
+export const SOLVER_TARGETS: Record<string, { average: number; median?: number }> = {
   '2': { average: 1.5, median: 1.0 },
   '0.5': { average: 3 },
 };
@@ -24,6 +24,11 @@ const TARGETS: Record<string, { average: number; median?: number }> = {
 export interface SolverBenchResult {
   limit: number;
   lines: string[];
+  /** Average and median gap to the best known distances, in %. */
+  average: number;
+  median: number;
+  /** Instances with an infeasible answer or a job left out. */
+  failures: number;
   ok: boolean;
 }
 
@@ -55,6 +60,7 @@ export async function benchSolver(root: string, log: (s: string) => void): Promi
       const lines = [`solver: ${files.length} Solomon instances at ${limit} s each, one worker thread, seed 1`];
       const gaps: { name: string; gap: number }[] = [];
       let infeasible = 0;
+      let failures = 0;
       let unserved = 0;
       let iterations = 0;
       for (const file of files) {
@@ -70,6 +76,7 @@ export async function benchSolver(root: string, log: (s: string) => void): Promi
         const best = bks[`${inst.name}_distance`]?.best_known_cost;
         const gap = best ? (100 * (distance - best)) / best : NaN;
         if (errors.length) infeasible++;
+        if (errors.length || answer.unassigned.length) failures++;
         unserved += answer.unassigned.length;
         iterations += solution.iterations;
         gaps.push({ name: inst.name, gap });
@@ -82,7 +89,7 @@ export async function benchSolver(root: string, log: (s: string) => void): Promi
       const med = median(all);
       lines.push('  class   n   average    median');
       for (const c of CLASSES) {
-        const xs = gaps.filter((g) => g.name.replace(/\d+$/, '') === c).map((g) => g.gap);
+        const xs = gaps.filter((g) => g.name.slice(0, -2) === c).map((g) => g.gap);
         if (xs.length)
           lines.push(
             `  ${c.padEnd(5)} ${String(xs.length).padStart(3)} ${pct(xs.reduce((a, b) => a + b, 0) / xs.length).padStart(9)} ${pct(median(xs)).padStart(9)}`,
@@ -94,7 +101,7 @@ export async function benchSolver(root: string, log: (s: string) => void): Promi
       lines.push(
         `  ${infeasible} infeasible, ${unserved} jobs unassigned; ${Math.round(iterations / files.length)} iterations per instance on average`,
       );
-      const target = TARGETS[String(limit)];
+      const target = SOLVER_TARGETS[String(limit)];
       let ok = infeasible === 0 && unserved === 0;
       const checks = [`all served and feasible: ${ok ? 'pass' : 'FAIL'}`];
       if (target) {
@@ -109,7 +116,7 @@ export async function benchSolver(root: string, log: (s: string) => void): Promi
       }
       lines.push(`  targets at ${limit} s: ${checks.join('; ')}`);
       for (const l of lines.slice(-CLASSES.length - 4)) log(l);
-      results.push({ limit, lines, ok });
+      results.push({ limit, lines, average, median: med, failures, ok });
     }
   } finally {
     await worker.close();
