@@ -1,4 +1,4 @@
-import type { Model, VroomProblem } from './types.js';
+import type { Model } from './types.js';
 
 /** A problem the solver refuses; the message names the member (`jobs[3].time_windows[0]`). */
 export class ProblemError extends Error {}
