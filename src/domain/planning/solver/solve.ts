@@ -51,6 +51,8 @@ function sortRemoved(ctx: Context, removed: number[]): void {
 export function solve(m: Model, opts: SolveOptions): Solution {
   const started = performance.now();
   const deadline = started + Math.max(0, opts.timeLimitMs);
+  // The last 3 % of the limit are the local search's.
+  const searchDeadline = started + 0.97 * Math.max(0, opts.timeLimitMs);
   const rng = makeRng(opts.seed ?? 1);
   const ctx = makeContext(m, rng);
   const all = Array.from({ length: m.nJobs }, (_, j) => j);
@@ -73,8 +75,8 @@ export function solve(m: Model, opts: SolveOptions): Solution {
   while (it < maxIt && m.nJobs > 0) {
     if ((it & 15) === 0) {
       const now = performance.now();
-      if (now >= deadline) break;
-      progress = opts.maxIterations ? it / maxIt : (now - started) / (deadline - started);
+      if (now >= searchDeadline) break;
+      progress = opts.maxIterations ? it / maxIt : (now - started) / (searchDeadline - started);
     }
     it++;
     const temperature = t0 * Math.pow(tf / t0, progress);
@@ -94,7 +96,7 @@ export function solve(m: Model, opts: SolveOptions): Solution {
       }
     }
   }
-  best = localSearch(ctx, best);
+  best = localSearch(ctx, best, deadline);
   const routes = best.routes.filter((r) => r.jobs.length).map((r) => ({ vehicle: r.vehicle, jobs: r.jobs.slice() }));
   return { routes, unassigned: best.unassigned(), cost: best.travel(), iterations: it };
 }
