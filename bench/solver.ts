@@ -53,6 +53,8 @@ export async function benchSolver(root: string, log: (s: string) => void): Promi
     .split(',')
     .map(Number)
     .filter((x) => x > 0);
+  // BENCH_SOLVER_ITERATIONS: stop each solve after that many iterations too (runs comparable on a busy machine).
+  const maxIterations = process.env.BENCH_SOLVER_ITERATIONS ? Number(process.env.BENCH_SOLVER_ITERATIONS) : undefined;
   const worker = new SolverWorker();
   const results: SolverBenchResult[] = [];
   try {
@@ -68,7 +70,7 @@ export async function benchSolver(root: string, log: (s: string) => void): Promi
         const problem = solomonToVroom(inst);
         const model = parseProblem(JSON.parse(JSON.stringify(problem)));
         const t = performance.now();
-        const solution = await worker.solve(model, { timeLimitMs: limit * 1000, seed: 1 });
+        const solution = await worker.solve(model, { timeLimitMs: limit * 1000, seed: 1, maxIterations });
         const ms = performance.now() - t;
         const answer = toVroom(model, solution);
         const errors = checkSolution(problem, answer);

@@ -10,10 +10,20 @@ export function recreate(ctx: Context, st: State, order: number[], blink: number
   const n = m.nLocs;
   const dur = m.dur;
   const nV = m.nVehicles;
+  // Positions skipped: each with probability `blink`, drawn as the gap to the next skipped one.
+  const logKeep = blink > 0 ? Math.log(1 - blink) : 0;
+  const gap = () => (blink > 0 ? Math.floor(Math.log(1 - rng()) / logKeep) : Infinity);
+  let untilBlink = gap();
   for (const j of order) {
     if (!ctx.servable[j]) continue;
     const jl = m.jobLoc[j];
+    const row = jl * n;
     const svc = m.jobService[j];
+    const tw0 = m.twOffset[j];
+    const tw1 = m.twOffset[j + 1];
+    const single = tw1 - tw0 === 1;
+    const open0 = m.twStart[tw0];
+    const close0 = m.twEnd[tw0];
     let best = Infinity;
     let bestR = -1;
     let bestP = -1;
@@ -24,22 +34,29 @@ export function recreate(ctx: Context, st: State, order: number[], blink: number
       const { locs, dep, late } = route;
       const len = route.jobs.length;
       for (let p = 0; p <= len; p++) {
-        if (blink > 0 && rng() < blink) continue;
+        if (untilBlink-- === 0) {
+          untilBlink = gap();
+          continue;
+        }
         const a = locs[p];
         const b = locs[p + 1];
-        const delta = dur[a * n + jl] + dur[jl * n + b] - dur[a * n + b];
+        const toJ = dur[a * n + jl];
+        const delta = toJ + dur[row + b] - dur[a * n + b];
         if (delta >= best) continue;
         // The window check of Route.canInsert, inlined.
-        const arrival = dep[p] + dur[a * n + jl];
+        const arrival = dep[p] + toJ;
         let s = -1;
-        for (let k = m.twOffset[j]; k < m.twOffset[j + 1]; k++) {
-          if (arrival <= m.twEnd[k]) {
-            s = arrival > m.twStart[k] ? arrival : m.twStart[k];
-            break;
+        if (single) {
+          if (arrival <= close0) s = arrival > open0 ? arrival : open0;
+        } else
+          for (let k = tw0; k < tw1; k++) {
+            if (arrival <= m.twEnd[k]) {
+              s = arrival > m.twStart[k] ? arrival : m.twStart[k];
+              break;
+            }
           }
-        }
         if (s < 0) continue;
-        if (s + svc + dur[jl * n + b] > late[p + 1]) continue;
+        if (s + svc + dur[row + b] > late[p + 1]) continue;
         best = delta;
         bestR = r;
         bestP = p;

@@ -6,8 +6,8 @@ import { makeContext, State, type Context } from './state.js';
 import type { Model, Solution, SolveOptions } from './types.js';
 
 /** Simulated annealing temperatures, in units of the problem's average leg (SISR: 100 → 1 on Solomon). */
-const T0 = 10;
-const TF = 0.1;
+const T0 = 100;
+const TF = 1;
 /** Chance of skipping an insertion position (SISR's blink rate γ). */
 const BLINK = 0.01;
 /** Largest problem built by regret insertion; above it, greedy insertion in SISR's orders. */
