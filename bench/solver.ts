@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkSolution } from '../src/domain/planning/solver/check.js';
@@ -59,7 +60,10 @@ export async function benchSolver(root: string, log: (s: string) => void): Promi
   const results: SolverBenchResult[] = [];
   try {
     for (const limit of limits) {
-      const lines = [`solver: ${files.length} Solomon instances at ${limit} s each, one worker thread, seed 1`];
+      const load = os.loadavg()[0].toFixed(1);
+      const lines = [
+        `solver: ${files.length} Solomon instances at ${limit} s each, one worker thread, seed 1 (load average ${load} on ${os.availableParallelism()} cores)`,
+      ];
       const gaps: { name: string; gap: number }[] = [];
       let infeasible = 0;
       let failures = 0;
