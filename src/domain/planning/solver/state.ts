@@ -8,7 +8,7 @@ export interface Context {
   rng: Rng;
   /** Cost of leaving job j out: above any saving in travel, higher for higher priorities. */
   penalty: Float64Array;
-  /** For each job, the other jobs by increasing distance (at most NEIGHBOURS of them). */
+  /** For each job, the other jobs by increasing duration from it (the NEIGHBOURS nearest). */
   neighbours: Int32Array[];
   /** Distance of each job from the nearest vehicle start (the "depot" of the insertion orders). */
   depotDistance: Float64Array;
@@ -19,6 +19,31 @@ export interface Context {
 }
 
 const NEIGHBOURS = 100;
+
+/** Moves the k smallest values of a to its first k places (Hoare's selection, in place). */
+function select(a: Float64Array, k: number): void {
+  let lo = 0;
+  let hi = a.length - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >> 1];
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) {
+        const t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k - 1 <= j) hi = j;
+    else if (k - 1 >= i) lo = i;
+    else return;
+  }
+}
 
 export function makeContext(m: Model, rng: Rng): Context {
   const n = m.nLocs;
@@ -40,9 +65,10 @@ export function makeContext(m: Model, rng: Rng): Context {
     for (let j = 0; j < nJobs; j++) {
       if (j === i) continue;
       const lj = m.jobLoc[j];
-      keys[c++] = (m.dur[li * n + lj] + m.dur[lj * n + li]) * scale + j;
+      keys[c++] = m.dur[li * n + lj] * scale + j;
     }
-    keys.sort();
+    if (k < c) select(keys, k);
+    keys.subarray(0, k).sort();
     const list = new Int32Array(k);
     for (let x = 0; x < k; x++) list[x] = keys[x] % scale;
     neighbours.push(list);
