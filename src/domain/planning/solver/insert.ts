@@ -127,7 +127,7 @@ export function regretInsert(ctx: Context, st: State, jobs: number[]): void {
           r1 = r;
         } else if (c < b2) b2 = c;
       }
-      if (r1 < 0) continue; // fits nowhere now, nor later (routes only fill up)
+      if (r1 < 0) continue; // fits nowhere now (nor later, under the triangle inequality); SISR offers it again
       still.push(j);
       const regret = (b2 === Infinity ? 1e300 : b2 - b1) + ctx.penalty[j] * 1e-300;
       if (regret > pickRegret || (regret === pickRegret && b1 < pickCost)) {
