@@ -27,8 +27,12 @@ describe('solver on Solomon fixtures', () => {
   for (const name of ['C101', 'R101', 'RC201', 'R211']) {
     test(`${name}: every job served, the answer feasible`, () => {
       const problem = solomonToVroom(parseSolomon(fs.readFileSync(`${FIXTURES}${name}.txt`, 'utf8')));
+      const started = performance.now();
       const answer = run(problem, 300);
+      const took = performance.now() - started;
       assert.deepEqual(checkSolution(problem, answer), []);
+      // Within its limit, give or take a busy machine.
+      assert.ok(took < 1500, `took ${took.toFixed(0)} ms`);
       assert.equal(answer.unassigned.length, 0);
       assert.ok(answer.routes.length <= 25);
     });

@@ -39,7 +39,7 @@ test("during a 1 s solve on the worker, the caller's timers keep ticking", async
     assert.ok(took >= 900, `the solve took ${took} ms`);
     // Solving on this thread would hold the timers for the whole second; on a loaded machine a
     // tick may still come late, never by most of the solve.
-    assert.ok(longest < 400, `the longest gap between ticks was ${longest.toFixed(0)} ms`);
+    assert.ok(longest < 600, `the longest gap between ticks was ${longest.toFixed(0)} ms`);
     assert.ok(ticks >= 10, `${ticks} ticks`);
   } finally {
     await worker.close();
