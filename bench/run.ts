@@ -16,6 +16,7 @@ import { PLACES_ROWS, placesWorkloads } from './places.js';
 import { benchCustom } from './custom.js';
 import { liveStreams } from './streams.js';
 import { benchMoney } from './money.js';
+import { benchSolver, SOLVER_TARGETS } from './solver.js';
 
 /**
  * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
@@ -248,9 +249,46 @@ async function main() {
     else log(`${label}: ${note}`);
   };
 
-  // Custom fields and search (issue 31): a data set of its own (bench/custom.ts).
   // Rows measured on data sets of their own add their ratio lines and targets to the report here.
   const extra: { ratios: string[]; targets: Target[] } = { ratios: [], targets: [] };
+  // The dispatch solver (PRODUCT §15) on the 56 Solomon instances, on a worker thread: no server
+  // and no data set (bench/solver.ts). BENCH_ONLY=solver runs it alone.
+  if (runs('solver')) {
+    const solver = await benchSolver(root, log);
+    const text = solver.flatMap((r) => r.lines).join('\n');
+    console.log(`\n${text}`);
+    const docs = path.join(root, 'docs', 'bench');
+    fs.mkdirSync(docs, { recursive: true });
+    const file = path.join(docs, `solver-${new Date().toISOString().slice(0, 10)}.txt`);
+    fs.writeFileSync(file, `${new Date().toISOString()}\n${text}\n`);
+    log(`wrote ${path.relative(root, file)}`);
+    if (only && [...only].every((o) => o === 'solver')) return;
+    for (const r of solver) {
+      const goal = SOLVER_TARGETS[String(r.limit)];
+      extra.targets.push({
+        name: `solver at ${r.limit} s: instances not all served feasibly`,
+        value: r.failures,
+        ok: (v) => v === 0,
+        want: '0',
+      });
+      if (goal) {
+        extra.targets.push({
+          name: `solver at ${r.limit} s: average gap %`,
+          value: r.average,
+          ok: (v) => v <= goal.average,
+          want: `<= ${goal.average}`,
+        });
+        if (goal.median !== undefined)
+          extra.targets.push({
+            name: `solver at ${r.limit} s: median gap %`,
+            value: r.median,
+            ok: (v) => v <= goal.median!,
+            want: `<= ${goal.median}`,
+          });
+      }
+    }
+  }
+  // Custom fields and search (issue 31): a data set of its own (bench/custom.ts).
   if (runs('custom'))
     extra.targets.push(...(await benchCustom({ root, databaseUrl, load, log, record, start: (e) => startOurs(e) })));
   // Money (issue 28): ten accounts of its own (bench/money.ts).

@@ -114,6 +114,7 @@ test('migrations import nothing above src/db, and live code never imports a migr
  */
 const LAYERS: string[][] = [
   ['errors.ts', 'config.ts'],
+  ['domain'],
   ['db'],
   ['storage'],
   ['auth'],

@@ -3,6 +3,7 @@ import { backup } from './backup.js';
 import { clientsCertify, clientsCreate, clientsList, clientsRevoke, clientsRotateSecret } from './clients.js';
 import { commandHelp, usageLine, type Command } from './command.js';
 import { doctor } from './doctor.js';
+import { solve } from './solve.js';
 import { eventsPurge, tokensRevoke } from './tokens.js';
 import { usersCreate, usersSetPassword } from './users.js';
 
@@ -20,6 +21,7 @@ export const COMMANDS: Command[] = [
   eventsPurge,
   doctor,
   backup,
+  solve,
 ];
 
 /** The command named by the first one or two words, and the words after it. */
@@ -40,7 +42,8 @@ ${COMMANDS.map((c) => `  ${usageLine(c)}`).join('\n')}`;
 export const HELP = `fsm: the operator's command line of the field-service API server.
 
 It works on the storage the server uses, with the same environment (DATA_DIR, or DATABASE_URL
-for PostgreSQL; see the README's settings), also while the server runs. It prints JSON on stdout;
+for PostgreSQL; see the README's settings), also while the server runs; \`solve\` needs no storage
+(it reads a problem on stdin). It prints JSON on stdout;
 on error, a message on stderr and a non-zero exit (2: wrong usage, 1: the command failed).
 
 ${USAGE}
