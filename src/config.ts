@@ -47,6 +47,10 @@ export interface Config {
    * long has passed, and the connection is answered 408 and closed (src/http/body-timeout.ts).
    */
   bodyTimeoutMs: number;
+  /** TRAVEL_SPEED_KMH: planning's great-circle travel speed (PRODUCT §15). */
+  travelSpeedKmh: number;
+  /** ROUTING_URL: an OSRM-compatible `table` service giving travel durations; unset, great-circle times. */
+  routingUrl?: string;
 }
 
 export interface S3Config {
@@ -204,7 +208,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     filesStore,
     s3: filesStore === 's3' ? s3Config(env, filesMaxBytes) : undefined,
     bodyTimeoutMs: duration(env, 'BODY_TIMEOUT', '30s', 100),
+    travelSpeedKmh: int(env, 'TRAVEL_SPEED_KMH', 40, 1, 1000),
+    routingUrl: routingUrl(env),
   };
+}
+
+/** ROUTING_URL: an http(s) origin (and path prefix) of an OSRM-compatible server, without a trailing slash. */
+function routingUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.ROUTING_URL;
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('ROUTING_URL must be an absolute http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('ROUTING_URL must be http(s)');
+  return raw.replace(/\/+$/, '');
 }
 
 /** The SQLite file under DATA_DIR; the server and the admin CLI share it. */
