@@ -10,11 +10,19 @@ async function check({
   db,
   op,
   item,
+  index,
   existing,
+  once,
 }: TxItemContext<'custom_field_definitions'>): Promise<ApiErrorBody[]> {
   if (op === 'delete') return [];
   const errors: ApiErrorBody[] = [];
   if (op === 'create') {
+    // Two items of the batch with one key: the second fails naming `key` (not the index's refusal).
+    const keys = await once('definition keys', async () => new Map<string, number>());
+    const mine = `${String(item.collection)}\u0000${String(item.key)}`;
+    const first = keys.get(mine) ?? index;
+    keys.set(mine, first);
+    if (first !== index) return [validationError('duplicate', 'key')];
     // A key stays taken by a deleted definition (restoring it brings its values back).
     const taken = await untyped(db)
       .selectFrom('custom_field_definitions')

@@ -34,6 +34,13 @@ export interface ScalarField extends BaseField {
    * collection's rules keep.
    */
   unique?: 'account' | { table: string; id: string };
+  /**
+   * The value is unique together with other columns (a custom field definition's `key`, per
+   * collection in the account) by a unique index that the collection's own rules check first: when
+   * the index refuses a row anyway (two items of one batch, concurrent writes), the failure names
+   * this field (write/apply.ts uniqueField) rather than `id`.
+   */
+  uniqueIndex?: boolean;
   /** A `location` (`{lat, lng}`): `column` holds the latitude, this the longitude (kinds.location). */
   lngColumn?: string;
   /** The item's custom fields (PRODUCT §12): typed by the account's definitions (src/collections/machinery/custom.ts). */
