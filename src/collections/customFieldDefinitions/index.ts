@@ -1,7 +1,7 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { untyped } from '../../db/runner.js';
 import { defineCollection, type Item, type TxItemContext } from '../machinery/collection.js';
-import { definitionChanged } from '../machinery/custom.js';
+import { definitionChanged, refreshSearchText } from '../machinery/custom.js';
 import { definitionFields } from './schema.js';
 
 /** What is fixed once created, and whether `options` suits the type (a select's, and only a select's). */
@@ -91,6 +91,19 @@ export const customFieldDefinitions = defineCollection({
       const collection = (row.collection ?? existing?.collection) as string;
       const key = (row.key ?? existing?.key) as string;
       await definitionChanged(db, caller.accountId, collection, key, { before, after });
+      // A text field deleted or restored: its values leave (or join) the items' searched text.
+      const type = (row.type ?? existing?.type) as string;
+      if (
+        op === 'update' &&
+        type === 'text' &&
+        row.deleted !== undefined &&
+        Boolean(row.deleted) !== Boolean(existing?.deleted)
+      ) {
+        // The registry lists this collection too: read once every module is loaded.
+        const { registry } = await import('../index.js');
+        const c = registry.get(collection);
+        if (c) await refreshSearchText(db, c, caller.accountId, key);
+      }
     },
   },
 });
