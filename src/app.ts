@@ -9,7 +9,7 @@ import { oauthRateLimitPlugin } from './oauth/rate-limits.js';
 import { rateLimitPlugin } from './http/rate-limit.js';
 import { securityHeaders } from './http/security.js';
 import { fileDownloadsPlugin } from './http/file-downloads.js';
-import { calendarFeedPlugin } from './http/calendar-feed.js';
+import { calendarFeedPlugin, calendarNotFound, isCalendarPath } from './http/calendar-feed.js';
 import { docsPlugin } from './http/docs.js';
 import { createServices, type Services } from './services.js';
 import { healthPlugin } from './http/health.js';
@@ -56,6 +56,20 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // Behind a balancer (docs/deployment.md): the client's address from the named proxies' X-Forwarded-For.
     trustProxy: opts.config.trustProxy ?? false,
     ajv: { customOptions: { removeAdditional: false } },
+    // The router's own refusals (a path that is not percent-encoded UTF-8, a parameter past its
+    // length) in the envelope, echoing nothing of the path; under /calendar/ the feeds' one 404.
+    frameworkErrors: (err, request, reply) =>
+      sendError(
+        // Answered before the onRequest hook below: its headers are set here.
+        reply.headers(headers).header('x-request-id', request.id),
+        isCalendarPath(request.url)
+          ? calendarNotFound()
+          : err.code === 'FST_ERR_BAD_URL'
+            ? new ApiError('badEncoding', 'the path')
+            : err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+              ? new ApiError('notFound')
+              : toApiError(err),
+      ),
   });
   app.decorate('config', opts.config);
   app.decorate('database', opts.database);
@@ -101,7 +115,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   routeTable(app);
   // Reached for methods no route takes (TRACE, PROPFIND, …): 405 with Allow where the path exists.
-  app.setNotFoundHandler((request, reply) => sendError(reply, notFoundOr405(app, request.method, request.url)));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      reply,
+      isCalendarPath(request.url) ? calendarNotFound() : notFoundOr405(app, request.method, request.url),
+    ),
+  );
 
   await app.register(metricsPlugin);
   await app.register(healthPlugin);

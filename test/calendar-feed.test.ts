@@ -160,6 +160,54 @@ for (const dialect of DIALECTS) {
       assert.equal((await call(t.app, a.token, 'DELETE', `/users/${office.id}`)).status, 200);
       assert.equal((await feed(officeUrl)).statusCode, 404);
     });
+
+    test('every URL under /calendar/ that is no feed is the same 404, echoing nothing of the token', async () => {
+      const url = (await link(a.token, a.adminId)).body.users[0].calendarUrl as string;
+      const good = new URL(url).pathname;
+      const token = good.slice('/calendar/'.length, -'.ics'.length);
+      assert.equal((await feed(url)).statusCode, 200);
+      const long = `Zq${'x'.repeat(4998)}`;
+      const paths = [
+        `/calendar/${long}.ics`,
+        `/calendar/${long}`,
+        `/calendar/1.${'A'.repeat(120)}.ics`,
+        `/calendar/${token}x.ics`,
+        `/calendar/${token.slice(0, -1)}.ics`,
+        `/calendar/${token}.ics/more`,
+        `/calendar/Zq%00%ff%fe.ics`,
+        `/calendar/Zq%E0%A4%A.ics`,
+        `/calendar/Zq%2F..%2F..%2Fetc.ics`,
+        `/calendar/Zq<script>"'.ics`,
+        `/calendar/Zq%20%F0%9F%98%80.ics?x=Zq`,
+        '/calendar/',
+        '/calendar/x.ics',
+      ];
+      const bodies = new Set<string>();
+      for (const path of paths) {
+        for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND'] as const) {
+          const res = await t.app.inject({ method: method as 'GET', url: path });
+          const what = `${method} ${path.slice(0, 60)}`;
+          assert.equal(res.statusCode, 404, `${what}: ${res.body.slice(0, 300)}`);
+          assert.equal(res.headers.allow, undefined, what);
+          assert.ok(!res.body.includes('Zq') && !res.body.includes(token.slice(-20)), `${what}: ${res.body}`);
+          assert.ok(res.body.length < 200, what);
+          bodies.add(res.body);
+        }
+      }
+      assert.deepEqual(
+        [...bodies].map((x) => JSON.parse(x)),
+        [{ result: 'error', error: { type: 'client', code: 1031, message: 'Item not found: no such calendar feed' } }],
+      );
+      // The feed itself still answers, with a query string too, and without `.ics`; only GET serves it.
+      assert.equal((await feed(`${url}?x=1`)).statusCode, 200);
+      assert.equal((await feed(url.slice(0, -'.ics'.length))).statusCode, 200);
+      assert.equal((await t.app.inject({ method: 'POST', url: good })).statusCode, 404);
+      // Elsewhere a path that is not percent-encoded UTF-8 is the envelope's 400 (1009), echoing nothing.
+      const bad = await call(t.app, a.token, 'GET', '/users/Zq%ff');
+      assert.equal(bad.status, 400, bad.raw);
+      assert.equal(bad.body.error.code, 1009);
+      assert.ok(!bad.raw.includes('Zq'), bad.raw);
+    });
   });
 
   describe(`calendar feeds are rate-limited like the API (${dialect})`, { skip: skipUnless(dialect) }, () => {

@@ -280,6 +280,84 @@ for (const dialect of DIALECTS) {
       fails(await fsm('users', 'frobnicate'), /unknown command 'users frobnicate'\nusage:/);
     });
 
+    test('users create --custom-field: a required custom field of users blocks it until given, checked as the API checks it', async () => {
+      const acct = await fsm(...account, '--login', 'customs', '--password', 'correct horse');
+      assert.equal(acct.code, 0, acct.stderr);
+      const accountId = acct.json.account.id as number;
+      const client = await fsm('clients', 'create', '--name', 'Custom', '--redirect-uri', 'http://127.0.0.1:9000/cb');
+      const grant = {
+        clientId: client.json.clientId as string,
+        userId: acct.json.user.id as number,
+        accountId,
+        permissions: [...ALL_PERMISSIONS],
+      };
+      const { token } = await issueToken(db.database.db, 'access', grant, Date.now());
+      const app = await buildApp({ config: { ...db.config, rateLimitAuth: 0 }, database: db.database });
+      try {
+        const defined = await call(app, token, 'POST', '/customFieldDefinitions', {
+          customFieldDefinitions: [
+            { collection: 'users', key: 'badge', label: 'Badge', type: 'number', required: true },
+            { collection: 'users', key: 'van', label: 'Van', type: 'text' },
+            { collection: 'users', key: 'tier', label: 'Tier', type: 'select', options: ['gold', 'silver'] },
+          ],
+        });
+        assert.equal(defined.status, 200, defined.raw);
+        const base = ['users', 'create', '--account', String(accountId), '--first-name', 'Cus', '--last-name', 'Tom'];
+        // Without it: the API's failure, naming the field by the flag that gives it.
+        const without = await fsm(...base, '--mobile', '+447700900601');
+        assert.equal(without.code, 1);
+        fails(without, /--custom-field badge: The field 'customFields\.badge' is required/);
+        // Its type and rules are the definition's: text for a number, an unknown key, an option not listed.
+        fails(
+          await fsm(...base, '--mobile', '+447700900601', '--custom-field', 'badge=seven'),
+          /--custom-field badge: The field 'customFields\.badge' is invalid/,
+        );
+        fails(
+          await fsm(...base, '--mobile', '+447700900601', '--custom-field', 'badge=7', '--custom-field', 'nope=1'),
+          /--custom-field nope: /,
+        );
+        fails(
+          await fsm(...base, '--mobile', '+447700900601', '--custom-field', 'badge=7', '--custom-field', 'tier=bronze'),
+          /--custom-field tier: .*"gold", "silver"/,
+        );
+        const usage = await fsm(...base, '--mobile', '+447700900601', '--custom-field', 'badge');
+        assert.equal(usage.code, 2);
+        fails(usage, /--custom-field must be KEY=VALUE/);
+        fails(
+          await fsm(...base, '--mobile', '+447700900601', '--custom-field', 'badge=1', '--custom-field', 'badge=2'),
+          /--custom-field badge is given twice/,
+        );
+        // With it: VALUE as JSON when it parses (7), else as text (Van 12 = A); read back through the API.
+        const made = await fsm(
+          ...base,
+          '--mobile',
+          '+447700900601',
+          '--custom-field',
+          'badge=7',
+          '--custom-field',
+          'van=Van 12 = A',
+          '--custom-field',
+          'tier="gold"',
+        );
+        assert.equal(made.code, 0, made.stderr);
+        const read = await call(app, token, 'GET', `/users/${made.json.user.id}`);
+        assert.equal(read.status, 200, read.raw);
+        assert.deepEqual(read.body.users[0].customFields, { badge: 7, tier: 'gold', van: 'Van 12 = A' });
+        const users = await db.database.db
+          .selectFrom('users')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('account_id', '=', accountId)
+          .executeTakeFirstOrThrow();
+        assert.equal(Number(users.n), 2);
+      } finally {
+        await app.close();
+      }
+      assert.match(
+        (await fsm('users', 'create', '--help')).stdout,
+        /--custom-field KEY=VALUE +a custom field of users/,
+      );
+    });
+
     test('accounts list; users create through the API rules; users set-password lifts a lock', async () => {
       const acct = await fsm(...account, '--login', 'lister', '--password', 'correct horse');
       const accountId = acct.json.account.id as number;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { f } from '../src/collections/machinery/fields.js';
 import type { Collection } from '../src/collections/machinery/collection.js';
@@ -177,6 +178,94 @@ for (const dialect of DIALECTS) {
       await call(t.app, a.token, 'PATCH', `/visits/${otherVisit}`, { visits: [{ user: { id: crew.id } }] });
       const again = keys(await events(crew.token));
       assert.ok(again.has(`jobs:${theirs}`) && again.has(`visits:${otherVisit}`));
+    });
+  });
+
+  describe(`Contractors and files, as docs/files.md says (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    let crew: { id: number; token: string };
+    let office: { id: number; token: string };
+    let mine: number;
+    let theirs: number;
+    const upload = (token: string, query: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/files/upload${query}`,
+        payload: Buffer.from('bytes'),
+        headers: { authorization: `Bearer ${token}`, 'x-version': '1.0', 'content-type': 'application/pdf' },
+      });
+    before(async () => {
+      ({ t, a } = await appWithTenants(dialect));
+      crew = await addUser(t, a, 'contractor');
+      office = await addUser(t, a, 'employee');
+      const jobs = (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'Mine' }, { title: 'Theirs' }] }))
+        .body.jobs;
+      [mine, theirs] = [jobs[0].id, jobs[1].id];
+      const v = await call(t.app, a.token, 'POST', '/visits', {
+        visits: [
+          {
+            job: { id: mine },
+            user: { id: crew.id },
+            label: 'Fit',
+            startTime: '2026-12-01T09:00:00Z',
+            endTime: '2026-12-01T11:00:00Z',
+          },
+        ],
+      });
+      assert.equal(v.status, 200, v.raw);
+    });
+    after(() => t?.close());
+
+    test('files as docs/files.md says: every file of the jobs they can see, whoever uploaded it; never a 403', async () => {
+      const doc = fs.readFileSync(new URL('../../docs/files.md', import.meta.url), 'utf8');
+      assert.doesNotMatch(doc, /Contractors have no access|Contractors[^.]*\(403\)/);
+      assert.match(doc, /Contractors read and write\s+their own files/);
+      assert.deepEqual(
+        [registry.get('files')!.policy.read.contractor, registry.get('files')!.policy.write.contractor],
+        ['own', 'own'],
+      );
+      const officeUp = async (name: string, job?: number) => {
+        const res = await upload(office.token, `?name=${name}${job === undefined ? '' : `&job=${job}`}`);
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json().files[0].id as number;
+      };
+      const [renamed, hidden, removed, dropped, loose] = [
+        await officeUp('r.pdf', mine),
+        await officeUp('h.pdf', mine),
+        await officeUp('d.pdf', mine),
+        await officeUp('t.pdf', theirs),
+        await officeUp('l.pdf'),
+      ];
+      // An Employee's upload on their job: they rename, logically delete and DELETE it.
+      const patched = await call(t.app, crew.token, 'PATCH', `/files/${renamed}`, { files: [{ name: 'crew named' }] });
+      assert.equal(patched.status, 200, patched.raw);
+      const logical = await call(t.app, crew.token, 'PATCH', `/files/${hidden}`, { files: [{ deleted: true }] });
+      assert.equal(logical.status, 200, logical.raw);
+      assert.equal((await call(t.app, crew.token, 'DELETE', `/files/${removed}`)).status, 200);
+      // Off their jobs: detaching is 1040, another job 1045; other files look missing (404, 1047), never 403.
+      assert.deepEqual(
+        errorsOf(await call(t.app, crew.token, 'PATCH', `/files/${renamed}`, { files: [{ job: null }] })),
+        ['1040:job'],
+      );
+      assert.deepEqual(
+        errorsOf(await call(t.app, crew.token, 'PATCH', `/files/${renamed}`, { files: [{ job: { id: theirs } }] })),
+        ['1045:job'],
+      );
+      for (const id of [dropped, loose]) {
+        assert.equal((await call(t.app, crew.token, 'GET', `/files/${id}`)).status, 404);
+        for (const method of ['PATCH', 'DELETE']) {
+          const res = await call(
+            t.app,
+            crew.token,
+            method,
+            `/files/${id}`,
+            method === 'PATCH' ? { files: [{ name: 'x' }] } : undefined,
+          );
+          assert.deepEqual(errorsOf(res), ['1047:id'], res.raw);
+        }
+      }
+      assert.equal((await call(t.app, a.token, 'GET', `/files/${dropped}`)).body.files[0].name, 't.pdf');
     });
   });
 }

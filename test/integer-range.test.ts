@@ -153,5 +153,83 @@ for (const dialect of DIALECTS) {
         assert.equal(res.status, 422, res.raw);
       }
     });
+
+    it('a timesheet entry longer than 2147483647 seconds is 422 naming endTime (the reported 500 and 6311433600)', async () => {
+      const post = (items: unknown[]) => call(t.app, a.token, 'POST', '/timesheets', { timesheets: items });
+      // 1970 to 2100: 130 years, past the int4 duration on both databases.
+      for (const [startTime, endTime] of [
+        ['1970-01-01T00:00:00Z', '2100-01-01T00:00:00Z'],
+        ['2000-01-01T00:00:00Z', '2068-01-19T03:14:08Z'],
+        ['2000-01-01T00:00:00+14:00', '9999-12-31T23:59:59Z'],
+      ]) {
+        const res = await post([{ startTime, endTime }]);
+        assert.equal(res.status, 422, `${startTime}..${endTime}: ${res.raw}`);
+        assert.deepEqual(errorsOf(res), ['1041:endTime']);
+        assert.match(res.body.failures[0].errors[0].message, /at most 2147483647 seconds after startTime/);
+      }
+      // The longest entry there can be: exactly 2147483647 seconds (and 999 ms, rounded down).
+      const longest = await post([{ startTime: '2000-01-01T00:00:00Z', endTime: '2068-01-19T03:14:07.999Z' }]);
+      assert.equal(longest.status, 200, longest.raw);
+      const entry = longest.body.timesheets[0];
+      assert.equal(entry.duration, 2147483647);
+      // A PATCH that stretches a stored entry is held to the same bound, naming what it sent.
+      const stretched = await call(t.app, a.token, 'PATCH', '/timesheets', {
+        timesheets: [{ id: entry.id, startTime: '1999-12-31T23:59:59Z' }],
+      });
+      assert.equal(stretched.status, 422, stretched.raw);
+      assert.deepEqual(errorsOf(stretched), ['1041:startTime']);
+      const running = await post([{ startTime: '2070-01-01T00:00:00Z' }]);
+      assert.equal(running.status, 200, running.raw);
+      const ended = await call(t.app, a.token, 'PATCH', '/timesheets', {
+        timesheets: [{ id: running.body.timesheets[0].id, endTime: '9999-01-01T00:00:00Z' }],
+      });
+      assert.equal(ended.status, 422, ended.raw);
+      assert.deepEqual(errorsOf(ended), ['1041:endTime']);
+      const stored = await call(t.app, a.token, 'GET', `/timesheets?where=${encodeURIComponent(`id = ${entry.id}`)}`);
+      assert.equal(stored.body.timesheets[0].duration, 2147483647);
+    });
+
+    it('date-times outside 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z are 422 naming the field, on every collection', async () => {
+      const range = /must be a date-time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59\.999Z/;
+      for (const v of [
+        '1900-01-01T00:00:00Z',
+        '1969-12-31T23:59:59.999Z',
+        '1970-01-01T00:30:00+01:00',
+        '0000-01-01T00:00:00Z',
+        '9999-12-31T23:00:00-05:00',
+      ]) {
+        for (const [collection, item, field] of [
+          ['timesheets', { startTime: v }, 'startTime'],
+          ['timesheets', { startTime: '2030-01-01T00:00:00Z', endTime: v }, 'endTime'],
+          ['unavailabilities', { user: { id: a.adminId }, startTime: v, endTime: '2030-01-01T00:00:00Z' }, 'startTime'],
+          ['locations', { lat: 1, lng: 1, recordedAt: v }, 'recordedAt'],
+        ] as const) {
+          const res = await call(t.app, a.token, 'POST', `/${collection}`, { [collection]: [item] });
+          assert.equal(res.status, 422, `${collection}.${field} ${v}: ${res.raw}`);
+          assert.ok(errorsOf(res).includes(`1041:${field}`), `${collection}.${field} ${v}: ${res.raw}`);
+          const error = res.body.failures[0].errors.find((e: { field: string }) => e.field === field);
+          assert.match(error.message, range);
+        }
+        const status = await call(t.app, a.token, 'PATCH', '/users', {
+          users: [{ id: a.adminId, status: { message: 'x', timestamp: v } }],
+        });
+        assert.equal(status.status, 422, `status.timestamp ${v}: ${status.raw}`);
+        assert.deepEqual(errorsOf(status), ['1041:status']);
+        assert.match(
+          status.body.failures[0].errors[0].message,
+          /from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59\.999Z at 'timestamp'/,
+        );
+      }
+      // The range's own ends are accepted, in any offset.
+      for (const [startTime, endTime] of [
+        ['1970-01-01T00:00:00Z', '1970-01-01T02:00:00+01:00'],
+        ['9999-12-31T22:00:00Z', '9999-12-31T23:59:59.999Z'],
+      ]) {
+        const res = await call(t.app, a.token, 'POST', '/unavailabilities', {
+          unavailabilities: [{ user: { id: a.adminId }, startTime, endTime }],
+        });
+        assert.equal(res.status, 200, `${startTime}..${endTime}: ${res.raw}`);
+      }
+    });
   });
 }

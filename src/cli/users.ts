@@ -21,12 +21,41 @@ const FLAGS: Record<string, string> = {
   account: '--account',
 };
 
+/** The flag that gave a field: `customFields.badge` came from `--custom-field badge=…`. */
+const flagOf = (field: string) =>
+  FLAGS[field] ?? (field.startsWith('customFields.') ? `--custom-field ${field.slice('customFields.'.length)}` : field);
+
 function throwFailures(out: WriteResult): asserts out is Extract<WriteResult, { result: 'success' }> {
   if (out.result === 'success') return;
   const errors = out.failures.flatMap((f) => f.errors);
-  throw new CommandError(
-    errors.map((e) => `${e.field ? `${FLAGS[e.field] ?? e.field}: ` : ''}${e.message}`).join('; '),
-  );
+  throw new CommandError(errors.map((e) => `${e.field ? `${flagOf(e.field)}: ` : ''}${e.message}`).join('; '));
+}
+
+/**
+ * `--custom-field KEY=VALUE`, repeatable: the user's `customFields`, checked by the write pipeline
+ * against the account's definitions as `POST /users` is. VALUE is read as JSON when it is JSON
+ * (`7`, `true`, `"007"`, `null`), else taken as the text itself (`Gas Safe 123`): a text field whose
+ * value would read as JSON (digits, `true`) is given quoted (`badge='"007"'`).
+ */
+function customFieldsOption(given: unknown): Record<string, unknown> | undefined {
+  const list = Array.isArray(given) ? (given as string[]) : [];
+  if (!list.length) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const pair of list) {
+    const at = pair.indexOf('=');
+    const key = at < 0 ? '' : pair.slice(0, at).trim();
+    if (!key) throw new UsageError(`--custom-field must be KEY=VALUE, not '${pair.slice(0, 80)}'`);
+    if (Object.hasOwn(out, key)) throw new UsageError(`--custom-field ${key.slice(0, 80)} is given twice`);
+    const raw = pair.slice(at + 1);
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = raw;
+    }
+    out[key] = value;
+  }
+  return out;
 }
 
 async function accountExists(database: Database, id: number): Promise<void> {
@@ -48,6 +77,12 @@ export const usersCreate: Command = {
     password: { type: 'string', help: 'at least 10 characters (with --login)' },
     role: { type: 'string', value: 'ROLE', help: 'administrator, employee (default) or contractor' },
     email: { type: 'string', help: 'e-mail address' },
+    'custom-field': {
+      type: 'string',
+      multiple: true,
+      value: 'KEY=VALUE',
+      help: 'a custom field of users (repeatable): VALUE as JSON when it parses (7, true, "007"), else as text',
+    },
   },
   // The operator acts as an Administrator of the account, through the same write pipeline as the
   // API, so the same validation, uniqueness and side effects (events) apply; the actor is nobody.
@@ -57,6 +92,7 @@ export const usersCreate: Command = {
     if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
     if ((values.login === undefined) !== (values.password === undefined))
       throw new UsageError('--login and --password go together');
+    const customFields = customFieldsOption(values['custom-field']);
     await accountExists(database, accountId);
     const roleRow = await database.db
       .selectFrom('roles')
@@ -71,6 +107,7 @@ export const usersCreate: Command = {
       mobile: values.mobile,
       role: { id: roleRow.id },
       ...(values.email !== undefined ? { email: values.email } : {}),
+      ...(customFields ? { customFields } : {}),
       ...(values.login !== undefined
         ? { login: values.login, newPassword: values.password, newPasswordConfirm: values.password }
         : {}),

@@ -15,7 +15,7 @@ import { locations } from './locations/index.js';
 import { unavailabilities } from './unavailabilities/index.js';
 import { sites } from './sites/index.js';
 import { contacts } from './contacts/index.js';
-import { customFieldDefinitions } from './customFieldDefinitions/index.js';
+import { customFieldDefinitionsCollection } from './customFieldDefinitions/index.js';
 import { taxRates } from './taxRates/index.js';
 import { products } from './products/index.js';
 import { charges } from './charges/index.js';
@@ -25,7 +25,8 @@ import { quotes } from './quotes/index.js';
 import { skills } from './skills/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
-// `events` reads the registry it is part of (which collections a token may see events of).
+// `events` reads the registry it is part of (which collections a token may see events of), and so does
+// `customFieldDefinitions` (the collections whose searched text a deleted text field leaves).
 export const registry: Registry = createRegistry([
   users,
   statuses,
@@ -43,7 +44,7 @@ export const registry: Registry = createRegistry([
   unavailabilities,
   sites,
   contacts,
-  customFieldDefinitions,
+  customFieldDefinitionsCollection(() => registry),
   taxRates,
   products,
   charges,

@@ -95,6 +95,38 @@ for (const dialect of DIALECTS) {
       assert.equal((await call(t.app, a.token, 'DELETE', `/customFieldDefinitions/${d.id}`)).status, 403);
     });
 
+    it('a key defined twice names key: in one batch, against a stored one, and under concurrency (never id)', async () => {
+      const twice = await define([
+        { collection: 'sites', key: 'twice', label: 'A', type: 'text' },
+        { collection: 'sites', key: 'twice', label: 'B', type: 'number' },
+        { collection: 'contacts', key: 'twice', label: 'C', type: 'text' },
+      ]);
+      assert.equal(twice.status, 422, twice.raw);
+      assert.deepEqual(
+        twice.body.failures.map((f: { errors: { code: number; field: string }[] }) =>
+          f.errors.map((e) => `${e.code}:${e.field}`),
+        ),
+        [['1048:key']],
+      );
+      assert.deepEqual(twice.body.metadata.invalidItems, [1]);
+      assert.equal(
+        (await get('/customFieldDefinitions?where=' + encodeURIComponent('key = "twice"'))).body.metadata.recordsCount,
+        0,
+      );
+      // Concurrent creates of one key: one is made, every other names key (the unique index's refusal too).
+      for (let round = 0; round < 3; round++) {
+        const key = `raced${round}`;
+        const results = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => define([{ collection: 'sites', key, label: `L${i}`, type: 'text' }])),
+        );
+        assert.equal(results.filter((r) => r.status === 200).length, 1, results.map((r) => r.raw).join('\n'));
+        for (const r of results.filter((x) => x.status !== 200)) {
+          assert.equal(r.status, 422, r.raw);
+          assert.deepEqual(errorsOf(r), ['1046:key'], r.raw);
+        }
+      }
+    });
+
     it('values: {} by default, typed by the definitions, merged on PATCH, null removes', async () => {
       const defs = await define([
         { collection: 'jobs', key: 'colourCode', label: 'Colour', type: 'select', options: ['red', 'blue'] },

@@ -11,6 +11,7 @@ export const definitionFields: Record<string, Field> = {
     required: true,
     pattern: CUSTOM_KEY,
     maxLength: 40,
+    uniqueIndex: true,
     description:
       'The name under `customFields`: a lower-case letter, then up to 39 letters and digits; unique per collection in the account, fixed once created.',
   }),

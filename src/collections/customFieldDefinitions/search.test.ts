@@ -207,6 +207,69 @@ for (const dialect of DIALECTS) {
       assert.equal(q.status, 200, q.raw);
     });
 
+    it('a deleted text definition is no longer matched by q, items written before it included; restoring matches again', async () => {
+      const defs = await call(t.app, a.token, 'POST', '/customFieldDefinitions', {
+        customFieldDefinitions: [
+          { collection: 'jobs', key: 'serialRef', label: 'Serial', type: 'text' },
+          { collection: 'jobs', key: 'kept', label: 'Kept', type: 'text' },
+          { collection: 'clients', key: 'landRef', label: 'Landlord ref', type: 'text' },
+        ],
+      });
+      assert.equal(defs.status, 200, defs.raw);
+      const [serial, , land] = defs.body.customFieldDefinitions.map((d: { id: number }) => d.id);
+      const setDeleted = async (id: number, deleted: boolean) => {
+        const res = await call(t.app, a.token, 'PATCH', '/customFieldDefinitions', {
+          customFieldDefinitions: [{ id, deleted }],
+        });
+        assert.equal(res.status, 200, res.raw);
+      };
+      const [both, only] = await post('jobs', [
+        { title: 'Tap', customFields: { serialRef: 'Zanzibar-77', kept: 'Quasar' } },
+        { title: 'Sink', customFields: { serialRef: 'Zanzibar-88' } },
+      ]);
+      // The other account's item of the same words stays as it is.
+      await call(t.app, b.token, 'POST', '/customFieldDefinitions', {
+        customFieldDefinitions: [{ collection: 'jobs', key: 'serialRef', label: 'Serial', type: 'text' }],
+      });
+      const [theirs] = await post('jobs', [{ title: 'Theirs', customFields: { serialRef: 'Zanzibar-99' } }], b.token);
+      // More items than one page of the rewrite (SEARCH_REFRESH_PAGE, 500).
+      for (let i = 0; i < 6; i++)
+        await post(
+          'clients',
+          Array.from({ length: 100 }, (_, j) => ({
+            name: `Tenant ${i}.${j}`,
+            customFields: { landRef: `Mombasa${i}` },
+          })),
+        );
+      const count = async (collection: string, q: string, token = a.token) =>
+        (await search(collection, q, '&recordsPerPage=1', token)).body.metadata.recordsCount as number;
+      assert.deepEqual((await found('jobs', 'zanzibar')).sort(), [both, only].sort());
+      assert.equal(await count('clients', 'mombasa'), 600);
+
+      await setDeleted(serial, true);
+      assert.deepEqual(await found('jobs', 'zanzibar'), []);
+      assert.deepEqual(await found('jobs', '77'), []);
+      // The item's other words, and the live field's, are still matched.
+      assert.deepEqual(await found('jobs', 'quasar tap'), [both]);
+      assert.deepEqual(await found('jobs', 'sink'), [only]);
+      assert.deepEqual(await found('jobs', 'zanzibar', '', b.token), [theirs]);
+      // A later write of the item does not bring the value back into its text.
+      await call(t.app, a.token, 'PATCH', '/jobs', { jobs: [{ id: only, title: 'Basin' }] });
+      assert.deepEqual(await found('jobs', 'zanzibar'), []);
+      assert.deepEqual(await found('jobs', 'basin'), [only]);
+      await setDeleted(land, true);
+      assert.equal(await count('clients', 'mombasa'), 0);
+      assert.equal(await count('clients', 'tenant'), 600);
+
+      // Restored: the values are matched again (the stored values were kept).
+      await setDeleted(serial, false);
+      assert.deepEqual((await found('jobs', 'zanzibar')).sort(), [both, only].sort());
+      assert.deepEqual(await found('jobs', 'zanzibar 88 basin'), [only]);
+      await setDeleted(land, false);
+      assert.equal(await count('clients', 'mombasa'), 600);
+      assert.equal(await count('clients', 'mombasa5'), 100);
+    });
+
     it('hostile q is words only; no word does not filter; q elsewhere is a 400', async () => {
       const [job] = await post('jobs', [{ title: 'Hostile near test' }]);
       const all = (await search('jobs', '')).body.metadata.recordsCount;

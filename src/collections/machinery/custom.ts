@@ -1,6 +1,6 @@
 import { sql, type SqlBool } from 'kysely';
 import { dialectOf, execute, insertRows, inTransaction, query, slot, untyped, type Executor } from '../../db/runner.js';
-import { searchColumns } from './search.js';
+import { searchColumns, searchTextOf } from './search.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import type { Caller, Collection, FilterColumn, Row } from './collection.js';
 import { fieldsIn, type CmpOp, type WhereNode } from './where.js';
@@ -379,6 +379,59 @@ export async function definitionChanged(
       .execute();
   }
   await sql`update row_counts set version = version + 1 where account_id = ${accountId} and tbl = ${table}`.execute(db);
+}
+
+/** Rows a definition's search text is made again for, per statement (the pages of `refreshSearchText`). */
+export const SEARCH_REFRESH_PAGE = 500;
+
+/**
+ * A text definition was deleted logically, or restored (PRODUCT §12: a deleted definition's
+ * values are no longer matched by `q`): the searched text of the collection's items that hold a
+ * value for its key is made again, in the transaction that changes the definition, from their
+ * searched columns and the text values of the definitions live now. Only those items are read (a
+ * JSON condition on the key), a page of SEARCH_REFRESH_PAGE rows at a time in id order, and only
+ * the rows whose text changes are written (SQLite's FTS5 table follows by its trigger, PostgreSQL's
+ * tsvector is generated). Returns how many rows were written.
+ */
+export async function refreshSearchText(db: Executor, c: Collection, accountId: number, key: string): Promise<number> {
+  if (!c.search || !c.customFields) return 0;
+  const defs = await definitionsOf(db, accountId, c.name);
+  const liveText = (k: string) => {
+    const d = defs.get(k);
+    return !!d && !d.deleted && d.type === 'text';
+  };
+  const columns = [...new Set(searchColumns(c))];
+  const member = dialectOf(db).jsonMember(sql.ref(`${c.table}.custom_fields`), key, 'text');
+  let written = 0;
+  for (let after = 0; ;) {
+    const rows = await execute<Row>(
+      db,
+      untyped(db)
+        .selectFrom(c.table)
+        .select(['id', 'custom_fields', 'search_text', ...columns])
+        .where('account_id', '=', accountId)
+        .where('id', '>', after)
+        .where(sql<SqlBool>`${member} is not null`)
+        .orderBy('id')
+        .limit(SEARCH_REFRESH_PAGE)
+        .$castTo<Row>(),
+    );
+    for (const r of rows) {
+      const values = storedValues(r.custom_fields);
+      const texts = Object.entries(values).flatMap(([k, v]) => (liveText(k) && typeof v === 'string' ? [v] : []));
+      const text = searchTextOf(c, r, texts);
+      if (text === r.search_text) continue;
+      await untyped(db)
+        .updateTable(c.table)
+        .set({ search_text: text })
+        .where('account_id', '=', accountId)
+        .where('id', '=', r.id as number)
+        .execute();
+      written++;
+    }
+    if (rows.length < SEARCH_REFRESH_PAGE) return written;
+    after = rows[rows.length - 1].id as number;
+  }
 }
 
 const OPS: Record<CustomType, readonly CmpOp[]> = {

@@ -34,6 +34,13 @@ export interface ScalarField extends BaseField {
    * collection's rules keep.
    */
   unique?: 'account' | { table: string; id: string };
+  /**
+   * The value is unique together with other columns (a custom field definition's `key`, per
+   * collection in the account) by a unique index that the collection's own rules check first: when
+   * the index refuses a row anyway (two items of one batch, concurrent writes), the failure names
+   * this field (write/apply.ts uniqueField) rather than `id`.
+   */
+  uniqueIndex?: boolean;
   /** A `location` (`{lat, lng}`): `column` holds the latitude, this the longitude (kinds.location). */
   lngColumn?: string;
   /** The item's custom fields (PRODUCT §12): typed by the account's definitions (src/collections/machinery/custom.ts). */
@@ -383,6 +390,21 @@ export function locationProblem(v: unknown): string | undefined {
  * fail the query there, so it is refused before any SQL, on SQLite too (one answer on both dialects).
  */
 export const INT32_MIN = -(2 ** 31);
+/**
+ * Every date-time the API accepts (an instant, a user's status timestamp, a date-time parameter)
+ * lies from the first millisecond of 1970 to the last of 9999, in UTC: instants are epoch ms in
+ * `bigint` columns (which hold far more), but the API writes four-digit years, and a span between
+ * two such times is what durations (int4 seconds) are bounded by. Checked with the schema's
+ * `date-time` format (src/collections/machinery/validate.ts).
+ */
+export const FIRST_INSTANT = Date.UTC(1970, 0, 1);
+export const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+export const INSTANT_RANGE = '1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z';
+/** Epoch ms of a date-time in the accepted range, or undefined (not a date-time, or outside it). */
+export function instantMs(v: unknown): number | undefined {
+  const ms = typeof v === 'string' ? Date.parse(v) : NaN;
+  return Number.isFinite(ms) && ms >= FIRST_INSTANT && ms <= LAST_INSTANT ? ms : undefined;
+}
 export const INT32_MAX = 2 ** 31 - 1;
 /** The largest id any item can have. */
 export const MAX_ID = INT32_MAX;

@@ -2,9 +2,9 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { FormatRegistry, type TSchema } from '@sinclair/typebox';
 
 // Formats the schemas name (TypeBox knows none by itself); patterns carry the exact rule.
-// A real calendar day too: Date.parse rolls 2030-02-31 over to March 3rd, so the day is checked.
-if (!FormatRegistry.Has('date-time'))
-  FormatRegistry.Set('date-time', (v) => !Number.isNaN(Date.parse(v)) && realDay(v));
+// A real calendar day too: Date.parse rolls 2030-02-31 over to March 3rd, so the day is checked;
+// and in the range every date-time is held to (fields.ts INSTANT_RANGE).
+if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => instantMs(v) !== undefined && realDay(v));
 function realDay(v: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(v);
   if (!m) return true;
@@ -21,7 +21,7 @@ if (!FormatRegistry.Has('date')) {
 if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import type { Collection, Columns, Item, Op } from './collection.js';
-import { MAX_ID, isItemId, locationProblem, type Field, type ScalarField } from './fields.js';
+import { INSTANT_RANGE, MAX_ID, instantMs, isItemId, locationProblem, type Field, type ScalarField } from './fields.js';
 import { scaledProblem, toScaled } from './money.js';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
@@ -36,6 +36,15 @@ function describe(field: Field, value: unknown): string {
   const first = checker(schema).Errors(value).First();
   if (!first) return 'invalid value';
   const where = first.path ? ` at '${first.path.slice(1).replace(/\//g, '.')}'` : '';
+  // A well-formed date-time outside the range says the range, not "must match format".
+  const format = (first.schema as { format?: string }).format;
+  if (
+    format === 'date-time' &&
+    typeof first.value === 'string' &&
+    Number.isFinite(Date.parse(first.value)) &&
+    instantMs(first.value) === undefined
+  )
+    return `must be a date-time from ${INSTANT_RANGE}${where}`;
   // An enum (a union of literals) lists what it takes instead of TypeBox's "expected union value".
   const options = (first.schema as { anyOf?: { const?: unknown }[] }).anyOf;
   if (options?.length && options.every((o) => o.const !== undefined)) {

@@ -1,4 +1,5 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
+import { INT32_MAX } from '../machinery/fields.js';
 import { canSeeJob, isCaller, lockUsersTime, overlappingEntries } from '../policy.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
 import { entryUsers, visitJob } from './repository.js';
@@ -27,12 +28,16 @@ function authorize({ caller, item }: ItemContext<'timesheets'>): void {
     throw new ApiError('roleForbids', "only Administrators write another user's timesheet entries");
 }
 
-/** An end before its start, in the item alone (before the transaction). */
+/** The longest entry: its `duration` (whole seconds) is an int4 column, at most 2147483647 (about 68 years). */
+const MAX_SPAN_MS = (INT32_MAX + 1) * 1000 - 1;
+const TOO_LONG = `endTime must be at most ${INT32_MAX} seconds after startTime`;
+
+/** An end before its start, or too far after it, in the item alone (before the transaction). */
 function validate({ item }: ItemContext<'timesheets'>): ApiErrorBody[] {
   if (typeof item.startTime !== 'string' || typeof item.endTime !== 'string') return [];
-  return Date.parse(item.endTime) > Date.parse(item.startTime)
-    ? []
-    : [validationError('invalid', 'endTime', 'endTime must be after startTime')];
+  const span = Date.parse(item.endTime) - Date.parse(item.startTime);
+  if (!(span > 0)) return [validationError('invalid', 'endTime', 'endTime must be after startTime')];
+  return span > MAX_SPAN_MS ? [validationError('invalid', 'endTime', TOO_LONG)] : [];
 }
 
 async function check(ctx: TxItemContext<'timesheets'>): Promise<ApiErrorBody[]> {
@@ -41,14 +46,10 @@ async function check(ctx: TxItemContext<'timesheets'>): Promise<ApiErrorBody[]> 
   const errors: ApiErrorBody[] = [];
   if (op === 'update') {
     const { start, end } = resulting(ctx);
+    const name = item.endTime !== undefined ? 'endTime' : 'startTime';
     if (end !== null && !(end > start))
-      errors.push(
-        validationError(
-          'invalid',
-          item.endTime !== undefined ? 'endTime' : 'startTime',
-          'endTime must be after startTime',
-        ),
-      );
+      errors.push(validationError('invalid', name, 'endTime must be after startTime'));
+    else if (end !== null && end - start > MAX_SPAN_MS) errors.push(validationError('invalid', name, TOO_LONG));
   }
   // The visit is of the entry's job; a visit sent without a job gives its job.
   const visitId = Object.hasOwn(row, 'visit_id') ? row.visit_id : existing?.visit_id;

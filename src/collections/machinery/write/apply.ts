@@ -21,7 +21,12 @@ function referenceField(c: Collection, item: Record<string, unknown>, err: Error
 function uniqueField(c: Collection, err: Error): string {
   const text = `${err.message} ${(err as { detail?: string }).detail ?? ''} ${(err as { constraint?: string }).constraint ?? ''}`;
   for (const [name, field] of Object.entries(c.fields)) {
-    if (field.kind === 'scalar' && field.unique && new RegExp(`\\b${field.column}\\b`).test(text)) return name;
+    if (
+      field.kind === 'scalar' &&
+      (field.unique || field.uniqueIndex) &&
+      new RegExp(`\\b${field.column}\\b`).test(text)
+    )
+      return name;
   }
   return 'id';
 }
