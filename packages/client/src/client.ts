@@ -73,8 +73,8 @@ export type Target = number | Id;
  * `FieldServiceError` (a draft-only action on an issued invoice: 422, code 1280).
  */
 export type ActionMethod<N extends ActionCollection, A extends ActionName<N>> = [ActionInput<N, A>] extends [never]
-  ? (item: Target, opts?: ItemWriteOptions) => Promise<WithMeta<ActionResult<N, A>>>
-  : (item: Target, input?: ActionInput<N, A>, opts?: ItemWriteOptions) => Promise<WithMeta<ActionResult<N, A>>>;
+  ? (item: Target, opts?: WriteOptions) => Promise<WithMeta<ActionResult<N, A>>>
+  : (item: Target, input?: ActionInput<N, A>, opts?: WriteOptions) => Promise<WithMeta<ActionResult<N, A>>>;
 /** A collection's actions: `fsm.invoices.issue(id)`, `fsm.quotes.accept(id)`, `fsm.visits.checkIn(id, { location })`. */
 export type CollectionActions<N extends ActionCollection> = { readonly [A in ActionName<N>]: ActionMethod<N, A> };
 /** The action namespaces, one per collection with actions (generated from the server's OpenAPI document). */
@@ -145,7 +145,7 @@ export class FieldService {
       for (const [action, spec] of Object.entries(actions) as [string, { answers: string; input?: string }][])
         methods[action] = (item: Target, ...rest: unknown[]) => {
           const [input, opts] = spec.input ? rest : [undefined, rest[0]];
-          return this.act(collection, action, spec, item, input, (opts ?? {}) as ItemWriteOptions);
+          return this.act(collection, action, spec, item, input, (opts ?? {}) as WriteOptions);
         };
       Object.defineProperty(this, collection, { value: Object.freeze(methods), enumerable: true });
     }
@@ -158,7 +158,7 @@ export class FieldService {
     spec: { answers: string; input?: string },
     item: Target,
     input: unknown,
-    opts: ItemWriteOptions,
+    opts: WriteOptions,
   ) {
     const init = {
       params: { path: { id: idOf(item) } },
