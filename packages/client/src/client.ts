@@ -1,10 +1,15 @@
 import createClient, { type Client } from 'openapi-fetch';
+import { ACTIONS } from './generated/actions.js';
 import type { paths } from './generated/api.js';
 import { FieldServiceError } from './errors.js';
 import { follow, pollEvents, streamEvents, type FollowOptions } from './events.js';
 import { Session, type SessionOptions } from './session.js';
 import { retryAfterSeconds, transport, type RetryOptions } from './transport.js';
 import type {
+  ActionCollection,
+  ActionInput,
+  ActionName,
+  ActionResult,
   ChangeEvent,
   Changes,
   Collection,
@@ -21,6 +26,7 @@ import type {
   Updatable,
   Value,
   Where,
+  WithMeta,
   WriteMetadata,
 } from './types.js';
 
@@ -58,12 +64,32 @@ export interface Versioned<T> {
 }
 
 type Id = { readonly id: number };
-type Target = number | Id;
+/** An item: its id, or the item itself (anything with its `id`). */
+export type Target = number | Id;
+
+/**
+ * One item action as a method: `(item, options?)`, or `(item, input?, options?)` when the action
+ * takes a body (a check-in's `{ location }`). It answers the item (with `meta`) or throws a
+ * `FieldServiceError` (a draft-only action on an issued invoice: 422, code 1280).
+ */
+export type ActionMethod<N extends ActionCollection, A extends ActionName<N>> = [ActionInput<N, A>] extends [never]
+  ? (item: Target, opts?: WriteOptions) => Promise<WithMeta<ActionResult<N, A>>>
+  : (item: Target, input?: ActionInput<N, A>, opts?: WriteOptions) => Promise<WithMeta<ActionResult<N, A>>>;
+/** A collection's actions: `fsm.invoices.issue(id)`, `fsm.quotes.accept(id)`, `fsm.visits.checkIn(id, { location })`. */
+export type CollectionActions<N extends ActionCollection> = { readonly [A in ActionName<N>]: ActionMethod<N, A> };
+/** The action namespaces, one per collection with actions (generated from the server's OpenAPI document). */
+export type ActionNamespaces = { readonly [N in ActionCollection]: CollectionActions<N> };
 type Answer = { data?: unknown; error?: unknown; response: Response };
 // One untyped view of the typed client, for the generic calls below (their types are derived from `paths`).
 type Untyped = { request(method: string, path: string, init?: object): Promise<Answer> };
 
+// The action namespaces (`fsm.invoices`, `fsm.quotes`, …) are made by the constructor from the
+// generated ACTIONS table; this declaration gives the class their types.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
+export interface FieldService extends ActionNamespaces {}
+
 /** The client: sign in, then read and write every collection with types generated from the server's OpenAPI document. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class FieldService {
   /** The typed `openapi-fetch` client for any operation, with `X-Version`, the token and retries already handled. */
   readonly api: Client<paths>;
@@ -114,6 +140,38 @@ export class FieldService {
     this.baseUrl = String(opts.apiUrl ?? session.as.issuer).replace(/\/$/, '');
     this.send = transport({ session, retry: opts.retry, fetch: opts.fetch, sleep: opts.sleep });
     this.api = createClient<paths>({ baseUrl: this.baseUrl, fetch: this.send });
+    for (const [collection, actions] of Object.entries(ACTIONS)) {
+      const methods: Record<string, unknown> = {};
+      for (const [action, spec] of Object.entries(actions) as [string, { answers: string; input?: string }][])
+        methods[action] = (item: Target, ...rest: unknown[]) => {
+          const [input, opts] = spec.input ? rest : [undefined, rest[0]];
+          return this.act(collection, action, spec, item, input, (opts ?? {}) as WriteOptions);
+        };
+      Object.defineProperty(this, collection, { value: Object.freeze(methods), enumerable: true });
+    }
+  }
+
+  /** `POST /{collection}/{id}/{action}`: the one item answered, with `meta`. */
+  private async act(
+    collection: string,
+    action: string,
+    spec: { answers: string; input?: string },
+    item: Target,
+    input: unknown,
+    opts: WriteOptions,
+  ) {
+    const init = {
+      params: { path: { id: idOf(item) } },
+      ...(spec.input && input !== undefined ? { body: { [spec.input]: [input] } } : {}),
+    };
+    const { items, response, key } = await this.write<Collection, unknown>(
+      'POST',
+      `/${collection}/{id}/${action}`,
+      spec.answers as Collection,
+      init,
+      opts,
+    );
+    return withMeta(items[0] as object, response, key);
   }
 
   /** Reads the server's OAuth metadata from the issuer: nothing else to configure. */
@@ -168,14 +226,28 @@ export class FieldService {
     return { item: body[collection][0], etag: etagOf(response) };
   }
 
-  /** Creates the items in one atomic write; answers them in order. */
+  /** Creates the items in one atomic write; answers them in order (and the answer's `meta`). */
   async create<N extends Creatable>(
     collection: N,
     items: readonly NewItem<N>[],
     opts: WriteOptions = {},
-  ): Promise<Item<N>[]> {
-    return (await this.write<N, Item<N>>('POST', `/${collection}`, collection, { body: { [collection]: items } }, opts))
-      .items;
+  ): Promise<WithMeta<Item<N>[]>> {
+    const {
+      items: created,
+      response,
+      key,
+    } = await this.write<N, Item<N>>('POST', `/${collection}`, collection, { body: { [collection]: items } }, opts);
+    return withMeta(created, response, key);
+  }
+
+  /** Creates one item: the item itself (with `meta`), no array to unpack. */
+  async createOne<N extends Creatable>(
+    collection: N,
+    item: NewItem<N>,
+    opts: WriteOptions = {},
+  ): Promise<WithMeta<Item<N>>> {
+    const created = await this.create(collection, [item], opts);
+    return withMeta(created[0], created.meta);
   }
 
   /** Changes the items (each names its `id`) in one atomic write. */
@@ -183,10 +255,33 @@ export class FieldService {
     collection: N,
     items: readonly ItemChange<N>[],
     opts: WriteOptions = {},
-  ): Promise<Item<N>[]> {
-    return (
-      await this.write<N, Item<N>>('PATCH', `/${collection}`, collection, { body: { [collection]: items } }, opts)
-    ).items;
+  ): Promise<WithMeta<Item<N>[]>> {
+    const {
+      items: changed,
+      response,
+      key,
+    } = await this.write<N, Item<N>>('PATCH', `/${collection}`, collection, { body: { [collection]: items } }, opts);
+    return withMeta(changed, response, key);
+  }
+
+  /**
+   * Changes one item by its URL: the item (with `meta`; `meta.etag` is its new `ETag`). With
+   * `ifMatch`, only if it is unchanged since it was read (else a 412, code 1080).
+   */
+  async updateOne<N extends Updatable>(
+    collection: N,
+    item: Target,
+    changes: Changes<N>,
+    opts: ItemWriteOptions = {},
+  ): Promise<WithMeta<Item<N>>> {
+    const { items, response, key } = await this.write<N, Item<N>>(
+      'PATCH',
+      `/${collection}/{id}`,
+      collection,
+      { params: { path: { id: idOf(item) } }, body: { [collection]: [changes] } },
+      opts,
+    );
+    return withMeta(items[0], response, key);
   }
 
   /** Deletes the items in one atomic write; answers their ids. */
@@ -194,9 +289,16 @@ export class FieldService {
     collection: N,
     targets: readonly Target[],
     opts: WriteOptions = {},
-  ): Promise<Deleted[]> {
-    const body = { [collection]: targets.map((t) => ({ id: typeof t === 'number' ? t : t.id })) };
-    return (await this.write<N, Deleted>('DELETE', `/${collection}`, collection, { body }, opts)).items;
+  ): Promise<WithMeta<Deleted[]>> {
+    const body = { [collection]: targets.map(idOf).map((id) => ({ id })) };
+    const { items, response, key } = await this.write<N, Deleted>(
+      'DELETE',
+      `/${collection}`,
+      collection,
+      { body },
+      opts,
+    );
+    return withMeta(items, response, key);
   }
 
   /**
@@ -209,14 +311,9 @@ export class FieldService {
     changes: Changes<N>,
     opts: ItemWriteOptions = {},
   ): Promise<Versioned<Item<N>>> {
-    const { items, response } = await this.write<N, Item<N>>(
-      'PATCH',
-      `/${collection}/{id}`,
-      collection,
-      { params: { path: { id } }, body: { [collection]: [changes] } },
-      opts,
-    );
-    return { item: items[0], etag: etagOf(response) };
+    const item = await this.updateOne(collection, id, changes, opts);
+    if (item.meta.etag === undefined) throw new Error(`PATCH /${collection}/${id} answered without an ETag`);
+    return { item, etag: item.meta.etag };
   }
 
   /** Deletes one item; with `ifMatch`, only if it is unchanged since it was read. */
@@ -233,15 +330,17 @@ export class FieldService {
     init: object,
     opts: ItemWriteOptions,
   ) {
+    // The key is made here (not only by the transport) so that `meta` can say which one was sent.
+    const key = opts.idempotencyKey ?? crypto.randomUUID();
     const headers = {
-      ...(opts.idempotencyKey !== undefined ? { 'Idempotency-Key': opts.idempotencyKey } : {}),
+      'Idempotency-Key': key,
       ...(opts.ifMatch !== undefined ? { 'If-Match': opts.ifMatch } : {}),
     };
     const { body, response } = await this.call<{ metadata: WriteMetadata } & Record<N, T[]>>(method, path, {
       ...init,
       headers,
     });
-    return { items: body[collection], response };
+    return { items: body[collection] as T[], response, key };
   }
 
   /** One page of events matching `where`, in id order (the feed moves `where`'s cursor, so always page 1). */
@@ -259,6 +358,28 @@ export class FieldService {
     if (!response.ok) throw new FieldServiceError(response.status, error, retryAfterSeconds(response));
     return { body: data as T, response };
   }
+}
+
+function idOf(t: Target): number {
+  return typeof t === 'number' ? t : t.id;
+}
+
+/** The value with its answer's `meta` as a non-enumerable, read-only property. */
+function withMeta<T extends object>(
+  value: T,
+  response: Response | WithMeta<unknown>['meta'],
+  key?: string,
+): WithMeta<T> {
+  const meta =
+    response instanceof Response
+      ? {
+          status: response.status,
+          replayed: /^true$/i.test(response.headers.get('idempotency-replayed') ?? ''),
+          etag: response.headers.get('etag') ?? undefined,
+          idempotencyKey: key,
+        }
+      : response;
+  return Object.defineProperty(value, 'meta', { value: Object.freeze(meta), enumerable: false }) as WithMeta<T>;
 }
 
 /** The answer's `ETag`; the server sends one with every item read or changed by its URL. */

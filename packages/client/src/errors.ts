@@ -51,3 +51,17 @@ export class FieldServiceError extends Error {
     this.retryAfter = retryAfter;
   }
 }
+
+/**
+ * The refresh token no longer works (`invalid_grant`: the owner revoked the app, or the grant
+ * expired): the saved tokens are dropped (`onTokens(undefined)` was called) and the user must
+ * sign in again. `cause` is the token endpoint's error as oauth4webapi reported it.
+ */
+export class AuthorizationRevokedError extends Error {
+  /** The OAuth error code: `invalid_grant`. */
+  readonly code = 'invalid_grant';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AuthorizationRevokedError';
+  }
+}

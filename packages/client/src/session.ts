@@ -1,4 +1,5 @@
 import * as oauth from 'oauth4webapi';
+import { AuthorizationRevokedError } from './errors.js';
 
 /** What a signed-in client holds; save it (`onTokens`) to resume without signing in again. */
 export interface Tokens {
@@ -16,7 +17,10 @@ export interface SessionOptions {
   /** One of the client's registered redirect URIs. */
   redirectUri: string;
   tokens?: Tokens;
-  /** Called with the new tokens after sign-in and every refresh, and with undefined after revocation. */
+  /**
+   * Called with the new tokens after sign-in and every refresh, and with undefined once they are
+   * dead: after `revoke()`, and when a refresh is refused (`AuthorizationRevokedError`).
+   */
   onTokens?: (tokens: Tokens | undefined) => void | Promise<void>;
   /** The clock (milliseconds), for tokens' expiry. */
   now?: () => number;
@@ -110,8 +114,20 @@ export class Session {
     this.refreshing ??= (async () => {
       try {
         const res = await oauth.refreshTokenGrantRequest(this.as, this.client, this.auth, t.refreshToken!, this.http);
-        return (await this.keep(await oauth.processRefreshTokenResponse(this.as, this.client, res), t.refreshToken))
-          .accessToken;
+        let answer: oauth.TokenEndpointResponse;
+        try {
+          answer = await oauth.processRefreshTokenResponse(this.as, this.client, res);
+        } catch (err) {
+          if (!(err instanceof oauth.ResponseBodyError && err.error === 'invalid_grant')) throw err;
+          // The grant is gone for good: the dead tokens are dropped here and by the caller's store.
+          if (this.tokens === t) this.tokens = undefined;
+          await this.opts.onTokens?.(undefined);
+          throw new AuthorizationRevokedError(
+            `the refresh token was refused (invalid_grant${err.error_description ? `: ${err.error_description}` : ''}): sign in again`,
+            { cause: err },
+          );
+        }
+        return (await this.keep(answer, t.refreshToken)).accessToken;
       } finally {
         this.refreshing = undefined;
       }

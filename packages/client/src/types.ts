@@ -1,3 +1,4 @@
+import type { ACTIONS } from './generated/actions.js';
 import type { components, paths } from './generated/api.js';
 
 /** Every type below is derived from the generated `paths` and `components`: nothing is written twice. */
@@ -110,3 +111,42 @@ export type WebhookEvent =
 export type ApiError = Schemas['Error'];
 export type WriteMetadata = Schemas['WriteMetadata'];
 export type ListMetadata = Schemas['ListMetadata'];
+
+type Actions = typeof ACTIONS;
+/** The collections with item actions (`POST /{collection}/{id}/{action}`): `invoices`, `quotes`, `visits`, … */
+export type ActionCollection = keyof Actions & Collection;
+/** The actions of a collection's items: `issue`, `void` and `pdf` of `invoices`, … */
+export type ActionName<N extends ActionCollection> = Extract<keyof Actions[N], string>;
+type ActionOp<N extends ActionCollection, A extends ActionName<N>> = paths[`/${N}/{id}/${A}` & keyof paths] extends {
+  post: infer O;
+}
+  ? O
+  : never;
+/** What an action takes beside the id (a check-in's `{ location }`), or `never` when it takes nothing. */
+export type ActionInput<N extends ActionCollection, A extends ActionName<N>> =
+  ActionOp<N, A> extends { requestBody?: { content: { 'application/json': infer B } } }
+    ? B extends { [K in Actions[N][A] extends { input: infer I extends string } ? I : never]?: readonly (infer I)[] }
+      ? I
+      : never
+    : never;
+/** The item an action answers: the item acted on, changed (`issue`: the invoice), or another (`pdf`: the file). */
+export type ActionResult<N extends ActionCollection, A extends ActionName<N>> = Item<
+  Actions[N][A] extends { answers: infer C extends Collection } ? C : never
+>;
+
+/**
+ * What the answer's headers said of a write, on its result as the non-enumerable property `meta`
+ * (not in `JSON.stringify`, a spread or `deepEqual`: the result stays the plain item or items).
+ */
+export interface ResponseMeta {
+  /** The HTTP status. */
+  status: number;
+  /** `Idempotency-Replayed: true`: this is the first answer to the same key again; nothing was done twice. */
+  replayed: boolean;
+  /** The answer's `ETag`: an item written by its URL (`updateOne`) has one; a batch (`create`, `update`) has none. */
+  etag: string | undefined;
+  /** The `Idempotency-Key` the write was sent with (yours, or the one made for the call). */
+  idempotencyKey: string | undefined;
+}
+/** A result and the `meta` of the answer it came in. */
+export type WithMeta<T> = T & { readonly meta: ResponseMeta };

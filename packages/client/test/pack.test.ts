@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { after, test } from 'node:test';
+import { serve } from './fixture.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -53,19 +55,82 @@ console.log(whereString<'jobs'>({ and: [['title', '~', "O'Brien"], ['priority', 
 console.log(typeof FieldService.discover, typeof FieldServiceError);
 `;
 
-test('npm pack gives a tarball that installs in an empty project, type-checks there with tsc and runs', () => {
+// And a program run against a live server: issue 50's invoice, its issue action, meta and a typed
+// refusal, through nothing but the installed tarball. No @types/node: `process` is declared.
+const LIVE = `import { AuthorizationRevokedError, FieldService, FieldServiceError } from '@fieldservice/client';
+declare const process: { env: Record<string, string | undefined> };
+
+const fsm = await FieldService.discover({
+  issuer: process.env.FSM_URL ?? '',
+  clientId: process.env.CLIENT_ID ?? '',
+  clientSecret: 'unused',
+  redirectUri: 'http://127.0.0.1/callback',
+  tokens: { accessToken: process.env.ACCESS_TOKEN ?? '', expiresAt: Date.now() + 3_600_000 },
+});
+const client = await fsm.createOne('clients', { name: 'Packed' });
+const draft = await fsm.createOne('invoices', {
+  client: { id: client.id },
+  lines: [{ description: 'Call-out', quantity: 1, unitPrice: 45 }],
+});
+const issued = await fsm.invoices.issue(draft, { idempotencyKey: 'packed-issue' });
+const replayed = await fsm.invoices.issue(draft.id, { idempotencyKey: 'packed-issue' });
+let refused: number | undefined;
+try {
+  await fsm.invoices.issue(draft.id);
+} catch (e) {
+  if (e instanceof FieldServiceError) refused = e.code;
+}
+console.log(JSON.stringify({
+  state: issued.state,
+  total: issued.total,
+  number: replayed.number === issued.number,
+  replayed: [issued.meta.replayed, replayed.meta.replayed],
+  refused,
+  errors: typeof AuthorizationRevokedError,
+}));
+`;
+
+test('npm pack gives a tarball that installs in an empty project, type-checks there with tsc and runs against a live server', async () => {
   const [packed] = JSON.parse(npm(['pack', '-w', 'packages/client', '--pack-destination', tmp, '--json'], ROOT)) as {
     filename: string;
     files: { path: string }[];
   }[];
   const files = packed.files.map((f) => f.path);
-  for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/generated/api.d.ts'])
+  for (const f of [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/generated/api.d.ts',
+    'dist/generated/actions.js',
+    'examples/sync.ts',
+  ])
     assert.ok(files.includes(f), `${f} is in the package`);
   assert.deepEqual(
-    files.filter((f) => !/^(package\.json|README\.md|dist\/)/.test(f)),
+    files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/.*\.(js|d\.ts)|examples\/.*\.ts)$/.test(f)),
     [],
-    'nothing but the build, its manifest and README',
+    'nothing but the build (no source maps of sources not shipped), its manifest, README, licence and examples',
   );
+  const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/client/package.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  assert.equal(manifest.private, undefined, 'publishable');
+  assert.equal(manifest.license, 'MIT');
+  // Nothing of the server at run time: every import of the build is the package's own or a dependency.
+  for (const f of files.filter((f) => f.endsWith('.js'))) {
+    const text = fs.readFileSync(path.join(ROOT, 'packages/client', f), 'utf8');
+    for (const [, spec] of text.matchAll(/\bfrom\s+'([^']+)'/g))
+      assert.ok(
+        /^\.\.?\//.test(spec)
+          ? path
+              .resolve(path.dirname(path.join(ROOT, 'packages/client', f)), spec)
+              .startsWith(path.join(ROOT, 'packages/client/dist'))
+          : Object.keys(manifest.dependencies as object).includes(spec),
+        `${f} imports ${spec}`,
+      );
+  }
 
   // An empty project, nothing of this checkout: the tarball, and its dependencies from npm's cache.
   const project = path.join(tmp, 'project');
@@ -85,6 +150,7 @@ test('npm pack gives a tarball that installs in an empty project, type-checks th
     assert.ok(fs.existsSync(path.join(project, 'node_modules', dep)), `${dep} installed`);
 
   fs.writeFileSync(path.join(project, 'app.ts'), APP);
+  fs.writeFileSync(path.join(project, 'live.ts'), LIVE);
   fs.writeFileSync(
     path.join(project, 'tsconfig.json'),
     JSON.stringify({
@@ -99,7 +165,7 @@ test('npm pack gives a tarball that installs in an empty project, type-checks th
         skipLibCheck: false,
         outDir: 'out',
       },
-      files: ['app.ts'],
+      files: ['app.ts', 'live.ts'],
     }),
   );
   const checked = spawnSync(process.execPath, [tsc, '-p', project], { encoding: 'utf8', timeout: 120_000 });
@@ -108,4 +174,23 @@ test('npm pack gives a tarball that installs in an empty project, type-checks th
   const ran = spawnSync(process.execPath, [path.join(project, 'out/app.js')], { encoding: 'utf8' });
   assert.equal(ran.status, 0, ran.stderr);
   assert.equal(ran.stdout, "(title ~ 'O\\'Brien') and (priority = 'high')\nfunction function\n");
+
+  // The server answers in this process: the program runs in its own, awaited (never spawnSync).
+  const s = await serve('sqlite');
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [path.join(project, 'out/live.js')], {
+      env: { ...process.env, FSM_URL: s.base, CLIENT_ID: s.tenant.clientId, ACCESS_TOKEN: s.tenant.token },
+      timeout: 60_000,
+    });
+    assert.deepEqual(JSON.parse(stdout), {
+      state: 'issued',
+      total: 45,
+      number: true,
+      replayed: [false, true],
+      refused: 1280,
+      errors: 'function',
+    });
+  } finally {
+    await s.close();
+  }
 });
