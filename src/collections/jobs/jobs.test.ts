@@ -54,6 +54,7 @@ for (const dialect of DIALECTS) {
           address: {},
           dueDate: null,
           createdBy: { id: a.adminId },
+          requiredSkills: [],
           account: { id: a.accountId },
           deleted: false,
           customFields: {},

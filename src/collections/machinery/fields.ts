@@ -116,7 +116,9 @@ export interface AssocListField extends BaseField {
   /**
    * The list is the owner's data only: the listed items have no member that shows it (a user's
    * or a job's `skills`, unlike a workgroup's `users`). Setting it needs the owner's write and the
-   * listed collection's read, and the listed items do not change with it.
+   * listed collection's read, and the listed items do not change with it. Its link table's
+   * inserts and deletes bump the owner's row (a trigger of the migration that makes it), so a list
+   * of owners with it may be remembered under the owner table's version (read.ts `rememberable`).
    */
   oneWay?: boolean;
 }

@@ -40,6 +40,8 @@ export function rememberable(c: Collection, ctx: Caller, q: ListQuery): boolean 
     const field = c.fields[name];
     return (
       ['scalar', 'object', 'assoc'].includes(field.kind) ||
+      // A one-way list's links bump their owner's row (migration 100's triggers): the table's version moves with them.
+      (field.kind === 'assocList' && field.oneWay) ||
       (field.kind === 'computed' && field.stable) ||
       (q.near && name === 'distance')
     );
