@@ -115,7 +115,9 @@ export async function pdf(request: ActionRequest): Promise<ActionAnswer> {
           ['Paid', Number(row.amount_paid)],
           ['Balance due', Number(row.balance)],
         ];
-  const bytes = await renderDocument(await documentView(db, caller.accountId, 'INVOICE', row, { dates, extra }));
+  const bytes = await renderDocument(
+    await documentView(db, services.blobs, caller.accountId, 'INVOICE', row, { dates, extra }),
+  );
   const name = `${row.number ?? `invoice-${row.id}-draft`}.pdf`;
   return storeDocument(request, bytes, name, row.job_id);
 }
