@@ -324,9 +324,9 @@ export async function renderDocument(v: DocumentView): Promise<Buffer> {
 
   // The lines table; its heading is repeated on every page it flows onto.
   const amountW = 80;
-  const taxW = 85;
-  const unitW = 75;
-  const qtyW = 45;
+  const taxW = 105;
+  const unitW = 70;
+  const qtyW = 40;
   const gap = 8;
   const cols = {
     amount: right - amountW,

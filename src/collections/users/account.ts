@@ -64,7 +64,7 @@ export async function setAccount(request: ActionRequest): Promise<ActionAnswer> 
     });
   const users = services.registry.get('users')!;
   const items = await readByIds(services.database.db, users, caller, [caller.userId], {
-    fields: ['id', 'account'],
+    fields: users.defaultFields,
     expand: new Map([['account', '*']]),
   });
   return { status: 200, body: { result: 'success', users: items, metadata: NO_ITEMS } };
@@ -198,7 +198,7 @@ export const accountActionDocs: Record<string, ActionDoc> = {
     on: 'collection',
     summary: "Set the account's business details (Administrators)",
     description:
-      "Body `{\"account\": {…}}` with any of `address` (as a client's, without location), `phone`, `email`, `taxNumber`, `logo {id}` (a PNG or JPEG `files` item of the account), `paymentTerms`, `bankDetails`, `paperSize` (`A4` | `Letter`; null: Letter for an address in the US or Canada, A4 elsewhere): the members sent are set (null clears one), the others kept. They are what quotes and invoices print of the business, and every item's `account` shows them with `[*]`. Answers the caller's user with `account` in full. Administrators only (403, 1021); a failure names `account.<member>` (422).",
+      "Body `{\"account\": {…}}` with any of `address` (as a client's, without location), `phone`, `email`, `taxNumber`, `logo {id}` (a PNG or JPEG `files` item of the account), `paymentTerms`, `bankDetails`, `paperSize` (`A4` | `Letter`; null: Letter for an address in the US or Canada, A4 elsewhere): the members sent are set (null clears one), the others kept. They are what quotes and invoices print of the business, and every item's `account` shows them with `[*]`. Answers the caller's user (default fields) with `account` in full. Administrators only (403, 1021); a failure names `account.<member>` (422).",
     requestBody: {
       required: true,
       content: {
