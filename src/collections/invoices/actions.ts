@@ -134,7 +134,7 @@ export const invoiceActionDocs: Record<string, ActionDoc> = {
     answers: 'files',
     summary: 'Render the invoice as a PDF',
     description:
-      'Renders the invoice (company, client and address, number, dates, every line, totals with the currency code; DRAFT on drafts) and stores it as a `files` item attached to its job; answers the file, whose `downloadUrl` serves `application/pdf`.',
+      'Renders the invoice (the business: logo, address, phone, e-mail, tax number; the client: company, address, e-mail; the job: reference, title, PO number, service address; number, dates, every line with its tax rate by name and percent, totals with a summary per rate, payments, payment terms, bank details, notes; Page i of N; A4 or Letter as the account says; DRAFT on drafts) in embedded Unicode fonts, and stores it as a `files` item attached to its job; answers the file, whose `downloadUrl` serves `application/pdf`.',
   },
   void: {
     on: 'item',

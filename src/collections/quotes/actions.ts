@@ -110,7 +110,7 @@ export const quoteActionDocs: Record<string, ActionDoc> = {
   ),
   pdf: doc(
     'Render the quote as a PDF',
-    'Stores the rendered quote as a `files` item attached to its job and answers the file.',
+    'Renders the quote as the invoice PDF is made (the business, client, job, lines with tax by name and percent, a summary per rate, Page i of N, A4 or Letter), stores it as a `files` item attached to its job and answers the file.',
     'files',
   ),
 };
