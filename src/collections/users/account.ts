@@ -5,7 +5,7 @@ import type { AccountsTable } from '../../db/types.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import type { BlobStore } from '../../storage/blobs.js';
 import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
-import { ACCOUNT_DOCUMENT_FIELDS, isItemId } from '../machinery/fields.js';
+import { ACCOUNT_DOCUMENT_FIELDS, ACCOUNT_MEMBERS, isItemId } from '../machinery/fields.js';
 import { readByIds } from '../machinery/read.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 
@@ -92,14 +92,9 @@ async function check(
     const field = ACCOUNT_DOCUMENT_FIELDS[name];
     const path = `account.${name.slice(0, 64)}`;
     if (!field) {
-      errors.push(
-        validationError(
-          /^(id|companyName|licenses|countryCode|companyAccountCode|currency|timeZone)$/.test(name)
-            ? 'readOnly'
-            : 'unknown',
-          path,
-        ),
-      );
+      // The account's other members (its currency, its company name…) are set when it is made.
+      const known = name === 'id' || (ACCOUNT_MEMBERS as readonly string[]).includes(name);
+      errors.push(validationError(known ? 'readOnly' : 'unknown', path));
       continue;
     }
     if (value === null) {
