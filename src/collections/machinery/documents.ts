@@ -366,7 +366,7 @@ export async function renderDocument(v: DocumentView): Promise<Buffer> {
   y = heading(y);
   for (const l of v.lines) {
     const taxText = l.taxLabel ?? '-';
-    const h = Math.max(height(l.description, { width: descW }), height(taxText, { width: taxW })) + 6;
+    const h = Math.max(height(l.description, { width: descW }), height(taxText, { width: taxW })) + 4;
     room(h, true);
     put(l.description, left, y, { width: descW });
     put(String(l.quantity), cols.qty, y, { width: qtyW, align: 'right' });

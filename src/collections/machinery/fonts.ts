@@ -31,19 +31,23 @@ interface Loaded {
   bytes: Buffer;
   font: Font;
 }
-/** Read and parsed once per process, on the first document (about 11 MB of font files). */
-let loaded: Record<Face, Loaded> | undefined;
+/** Read and parsed once per process, on the first document (about 10 MB of font files). */
+let loaded: Promise<Record<Face, Loaded>> | undefined;
 
-async function load(): Promise<Record<Face, Loaded>> {
-  if (loaded) return loaded;
-  const fontkit = await import('fontkit');
-  const entries = await Promise.all(
-    (Object.keys(FILES) as Face[]).map(async (face) => {
-      const bytes = await fs.promises.readFile(FILES[face]());
-      return [face, { bytes, font: fontkit.create(bytes) }] as const;
-    }),
-  );
-  return (loaded = Object.fromEntries(entries) as Record<Face, Loaded>);
+function load(): Promise<Record<Face, Loaded>> {
+  loaded ??= (async () => {
+    const fontkit = await import('fontkit');
+    const entries = await Promise.all(
+      (Object.keys(FILES) as Face[]).map(async (face) => {
+        const bytes = await fs.promises.readFile(FILES[face]());
+        return [face, { bytes, font: fontkit.create(bytes) }] as const;
+      }),
+    );
+    return Object.fromEntries(entries) as Record<Face, Loaded>;
+  })();
+  // A failed read (a missing package) is tried again by the next document, not remembered.
+  loaded.catch(() => (loaded = undefined));
+  return loaded;
 }
 
 /** A piece of text and the registered font that draws it. */
