@@ -357,6 +357,39 @@ for (const dialect of DIALECTS) {
       await setAccount({ paperSize: null, address: { country: 'US' } });
     });
 
+    it('a description and notes longer than a page flow over pages; the table goes on below them', async () => {
+      const client = (await post('clients', [{ name: 'Wordy Client' }])).body.clients[0].id;
+      const job = (await post('jobs', [{ title: 'Wordy job', client: { id: client } }])).body.jobs[0].id;
+      const words = (tag: string) =>
+        Array.from({ length: 1200 }, (_, i) => `${tag}${i} Łódź 東京`)
+          .join(' ')
+          .slice(0, 10_000);
+      const id = (
+        await post('invoices', [
+          {
+            job: { id: job },
+            notes: words('note'),
+            lines: [
+              { description: 'First line', quantity: 1, unitPrice: 1 },
+              { description: words('desc'), quantity: 1, unitPrice: 2 },
+              { description: 'Last line', quantity: 1, unitPrice: 3 },
+            ],
+          },
+        ])
+      ).body.invoices[0];
+      assert.ok(id.id, JSON.stringify(id));
+      const { file, text, raw } = await pdf('invoices', id.id);
+      const pages = Number(/Pages:\s+(\d+)/.exec(info(file))![1]);
+      assert.ok(pages >= 4, `${pages} pages`);
+      for (let p = 1; p <= pages; p++) assert.ok(text.includes(`Page ${p} of ${pages}`), `Page ${p} of ${pages}`);
+      // Every word of both, once, in order; the last line and the totals after the long one.
+      const flat = raw.replace(/\s+/g, ' ');
+      for (const w of ['desc0 ', 'desc400 ', 'note0 ', 'note400 ']) assert.equal(flat.split(w).length, 2, w);
+      assert.ok(flat.indexOf('desc0 ') < flat.indexOf('Last line'));
+      assert.ok(flat.indexOf('Last line') < flat.indexOf('Total 6.00 USD'), flat.slice(-2000));
+      assert.ok(flat.indexOf('Total 6.00 USD') < flat.indexOf('note0 '));
+    });
+
     it('a quote prints the seller, the job and tax by name, without payments or bank details', async () => {
       const client = (await post('clients', [{ name: 'Quote Client', email: 'q@client.example' }])).body.clients[0].id;
       const job = (await post('jobs', [{ title: 'Quoted job', orderNumber: 'PO-Q1', client: { id: client } }])).body

@@ -367,13 +367,17 @@ export async function renderDocument(v: DocumentView): Promise<Buffer> {
   for (const l of v.lines) {
     const taxText = l.taxLabel ?? '-';
     const h = Math.max(height(l.description, { width: descW }), height(taxText, { width: taxW })) + 4;
-    room(h, true);
-    put(l.description, left, y, { width: descW });
+    // A row taller than a page starts where it is, when a few of its lines fit.
+    room(h > bottom - top - 60 ? 40 : h, true);
+    // The figures first, on the row's page: a description longer than a page (up to 10,000
+    // characters) flows on over the next pages, and the table goes on below its end.
+    const page = doc.page;
     put(String(l.quantity), cols.qty, y, { width: qtyW, align: 'right' });
     put(fmt(l.unitPrice, v.exponent), cols.unit, y, { width: unitW, align: 'right' });
     put(taxText, cols.tax, y, { width: taxW, align: 'right' });
     put(fmt(l.subtotal, v.exponent), cols.amount, y, { width: amountW, align: 'right' });
-    y += h;
+    put(l.description, left, y, { width: descW });
+    y = doc.page === page ? y + h : doc.y + 4;
   }
   doc.strokeColor(RULE).moveTo(left, y).lineTo(right, y).stroke();
   y += 10;
@@ -397,10 +401,12 @@ export async function renderDocument(v: DocumentView): Promise<Buffer> {
   /** A titled paragraph (notes, terms, bank details), kept whole on a page when it fits one. */
   const section = (title: string, text: string) => {
     const h = height(text, { width }) + 16;
-    room(Math.min(h, bottom - top - 40) + 12);
+    room(h > bottom - top - 60 ? 40 : h + 12);
     y += 12;
     y += put(title, left, y, { size: 8.5, weight: 'bold', color: GREY, width });
-    y += put(text, left, y, { width });
+    // A text longer than the page flows on over the next ones: go on where it ended.
+    put(text, left, y, { width });
+    y = doc.y;
   };
 
   // Payments (an invoice's): date, method, reference and amount.
