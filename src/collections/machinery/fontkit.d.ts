@@ -4,6 +4,8 @@ declare module 'fontkit' {
     hasGlyphForCodePoint(codePoint: number): boolean;
     ascent: number;
     unitsPerEm: number;
+    /** What pdfkit calls to lay text out: a parsed font is accepted wherever bytes are. */
+    layout(text: string): unknown;
   }
   export function create(buffer: Buffer): Font;
 }

@@ -28,7 +28,6 @@ const FILES = {
 type Face = keyof typeof FILES;
 
 interface Loaded {
-  bytes: Buffer;
   font: Font;
 }
 /** Read and parsed once per process, on the first document (about 10 MB of font files). */
@@ -40,7 +39,7 @@ function load(): Promise<Record<Face, Loaded>> {
     const entries = await Promise.all(
       (Object.keys(FILES) as Face[]).map(async (face) => {
         const bytes = await fs.promises.readFile(FILES[face]());
-        return [face, { bytes, font: fontkit.create(bytes) }] as const;
+        return [face, { font: fontkit.create(bytes) }] as const;
       }),
     );
     return Object.fromEntries(entries) as Record<Face, Loaded>;
@@ -73,7 +72,11 @@ export interface DocumentFonts {
  */
 export async function documentFonts(doc: PDFKit.PDFDocument): Promise<DocumentFonts> {
   const fonts = await load();
-  for (const face of Object.keys(fonts) as Face[]) doc.registerFont(face, fonts[face].bytes);
+  // pdfkit takes a parsed fontkit font as well as bytes (PDFFontFactory.open: any source with
+  // `layout`; its types name only bytes): one parse per process, its tables and layout caches shared
+  // by every document, each of which still makes its own subset.
+  for (const face of Object.keys(fonts) as Face[])
+    doc.registerFont(face, fonts[face].font as unknown as PDFKit.Mixins.PDFFontSource);
   return {
     ascent: (weight, size) => (fonts[weight].font.ascent / fonts[weight].font.unitsPerEm) * size,
     runs(text, weight) {
