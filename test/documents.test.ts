@@ -173,6 +173,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(errorsOf(await setAccount({ logo: 5 })), [code('association', 'account.logo')]);
       assert.deepEqual(errorsOf(await setAccount('x')), [code('invalid', 'account')]);
       assert.equal((await call(t.app, a.token, 'POST', '/users/account', {})).status, 422);
+      const notJson = await call(t.app, a.token, 'POST', '/users/account', 'phone=1', { 'content-type': 'text/plain' });
+      assert.equal(notJson.status, 415, notJson.raw);
       // A valid write: the members sent are set, the others kept.
       const logo = await upload(png(120, 40), 'logo.png', 'image/png');
       const ok = await setAccount({

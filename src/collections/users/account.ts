@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { Value } from '@sinclair/typebox/value';
 import type { Updateable } from 'kysely';
 import type { Executor } from '../../db/runner.js';
@@ -23,6 +24,7 @@ export async function setAccount(request: ActionRequest): Promise<ActionAnswer> 
     throw new ApiError('unknownAction', "'account' applies to the caller's account: POST /users/account");
   if (caller.role !== 'administrator')
     throw new ApiError('roleForbids', "only an Administrator writes the account's members");
+  if (body instanceof Readable) throw new ApiError('unsupportedMediaType');
   const input = (body as { account?: unknown } | null)?.account;
   const errors: ApiErrorBody[] = [];
   const set: Updateable<AccountsTable> = {};
