@@ -14,6 +14,22 @@ export interface AccountsTable {
   auth_epoch: Generated<number>;
   currency: Generated<string>;
   time_zone: Generated<string>;
+  /** The business address printed on its documents: JSON of line1, line2, city, region, postcode, country */
+  address: string | null;
+  /** The business phone printed on its documents */
+  phone: string | null;
+  /** The business e-mail printed on its documents */
+  email: string | null;
+  /** The business tax (VAT, GST, EIN…) number printed on its documents */
+  tax_number: string | null;
+  /** JSON {id} of the image files item printed on its documents */
+  logo: string | null;
+  /** Payment terms printed on its invoices */
+  payment_terms: string | null;
+  /** Bank details printed on its invoices */
+  bank_details: string | null;
+  /** A4 or Letter; null: Letter for an address in the US or Canada, A4 elsewhere */
+  paper_size: string | null;
 }
 
 export interface AuthSessionsTable {

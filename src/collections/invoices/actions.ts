@@ -115,7 +115,9 @@ export async function pdf(request: ActionRequest): Promise<ActionAnswer> {
           ['Paid', Number(row.amount_paid)],
           ['Balance due', Number(row.balance)],
         ];
-  const bytes = await renderDocument(await documentView(db, caller.accountId, 'INVOICE', row, { dates, extra }));
+  const bytes = await renderDocument(
+    await documentView(db, services.blobs, caller.accountId, 'INVOICE', row, { dates, extra }),
+  );
   const name = `${row.number ?? `invoice-${row.id}-draft`}.pdf`;
   return storeDocument(request, bytes, name, row.job_id);
 }
@@ -132,7 +134,7 @@ export const invoiceActionDocs: Record<string, ActionDoc> = {
     answers: 'files',
     summary: 'Render the invoice as a PDF',
     description:
-      'Renders the invoice (company, client and address, number, dates, every line, totals with the currency code; DRAFT on drafts) and stores it as a `files` item attached to its job; answers the file, whose `downloadUrl` serves `application/pdf`.',
+      'Renders the invoice (the business: logo, address, phone, e-mail, tax number; the client: company, address, e-mail; the job: reference, title, PO number, service address; number, dates, every line with its tax rate by name and percent, totals with a summary per rate, payments, payment terms, bank details, notes; Page i of N; A4 or Letter as the account says; DRAFT on drafts) in embedded Unicode fonts, and stores it as a `files` item attached to its job; answers the file, whose `downloadUrl` serves `application/pdf`.',
   },
   void: {
     on: 'item',

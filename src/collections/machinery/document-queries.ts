@@ -27,11 +27,68 @@ export async function jobClient(db: Executor, accountId: number, jobId: number):
   return row?.client_id;
 }
 
-/** What a document shows of its company and client. */
-export async function parties(db: Executor, accountId: number, clientId: number | null) {
+/** The address columns of a client, job or site, as the lines a page prints (empty ones left out). */
+const ADDRESS_COLUMNS = [
+  'address_line1',
+  'address_line2',
+  'address_city',
+  'address_region',
+  'address_postcode',
+  'address_country',
+] as const;
+type AddressRow = { [K in (typeof ADDRESS_COLUMNS)[number]]: string | null };
+type Address = {
+  line1?: string | null;
+  line2?: string | null;
+  city?: string | null;
+  region?: string | null;
+  postcode?: string | null;
+  country?: string | null;
+};
+
+/** An address as printed lines: line 1, line 2, "city region postcode", country. */
+export function addressLines(a: Address | null | undefined): string[] {
+  if (!a) return [];
+  return [a.line1, a.line2, [a.city, a.region, a.postcode].filter(Boolean).join(' '), a.country].filter(
+    (x): x is string => !!x,
+  );
+}
+const fromColumns = (r: AddressRow | undefined): Address | undefined =>
+  r && {
+    line1: r.address_line1,
+    line2: r.address_line2,
+    city: r.address_city,
+    region: r.address_region,
+    postcode: r.address_postcode,
+    country: r.address_country,
+  };
+
+/** Countries on Letter paper (ISO 3166 codes or names as an address may write them). */
+const LETTER = /^(us|usa|u\.s\.a?\.?|united states( of america)?|ca|can|canada)$/i;
+
+/** The account's `paperSize`, or the one of its address country when none was set (US, Canada: Letter). */
+export function paperOf(paperSize: string | null, country: string | null | undefined): 'A4' | 'Letter' {
+  if (paperSize === 'A4' || paperSize === 'Letter') return paperSize;
+  return country && LETTER.test(country.trim()) ? 'Letter' : 'A4';
+}
+
+/** What a document shows of the business (the account's members), its client and its job. */
+export async function parties(db: Executor, accountId: number, clientId: number | null, jobId: number | null) {
   const account = await db
     .selectFrom('accounts')
-    .select(['company_name', 'currency'])
+    .select([
+      'company_name',
+      'currency',
+      'time_zone',
+      'address',
+      'phone',
+      'email',
+      'tax_number',
+      'logo',
+      'payment_terms',
+      'bank_details',
+      'paper_size',
+    ])
     .where('id', '=', accountId)
     .executeTakeFirstOrThrow();
   const client =
@@ -39,27 +96,90 @@ export async function parties(db: Executor, accountId: number, clientId: number 
       ? undefined
       : await db
           .selectFrom('clients')
-          .select([
-            'name',
-            'address_line1',
-            'address_line2',
-            'address_city',
-            'address_region',
-            'address_postcode',
-            'address_country',
-          ])
+          .select(['name', 'company_name', 'email', ...ADDRESS_COLUMNS])
           .where('account_id', '=', accountId)
           .where('id', '=', clientId)
           .executeTakeFirst();
-  const address = client
-    ? [
-        client.address_line1,
-        client.address_line2,
-        [client.address_city, client.address_region, client.address_postcode].filter(Boolean).join(' '),
-        client.address_country,
-      ].filter((x): x is string => !!x)
-    : [];
-  return { company: account.company_name, client: { name: client?.name ?? '', address } };
+  const job =
+    jobId === null
+      ? undefined
+      : await db
+          .selectFrom('jobs')
+          .select(['reference', 'title', 'order_number', 'site_id', ...ADDRESS_COLUMNS])
+          .where('account_id', '=', accountId)
+          .where('id', '=', jobId)
+          .executeTakeFirst();
+  // The service address: the job's own, else its site's.
+  let service = addressLines(fromColumns(job));
+  if (job && !service.length && job.site_id !== null) {
+    const site = await db
+      .selectFrom('sites')
+      .select(ADDRESS_COLUMNS)
+      .where('account_id', '=', accountId)
+      .where('id', '=', job.site_id)
+      .executeTakeFirst();
+    service = addressLines(fromColumns(site));
+  }
+  const address = account.address ? (JSON.parse(account.address) as Address) : null;
+  const logoId = account.logo ? (JSON.parse(account.logo) as { id: number }).id : null;
+  const logo =
+    logoId === null
+      ? undefined
+      : await db
+          .selectFrom('files')
+          .select(['sha256'])
+          .where('account_id', '=', accountId)
+          .where('id', '=', logoId)
+          .where('deleted', '=', 0)
+          .executeTakeFirst();
+  return {
+    seller: {
+      company: account.company_name,
+      address: addressLines(address),
+      phone: account.phone,
+      email: account.email,
+      taxNumber: account.tax_number,
+      /** The stored bytes' key of the logo, when the account has one that is not deleted. */
+      logo: logo?.sha256 ?? null,
+    },
+    client: {
+      name: client?.name ?? '',
+      company: client?.company_name ?? null,
+      email: client?.email ?? null,
+      address: addressLines(fromColumns(client)),
+    },
+    job: job
+      ? { reference: job.reference, title: job.title, orderNumber: job.order_number, serviceAddress: service }
+      : null,
+    paymentTerms: account.payment_terms,
+    bankDetails: account.bank_details,
+    paperSize: paperOf(account.paper_size, address?.country),
+    timeZone: account.time_zone,
+  };
+}
+
+/** The names of tax rates by id (a line keeps the rate's id and percent; the page prints its name too). */
+export async function taxRateNames(db: Executor, accountId: number, ids: number[]): Promise<Map<number, string>> {
+  if (!ids.length) return new Map();
+  const rows = await db
+    .selectFrom('tax_rates')
+    .select(['id', 'name'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** An invoice's payments, oldest first: what its page lists. */
+export function invoicePayments(db: Executor, accountId: number, invoiceId: number) {
+  return db
+    .selectFrom('payments')
+    .select(['amount', 'method', 'paid_at', 'reference'])
+    .where('account_id', '=', accountId)
+    .where('invoice_id', '=', invoiceId)
+    .orderBy('paid_at')
+    .orderBy('id')
+    .execute();
 }
 
 /**

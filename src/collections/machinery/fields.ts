@@ -418,6 +418,70 @@ export const AssocRef = Type.Object(
   { additionalProperties: false },
 );
 
+/** A business's postal address: the members of a client's address, without its location. */
+const POSTAL_ADDRESS = Type.Object(
+  {
+    line1: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+    line2: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+    city: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+    region: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+    postcode: Type.Optional(Type.Union([Type.String({ maxLength: 20 }), Type.Null()])),
+    country: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * What the account's quotes and invoices print of the business (issue 50; migration 095): members
+ * of `account` like `currency`, written by Administrators with `POST /users/account`
+ * (src/collections/users/account.ts). Null until set.
+ */
+export const ACCOUNT_DOCUMENT_FIELDS: Record<string, ScalarField> = {
+  address: f.json('address', POSTAL_ADDRESS, {
+    nullable: true,
+    description: 'The business address its documents print (members as a client address, without location).',
+  }),
+  phone: kinds.phone('phone', { nullable: true, description: 'The business phone its documents print.' }),
+  email: kinds.email('email', { nullable: true, description: 'The business e-mail its documents print.' }),
+  taxNumber: f.string('tax_number', {
+    nullable: true,
+    minLength: 1,
+    maxLength: 50,
+    description: 'The tax (VAT, GST, ABN, EIN…) number its documents print.',
+  }),
+  logo: f.json('logo', AssocRef, {
+    nullable: true,
+    description: 'An image (PNG or JPEG) `files` item of the account printed at the top of its documents.',
+  }),
+  paymentTerms: f.string('payment_terms', {
+    nullable: true,
+    minLength: 1,
+    maxLength: 1000,
+    description: 'Payment terms its invoices print ("Payment within 14 days").',
+  }),
+  bankDetails: f.string('bank_details', {
+    nullable: true,
+    minLength: 1,
+    maxLength: 1000,
+    description: 'Bank details its invoices print (account holder, IBAN, BIC…); lines separated by newlines.',
+  }),
+  paperSize: f.enum('paper_size', ['A4', 'Letter'], {
+    nullable: true,
+    description: "The documents' paper; null: Letter when `address.country` is the US or Canada, A4 elsewhere.",
+  }),
+};
+
+/** The account members every item's `account` shows with `[*]`. */
+export const ACCOUNT_MEMBERS = [
+  'companyName',
+  'licenses',
+  'countryCode',
+  'companyAccountCode',
+  'currency',
+  'timeZone',
+  ...Object.keys(ACCOUNT_DOCUMENT_FIELDS),
+] as const;
+
 /**
  * The tables behind every account that are not collections of the API, as association targets:
  * their members are declared here once, like a collection's fields.
@@ -433,6 +497,7 @@ export const REFERENCE_TABLES: Record<string, Target> = {
       companyAccountCode: f.string('company_account_code', { nullable: true }),
       currency: f.string('currency', { description: 'ISO 4217 code of the amounts (PRODUCT §9).' }),
       timeZone: f.string('time_zone', { description: "IANA time zone of the account's dates." }),
+      ...ACCOUNT_DOCUMENT_FIELDS,
     },
   },
   roles: { table: 'roles', accountColumn: 'account_id', fields: { name: f.string('name') } },
@@ -444,7 +509,7 @@ export function standardFields(opts: { accountRequired?: boolean; deleted?: bool
     account: f.assoc('account_id', 'accounts', {
       required: opts.accountRequired,
       onDelete: 'cascade',
-      members: ['companyName', 'licenses', 'countryCode', 'companyAccountCode', 'currency', 'timeZone'],
+      members: ACCOUNT_MEMBERS,
     }),
     created: f.time('created'),
     modified: f.time('modified'),

@@ -1,6 +1,7 @@
 import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionDoc, ActionHandler, ActionRequest } from '../machinery/collection.js';
 import { documentView, renderDocument, storeDocument } from '../machinery/documents.js';
+import { accountMoney, dateIn } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { lockDocument } from '../machinery/document-queries.js';
 
@@ -77,9 +78,10 @@ async function pdf(request: ActionRequest): Promise<ActionAnswer> {
     .where('id', '=', id)
     .executeTakeFirst();
   if (!row) throw new ApiError('itemNotFound');
-  const dates: [string, string][] = [['Date', new Date(Number(row.created)).toISOString().slice(0, 10)]];
+  const { timeZone } = await accountMoney(db, caller.accountId);
+  const dates: [string, string][] = [['Date', dateIn(timeZone, Number(row.created))]];
   if (row.valid_until) dates.push(['Valid until', row.valid_until]);
-  const bytes = await renderDocument(await documentView(db, caller.accountId, 'QUOTE', row, { dates }));
+  const bytes = await renderDocument(await documentView(db, services.blobs, caller.accountId, 'QUOTE', row, { dates }));
   return storeDocument(request, bytes, `${row.number}.pdf`, row.job_id);
 }
 
@@ -108,7 +110,7 @@ export const quoteActionDocs: Record<string, ActionDoc> = {
   ),
   pdf: doc(
     'Render the quote as a PDF',
-    'Stores the rendered quote as a `files` item attached to its job and answers the file.',
+    'Renders the quote as the invoice PDF is made (the business, client, job, lines with tax by name and percent, a summary per rate, Page i of N, A4 or Letter), stores it as a `files` item attached to its job and answers the file.',
     'files',
   ),
 };

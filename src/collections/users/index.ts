@@ -1,3 +1,4 @@
+import { accountActionDocs, setAccount } from './account.js';
 import { moveLogin } from '../../auth/logins.js';
 import { hashPassword } from '../../auth/secrets.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
@@ -86,8 +87,9 @@ export const users = defineCollection({
   search: ['firstName', 'lastName', 'companyName', 'email', 'login'],
   counted: true,
   // PRODUCT §13: calendar feeds; they need users.read, not users.write (readActions).
-  actions: { calendarLink, calendarUnlink },
-  actionDocs: calendarActionDocs,
+  // Issue 50: what the account's documents print of the business (Administrators).
+  actions: { calendarLink, calendarUnlink, account: setAccount },
+  actionDocs: { ...calendarActionDocs, ...accountActionDocs },
   readActions: ['calendarLink', 'calendarUnlink'],
   example: (ref) => ({
     account: ref('accounts'),

@@ -182,12 +182,20 @@ for (const dialect of DIALECTS) {
       assert.equal(u.login, a.login);
       assert.deepEqual(u.role, { id: a.roleIds.administrator, name: 'Administrator' });
       assert.deepEqual(Object.keys(u.account).sort(), [
+        'address',
+        'bankDetails',
         'companyAccountCode',
         'companyName',
         'countryCode',
         'currency',
+        'email',
         'id',
         'licenses',
+        'logo',
+        'paperSize',
+        'paymentTerms',
+        'phone',
+        'taxNumber',
         'timeZone',
       ]);
       assert.equal(u.account.companyName.startsWith('Alpha'), true);
