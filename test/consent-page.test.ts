@@ -17,6 +17,7 @@ import {
   type TestApp,
 } from './helpers.js';
 import { hashToken } from '../src/auth/secrets.js';
+import { revokeTokens } from '../src/auth/tokens.js';
 
 const unescape = (s: string) => s.replace(/&amp;/g, '&');
 
@@ -236,6 +237,24 @@ for (const dialect of DIALECTS) {
           false,
           'after /oauth2/revoke',
         );
+
+        // A user-wide or client-wide revocation (a deleted user, a revoked client) forgets it as well.
+        assert.equal((await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped, true);
+        await revokeTokens(t.database.db, { accountId: tenant.accountId, userId: tenant.adminId });
+        assert.equal(
+          (await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped,
+          false,
+          'user-wide',
+        );
+        await revokeTokens(t.database.db, { clientId });
+        assert.equal(
+          (await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped,
+          false,
+          'client-wide',
+        );
+        // A grant's own revocation (replayed code, refresh grant) leaves it remembered.
+        await revokeTokens(t.database.db, { accountId: tenant.accountId, codeId: 1 });
+        assert.equal((await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped, true, 'one grant');
       });
     });
   });
