@@ -96,42 +96,60 @@ for (const dialect of DIALECTS) {
 
     for (const [device, size] of Object.entries(SIZES)) {
       test(`${device} ${size.width}x${size.height}: every permission asked, Allow and Deny in view without scrolling; the summary expands`, async () => {
-        const { clientId } = await createOAuthClient(t.database, {
-          name: 'Northwind Scheduling & Dispatch for Field Crews',
-          redirectUris: [CB],
-          allowPermissionChoice: true,
-          permissions: [...ALL_PERMISSIONS],
-        });
+        const client = (allowPermissionChoice: boolean) =>
+          createOAuthClient(t.database, {
+            name: 'Northwind Scheduling & Dispatch for Field Crews',
+            redirectUris: [CB],
+            allowPermissionChoice,
+            permissions: [...ALL_PERMISSIONS],
+          });
+        const fixed = await client(false);
+        const { clientId } = await client(true);
+        await setClientPublisher(t.database.db, fixed.clientId, 'Northwind Software Ltd');
         await setClientPublisher(t.database.db, clientId, 'Northwind Software Ltd');
         const { context, page } = await open(size);
         try {
-          await page.goto(codeUrl(clientId));
+          // Without choice: the summary, the list folded away, the decision on the first screen.
+          await page.goto(codeUrl(fixed.clientId));
           await signIn(page);
           await page.waitForSelector(DECISIONS[0]);
           const height = await page.evaluate(() => document.documentElement.scrollHeight);
           await page.screenshot({ path: path.join(SHOTS, `consent-all-${device}-${dialect}.png`), fullPage: true });
+          assert.ok(height <= size.height, `the whole page on one screen (${height} px)`);
           await decisionsInView(page, size, 'as shown');
           assert.ok(
             (await page.evaluate(() => document.documentElement.scrollWidth)) <= size.width,
             'no horizontal scrolling',
           );
-          // The summary: every area read and changed, in one line; the list itself folded away.
           assert.match((await page.locator('.summary').innerText()).replace(/\s+/g, ' '), /Read and change everything/);
           assert.equal(await page.locator('details.permissions').getAttribute('open'), null);
-          assert.equal(await page.locator('input[name=permissions]').count(), ALL_PERMISSIONS.length);
-          assert.equal(await page.locator('input[name=permissions]:checked').count(), ALL_PERMISSIONS.length);
-          assert.equal(await page.locator('input[name=permissions][value="jobs.write"]').isVisible(), false);
-
+          assert.equal(await page.getByText('Change jobs', { exact: true }).isVisible(), false);
           // Expanded (no script: <details>), each permission shows; the decision stays on screen.
           await page.click('details.permissions > summary');
           assert.equal(await page.locator('details.permissions').getAttribute('open'), '');
-          assert.equal(await page.locator('input[name=permissions][value="jobs.write"]').isVisible(), true);
+          assert.equal(await page.getByText('Change jobs', { exact: true }).isVisible(), true);
           assert.ok((await page.evaluate(() => document.documentElement.scrollHeight)) > height, 'the list opened');
           await page.screenshot({ path: path.join(SHOTS, `consent-open-${device}-${dialect}.png`) });
           await decisionsInView(page, size, 'list expanded');
+          await page.getByText('Change visits', { exact: true }).scrollIntoViewIfNeeded();
+          await decisionsInView(page, size, 'scrolled into the list');
+
+          // With choice: the checkboxes are in view at once (PRODUCT §1's form), every one ticked;
+          // the decision is still on the first screen and stays there while scrolling.
+          await page.goto(codeUrl(clientId));
+          await page.waitForSelector(DECISIONS[0]);
+          await page.screenshot({ path: path.join(SHOTS, `consent-choice-${device}-${dialect}.png`) });
+          await decisionsInView(page, size, 'choice, as shown');
+          assert.equal(await page.locator('details.permissions').getAttribute('open'), '');
+          assert.equal(await page.locator('input[name=permissions]').count(), ALL_PERMISSIONS.length);
+          assert.equal(await page.locator('input[name=permissions]:checked').count(), ALL_PERMISSIONS.length);
+          assert.equal(await page.locator('input[name=permissions][value="users.read"]').isVisible(), true);
+          // It folds too.
+          await page.click('details.permissions > summary');
+          assert.equal(await page.locator('input[name=permissions][value="users.read"]').isVisible(), false);
+          await page.click('details.permissions > summary');
           await page.locator('input[name=permissions][value="jobs.write"]').scrollIntoViewIfNeeded();
           await decisionsInView(page, size, 'scrolled to the middle of the list');
-          // Unticking one works through the open list, and the code carries the rest.
           await page.uncheck('input[name=permissions][value="jobs.write"]');
           await page.click(DECISIONS[0]);
           await page.waitForURL((u) => u.href.startsWith(CB));

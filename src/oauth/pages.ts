@@ -61,7 +61,8 @@ export function permissionSummary(summary: PermissionSummary): string {
 
 /**
  * Who is signed in, who asks, and a summary of the permissions by area; each permission in words
- * beside its name, grouped by collection, behind a <details> (no script needed). The decision
+ * beside its name, grouped by collection, in a <details> (no script needed): folded, unless the
+ * owner may untick some (the checkboxes are then in view, as PRODUCT §1's form has them). The decision
  * stays in a bar pinned to the bottom of the screen, so Allow and Deny are in view however long
  * the list is.
  */
@@ -99,7 +100,7 @@ ${opts.publicClient ? `<p class="device">${esc(opts.clientName)} is an app that 
 <input type="hidden" name="csrf" value="${esc(opts.csrf)}">
 <p class="asks">It asks to:</p>
 ${permissionSummary(summary)}
-<details class="permissions"><summary>${opts.choice ? `Choose among the ${listed}` : `See the ${listed}`}</summary>
+<details class="permissions"${opts.choice ? ' open' : ''}><summary>${opts.choice ? `Choose among the ${listed}` : `See the ${listed}`}</summary>
 ${opts.choice ? '<p class="hint">Untick any you do not want to give.</p>\n' : ''}${groups}
 </details>
 <p class="remember">Once allowed, it is not asked again until the app asks for other permissions or you revoke its access.</p>
