@@ -121,7 +121,11 @@ for (const dialect of DIALECTS) {
             (await page.evaluate(() => document.documentElement.scrollWidth)) <= size.width,
             'no horizontal scrolling',
           );
-          assert.match((await page.locator('.summary').innerText()).replace(/\s+/g, ' '), /Read and change everything/);
+          const areas = new Set(ALL_PERMISSIONS.map((p) => p.split('.')[0])).size;
+          assert.equal(
+            (await page.locator('.summary').innerText()).replace(/\s+/g, ' ').trim(),
+            `Read and change everything in your account (all ${areas} areas)`,
+          );
           assert.equal(await page.locator('details.permissions').getAttribute('open'), null);
           assert.equal(await page.getByText('Change jobs', { exact: true }).isVisible(), false);
           // Expanded (no script: <details>), each permission shows; the decision stays on screen.

@@ -53,7 +53,7 @@ const areas = (n: number) => `${n} area${n === 1 ? '' : 's'}`;
  */
 export function permissionSummary(summary: PermissionSummary): string {
   if (summary.everything)
-    return `<ul class="summary"><li><strong>Read and change everything</strong> in your account (all ${areas(summary.readAndChange.length)})</li></ul>`;
+    return `<ul class="summary"><li><strong>Read and change everything</strong> in your account (all ${areas(summary.readAndChange.length + summary.readOnly.length + summary.changeOnly.length)})</li></ul>`;
   const line = (label: string, titles: string[]) =>
     titles.length ? `<li><strong>${label}</strong> (${areas(titles.length)}): ${titles.map(esc).join(', ')}</li>` : '';
   return `<ul class="summary">${line('Read and change', summary.readAndChange)}${line('Read only', summary.readOnly)}${line('Change only', summary.changeOnly)}</ul>`;
