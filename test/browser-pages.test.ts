@@ -68,6 +68,8 @@ describe('auth pages at phone and desktop width, in Chromium', { skip: skipUnles
         assert.match(text, /Signed in as Ada Admin \(admin/);
         assert.match(text, /Field Scheduler Pro is run by Scheduling Software Ltd/);
         assert.deepEqual(await page.locator('legend').allTextContents(), ['Users', 'Jobs', 'Visits', 'Files']);
+        // With the permission choice, the list of checkboxes is unfolded at once.
+        assert.equal(await page.locator('details.permissions').getAttribute('open'), '');
         assert.equal(
           await page
             .locator('label[for=p2]')

@@ -43,6 +43,10 @@ describe('Swagger UI Authorize completes the OAuth flow in Chromium', { skip: br
     await page.goto(`${base}/docs`);
     await page.locator('.auth-wrapper .authorize').click();
     const dialog = page.locator('.dialog-ux .modal-ux');
+    // The scope's description is plain text (Swagger UI does not render Markdown there): no raw backticks.
+    const dialogText = (await dialog.textContent())!;
+    assert.match(dialogText, /registered permission set \(collection\.read and collection\.write/);
+    assert.ok(!dialogText.includes('`'), dialogText);
     await dialog.locator('#client_id_authorizationCode').fill(clientId);
     await dialog.locator('#client_secret_authorizationCode').fill(clientSecret);
     // The checkbox itself is hidden behind its styled label.

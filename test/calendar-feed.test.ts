@@ -134,6 +134,54 @@ for (const dialect of DIALECTS) {
       assert.equal(parse(changed.body).find((e) => e.uid === tomorrow.uid)?.summary, 'Tomorrow AM – Boiler service');
     });
 
+    test('each event describes the visit: client, phone, job reference, notes; the feed ends with CRLF', async () => {
+      const client = await call(t.app, a.token, 'POST', '/clients', {
+        clients: [{ name: 'Mrs Jones', phone: '+441132000000', mobile: '+447700900123' }],
+      });
+      assert.equal(client.status, 200, client.raw);
+      const j = await call(t.app, a.token, 'POST', '/jobs', {
+        jobs: [{ title: 'Leaking tap', client: { id: client.body.clients[0].id } }],
+      });
+      assert.equal(j.status, 200, j.raw);
+      const start = Date.now() + 5 * DAY;
+      const v = await call(t.app, a.token, 'POST', '/visits', {
+        visits: [
+          {
+            job: { id: j.body.jobs[0].id },
+            user: { id: crew.id },
+            label: 'Fix tap',
+            notes: 'Key under the mat; dog, friendly',
+            startTime: iso(start),
+            endTime: iso(start + 3600_000),
+          },
+        ],
+      });
+      assert.equal(v.status, 200, v.raw);
+      const url = (await link(crew.token, crew.id)).body.users[0].calendarUrl as string;
+      const res = await feed(url);
+      assert.equal(res.statusCode, 200);
+      // RFC 5545 §3.1: every line, the last one included, ends with CRLF; no bare LF anywhere.
+      assert.ok(res.body.endsWith('END:VCALENDAR\r\n'), JSON.stringify(res.body.slice(-30)));
+      assert.doesNotMatch(res.body, /[^\r]\n/);
+      const cal = new ICAL.Component(ICAL.parse(res.body));
+      const byLabel = new Map(
+        cal
+          .getAllSubcomponents('vevent')
+          .map((e) => [String(e.getFirstPropertyValue('summary')).split(' – ')[0], e] as const),
+      );
+      const event = byLabel.get('Fix tap')!;
+      assert.ok(event, 'the visit is in the feed');
+      assert.equal(
+        event.getFirstPropertyValue('description'),
+        `Client: Mrs Jones\nPhone: +441132000000, +447700900123\nJob: ${j.body.jobs[0].reference} – Leaking tap\nNotes: Key under the mat; dog, friendly`,
+      );
+      // A job without a client still says which job it is.
+      assert.match(
+        String(byLabel.get('Last week')!.getFirstPropertyValue('description')),
+        /^Job: \S+ – Boiler service$/,
+      );
+    });
+
     test('a replaced, unlinked, wrong or malformed token is 404; deleting the user ends the link for good', async () => {
       const made = await link(crew.token, crew.id);
       assert.equal(made.status, 200, made.raw);

@@ -10,10 +10,14 @@ import {
   formAction,
   injectBrowser,
   inputValue,
+  authorizeWithInject,
   skipUnless,
+  tokenRequest,
   type Tenant,
   type TestApp,
 } from './helpers.js';
+import { hashToken } from '../src/auth/secrets.js';
+import { revokeTokens } from '../src/auth/tokens.js';
 
 const unescape = (s: string) => s.replace(/&amp;/g, '&');
 
@@ -116,6 +120,142 @@ for (const dialect of DIALECTS) {
       assert.ok(login.body.includes('name="password"'), 'the login form again');
       // The session itself is gone, not only the cookie.
       assert.equal(await sessions(), before - 1);
+    });
+
+    describe('remembered consent', () => {
+      const owner = () => ({ login: tenant.login, password: tenant.password });
+      const codeRow = (code: string) =>
+        t.database.db
+          .selectFrom('oauth_codes')
+          .select(['permissions', 'offline'])
+          .where('code_hash', '=', hashToken(code))
+          .executeTakeFirstOrThrow();
+
+      test('allowed once: the next authorization (a fresh sign-in too) answers with a code at once, with the permissions kept and access_type honoured', async () => {
+        const { clientId } = await createOAuthClient(t.database, {
+          permissions: ['users.read', 'jobs.read', 'jobs.write'],
+          allowPermissionChoice: true,
+        });
+        const first = await authorizeWithInject(injectBrowser(t.app), { client_id: clientId }, owner(), {
+          decision: 'allow',
+          permissions: ['jobs.read', 'jobs.write'],
+        });
+        assert.ok(first.code);
+        const browser = injectBrowser(t.app);
+        const again = await authorizeWithInject(
+          browser,
+          { client_id: clientId, state: 'x2', access_type: 'offline' },
+          owner(),
+        );
+        assert.equal(again.skipped, true);
+        assert.equal(again.location.searchParams.get('state'), 'x2');
+        const row = await codeRow(again.code!);
+        assert.deepEqual(JSON.parse(row.permissions), ['jobs.read', 'jobs.write']);
+        assert.equal(row.offline, 1);
+        // prompt=none gets a code too, now that no page is needed; prompt=consent shows the page.
+        const none = await browser.request(
+          'GET',
+          codeUrl({ response_type: 'code', scope: 'default', client_id: clientId, prompt: 'none' }),
+        );
+        assert.equal(none.statusCode, 302);
+        assert.ok(new URL(none.headers.location as string).searchParams.get('code'));
+        const shown = await browser.request(
+          'GET',
+          codeUrl({ response_type: 'code', scope: 'default', client_id: clientId, prompt: 'consent' }),
+        );
+        assert.equal(shown.statusCode, 200);
+        assert.match(shown.body, /name="decision" value="allow"/);
+      });
+
+      test('asked again when the client asks other permissions, or loses the choice the owner used', async () => {
+        const { clientId } = await createOAuthClient(t.database, {
+          permissions: ['users.read', 'jobs.read'],
+          allowPermissionChoice: true,
+        });
+        const browser = injectBrowser(t.app);
+        await authorizeWithInject(browser, { client_id: clientId }, owner(), {
+          decision: 'allow',
+          permissions: ['jobs.read'],
+        });
+        assert.equal((await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped, true);
+        const set = (v: Record<string, string | number>) =>
+          t.database.db.updateTable('oauth_clients').set(v).where('client_id', '=', clientId).execute();
+        await set({ permissions: JSON.stringify(['users.read', 'jobs.read', 'jobs.write']) });
+        assert.equal(
+          (
+            await authorizeWithInject(browser, { client_id: clientId }, owner(), {
+              decision: 'allow',
+              permissions: ['jobs.read'],
+            })
+          ).skipped,
+          false,
+        );
+        assert.equal((await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped, true);
+        // Without choice the client needs all it asks: the owner's partial consent does not cover it.
+        await set({ allow_permission_choice: 0 });
+        assert.equal((await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped, false);
+        assert.equal((await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped, true);
+      });
+
+      test('reauthenticate and Deny are not remembered; /oauth2/revoke forgets the consent', async () => {
+        const { clientId, clientSecret } = await createOAuthClient(t.database, { permissions: ['visits.read'] });
+        const browser = injectBrowser(t.app);
+        const re = await authorizeWithInject(browser, { client_id: clientId, access_type: 'offline' }, owner(), {
+          decision: 'allow',
+          reauthenticate: '1',
+        });
+        assert.equal((await codeRow(re.code!)).offline, 0);
+        const next = await authorizeWithInject(browser, { client_id: clientId, access_type: 'offline' }, owner());
+        assert.equal(next.skipped, false, 'reauthenticate: asked again');
+        assert.equal((await codeRow(next.code!)).offline, 1);
+        assert.equal((await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped, true);
+        const denied = await authorizeWithInject(browser, { client_id: clientId }, owner(), { decision: 'deny' });
+        assert.equal(denied.location.searchParams.get('error'), 'access_denied');
+        assert.equal(
+          (await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped,
+          false,
+          'after Deny',
+        );
+
+        const { code } = await authorizeWithInject(browser, { client_id: clientId }, owner());
+        const tokens = await tokenRequest(t.app, {
+          grant_type: 'authorization_code',
+          code: code!,
+          client_id: clientId,
+          client_secret: clientSecret,
+        });
+        assert.equal(tokens.status, 200);
+        const revoked = await tokenRequest(
+          t.app,
+          { token: tokens.body.access_token, client_id: clientId, client_secret: clientSecret },
+          {},
+          '/oauth2/revoke',
+        );
+        assert.equal(revoked.status, 200);
+        assert.equal(
+          (await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped,
+          false,
+          'after /oauth2/revoke',
+        );
+
+        // A user-wide or client-wide revocation (a deleted user, a revoked client) forgets it as well.
+        assert.equal((await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped, true);
+        await revokeTokens(t.database.db, { accountId: tenant.accountId, userId: tenant.adminId });
+        assert.equal(
+          (await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped,
+          false,
+          'user-wide',
+        );
+        await revokeTokens(t.database.db, { clientId });
+        assert.equal(
+          (await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped,
+          false,
+          'client-wide',
+        );
+        // A grant's own revocation (replayed code, refresh grant) leaves it remembered.
+        await revokeTokens(t.database.db, { accountId: tenant.accountId, codeId: 1 });
+        assert.equal((await authorizeWithInject(browser, { client_id: clientId }, owner())).skipped, true, 'one grant');
+      });
     });
   });
 }

@@ -359,7 +359,8 @@ export const codeUrl = (params: Record<string, string | undefined>) =>
 
 /**
  * Drives /oauth2/code through login (when the browser has no session) and consent; returns the
- * redirect the consent answered with.
+ * redirect the consent answered with, or the one /oauth2/code answered with at once when the
+ * owner's consent is remembered (`skipped`).
  */
 export async function authorizeWithInject(
   browser: ReturnType<typeof injectBrowser>,
@@ -367,7 +368,11 @@ export async function authorizeWithInject(
   who: { login: string; password: string },
   consent: Record<string, string | string[]> = { decision: 'allow' },
 ) {
-  let page = await browser.request('GET', codeUrl({ response_type: 'code', scope: 'default', ...params }));
+  // A decision other than a plain Allow is one the owner makes on the page: ask for it (prompt=consent),
+  // since a remembered consent would answer without one.
+  const plainAllow = Object.keys(consent).length === 1 && consent.decision === 'allow';
+  const prompt = params.prompt ?? (plainAllow ? undefined : 'consent');
+  let page = await browser.request('GET', codeUrl({ response_type: 'code', scope: 'default', ...params, prompt }));
   if (page.body.includes('name="password"')) {
     const login = await browser.request('POST', formAction(page.body), {
       csrf: inputValue(page.body, 'csrf'),
@@ -377,9 +382,13 @@ export async function authorizeWithInject(
     if (login.statusCode !== 303) throw new Error(`sign-in failed: ${login.statusCode}`);
     page = await browser.request('GET', login.headers.location as string);
   }
-  const res = await browser.request('POST', formAction(page.body), { csrf: inputValue(page.body, 'csrf'), ...consent });
+  // Consent remembered (docs/oauth.md): the answer comes without the page; `consent` is not used.
+  const skipped = page.statusCode === 302 && !String(page.headers.location).startsWith('/');
+  const res = skipped
+    ? page
+    : await browser.request('POST', formAction(page.body), { csrf: inputValue(page.body, 'csrf'), ...consent });
   const location = new URL(res.headers.location as string);
-  return { status: res.statusCode, location, code: location.searchParams.get('code') ?? undefined };
+  return { status: res.statusCode, location, code: location.searchParams.get('code') ?? undefined, skipped };
 }
 
 /** POSTs a form to /oauth2/token and parses the JSON answer. */

@@ -130,7 +130,9 @@ for (const dialect of DIALECTS) {
     const adminA = () => a.tokenFor(a.adminId);
 
     /** The consent page of `url` in the owner's browser, signing in again if the clock ended the session. */
+    /** The consent page for `url` (prompt=consent: asked even when the owner's consent is remembered). */
     async function ownerConsent(url: string) {
+      if (!url.includes('prompt=')) url += '&prompt=consent';
       let page = await owner.request('GET', url);
       if (page.body.includes('name="password"')) {
         const res = await owner.request('POST', formAction(page.body), {
@@ -715,8 +717,10 @@ for (const dialect of DIALECTS) {
     });
 
     test('consent CSRF: cross-site POST, token of another user’s session, token of a replaced or expired session: no code', async () => {
+      // No remembered consent (earlier tests allowed this client): signing in again shows the page.
+      await t.database.db.deleteFrom('oauth_consents').execute();
       const browser = injectBrowser(t.app);
-      const url = codeUrl({ ...base, client_id: client.clientId, state: 'csrf' });
+      const url = codeUrl({ ...base, client_id: client.clientId, state: 'csrf', prompt: 'consent' });
       const signIn = async (br: Browser, who: { login: string; password: string }, u = url) => {
         const page = await br.request('GET', u);
         const res = await br.request('POST', formAction(page.body), { csrf: inputValue(page.body, 'csrf'), ...who });
@@ -821,7 +825,7 @@ for (const dialect of DIALECTS) {
 
     test('clickjacking: every page (error, login, failed and refused sign-in, consent, consent errors) is unframeable and uncached', async () => {
       const browser = injectBrowser(t.app);
-      const url = codeUrl({ ...base, client_id: client.clientId });
+      const url = codeUrl({ ...base, client_id: client.clientId, prompt: 'consent' });
       assertUnframeable(await browser.request('GET', codeUrl({ ...base, client_id: 'nope' })), 'error page');
       const login = await browser.request('GET', url);
       assertUnframeable(login, 'login');

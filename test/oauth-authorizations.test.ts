@@ -176,7 +176,7 @@ for (const dialect of DIALECTS) {
 
       const res = await browser.request('POST', PAGE, { csrf, revoke: dispatch.clientId });
       assert.equal(res.statusCode, 303);
-      assert.equal(res.headers.location, PAGE);
+      assert.equal(res.headers.location, `${PAGE}?revoked=${dispatch.clientId}`);
       for (const tk of [mine1, mine2]) {
         assert.equal(await api(tk.access_token), 401);
         assert.equal(await refreshes(dispatch, tk.refresh_token), 400);
@@ -192,9 +192,26 @@ for (const dialect of DIALECTS) {
       assert.equal(await refreshes(ledger, otherClient.refresh_token), 200);
       assert.equal(await api(otherOwner.access_token), 200, 'the same client for another owner');
       assert.equal(await refreshes(dispatch, otherOwner.refresh_token), 200);
-      const after = await browser.request('GET', PAGE);
+      const after = await browser.request('GET', res.headers.location as string);
       assert.ok(!revokeButtons(after.body).includes(dispatch.clientId));
       assert.ok(revokeButtons(after.body).includes(ledger.clientId));
+      // The confirmation names the application; a forged one for an app still connected says nothing.
+      assert.match(after.body, /<p class="done" role="status">Done: <strong>[^<]+<\/strong> no longer has access/);
+      const forged = await browser.request('GET', `${PAGE}?revoked=${ledger.clientId}`);
+      assert.doesNotMatch(forged.body, /class="done"/);
+      // The consent is forgotten with the access: the next authorization asks again; the other client's stays.
+      const again = await authorizeWithInject(
+        browser,
+        { client_id: dispatch.clientId },
+        { login: alice.login, password: alice.password },
+      );
+      assert.equal(again.skipped, false, 'asked again after revoking');
+      const ledgerAgain = await authorizeWithInject(
+        browser,
+        { client_id: ledger.clientId },
+        { login: alice.login, password: alice.password },
+      );
+      assert.equal(ledgerAgain.skipped, true, 'the other client is still remembered');
     });
 
     test('a POST without a session goes back to the page (login form); expired tokens are not listed', async () => {

@@ -274,7 +274,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await attempt(tenant.login, tenant.password)).statusCode, 303);
 
       // Deleted: same answer as a wrong password, and an existing session no longer counts.
-      const consent = await browser.request('GET', codeUrl({ ...base, client_id: clientId }));
+      const consent = await browser.request('GET', codeUrl({ ...base, client_id: clientId, prompt: 'consent' }));
       assert.match(consent.body, /name="decision"/);
       const other = await createTenant(t, 'Gone');
       await t.database.db.updateTable('users').set({ deleted: 1 }).where('id', '=', tenant.adminId).execute();

@@ -158,7 +158,7 @@ for (const dialect of DIALECTS) {
       await authorizeWithInject(browser, { client_id: clientId }, owner());
       answered(await browser.request('GET', codeUrl({ ...base, client_id: uncertified })), 'unauthorized_client');
       // Nor do the forms' POSTs get past it (a form opened before the certification was withdrawn).
-      const page = await browser.request('GET', codeUrl({ ...base, client_id: clientId }));
+      const page = await browser.request('GET', codeUrl({ ...base, client_id: clientId, prompt: 'consent' }));
       const action = formAction(page.body).replace(clientId, uncertified);
       answered(
         await browser.request('POST', action, { csrf: inputValue(page.body, 'csrf'), decision: 'allow' }),

@@ -38,7 +38,9 @@ for (const dialect of DIALECTS) {
     });
     after(() => t?.close());
 
-    const consentUrl = () => codeUrl({ response_type: 'code', scope: 'default', client_id: client.clientId });
+    // prompt=consent: the page itself, though the owner's consent is remembered after the first.
+    const consentUrl = () =>
+      codeUrl({ response_type: 'code', scope: 'default', client_id: client.clientId, prompt: 'consent' });
     /** A signed-in browser for `who`, and an app's access token obtained through it. */
     async function signedIn(who: { login: string; password: string }) {
       const browser = injectBrowser(t.app);

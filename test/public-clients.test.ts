@@ -260,7 +260,12 @@ for (const dialect of DIALECTS) {
         `/oauth2/code?${new URLSearchParams({ response_type: 'code', scope: 'default', client_id: id, ...extra })}`;
       let page = await browser.request(
         'GET',
-        q(clientId, { redirect_uri: APP_SCHEME, code_challenge: challenge, code_challenge_method: 'S256' }),
+        q(clientId, {
+          redirect_uri: APP_SCHEME,
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          prompt: 'consent',
+        }),
       );
       assert.match(page.body, /name="password"/);
       const login = await browser.request('POST', formAction(page.body), {
@@ -270,7 +275,7 @@ for (const dialect of DIALECTS) {
       });
       page = await browser.request('GET', login.headers.location as string);
       assert.match(page.body, /runs on your device/);
-      page = await browser.request('GET', q(tenant.clientId));
+      page = await browser.request('GET', q(tenant.clientId, { prompt: 'consent' }));
       assert.equal(page.statusCode, 200);
       assert.doesNotMatch(page.body, /runs on your device/);
     });

@@ -3,6 +3,7 @@ import { dialectOf } from '../db/runner.js';
 import type { Executor } from '../db/tx.js';
 import type { DB } from '../db/types.js';
 import { accountSecret, hashToken } from './secrets.js';
+import { forgetConsent } from '../oauth/consents.js';
 
 export const ACCESS_TOKEN_TTL_S = 3600;
 export const REFRESH_TOKEN_IDLE_S = 60 * 24 * 3600;
@@ -88,4 +89,9 @@ export async function revokeTokens(
       ),
     )
     .execute();
+  // A whole client (the operator revoking it) or a whole user (deleted): their remembered consents
+  // go too, so a restored user or client is asked again (docs/oauth.md "Remembered consent").
+  if ('clientId' in where) await forgetConsent(db, { clientId: where.clientId });
+  else if (where.userId !== undefined && where.codeId === undefined && where.refreshId === undefined)
+    await forgetConsent(db, { accountId: where.accountId, userId: where.userId });
 }

@@ -1,6 +1,7 @@
 import { purgeEvents } from '../collections/events/retention.js';
 import { idOption, type Command } from './command.js';
 import { CommandError, UsageError } from './validate.js';
+import { forgetConsent } from '../oauth/consents.js';
 
 export const tokensRevoke: Command = {
   name: 'tokens revoke',
@@ -27,6 +28,11 @@ export const tokensRevoke: Command = {
       q = q.where('client_id', '=', clientId);
     }
     const r = await q.executeTakeFirst();
+    // The remembered consent goes too (docs/oauth.md): the next authorization asks the owner again.
+    await forgetConsent(
+      db,
+      values.user !== undefined ? { userId: idOption(values, 'user') } : { clientId: values.client as string },
+    );
     return { revoked: Number(r.numUpdatedRows) };
   },
 };

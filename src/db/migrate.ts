@@ -32,6 +32,7 @@ import { calendarLinks } from './migrations/082_calendar_links.js';
 import { customFieldsEverywhere } from './migrations/090_custom_fields_everywhere.js';
 import { eventReads } from './migrations/091_event_reads.js';
 import { uniqueComplete } from './migrations/092_unique_complete.js';
+import { oauthConsents } from './migrations/093_oauth_consents.js';
 import { accountDocuments } from './migrations/095_account_documents.js';
 import { planning } from './migrations/100_planning.js';
 
@@ -69,6 +70,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '090_custom_fields_everywhere': customFieldsEverywhere,
   '091_event_reads': eventReads,
   '092_unique_complete': uniqueComplete,
+  '093_oauth_consents': oauthConsents,
   '095_account_documents': accountDocuments,
   '100_planning': planning,
 };

@@ -386,6 +386,17 @@ export interface OauthCodesTable {
   created: number;
 }
 
+export interface OauthConsentsTable {
+  account_id: number;
+  user_id: number;
+  client_id: string;
+  /** JSON text: the client's permissions when the owner allowed it, sorted; the consent holds while the client asks exactly these */
+  asked: string;
+  /** JSON text: the permissions the owner kept ticked */
+  granted: string;
+  created: number;
+}
+
 export interface OauthTokensTable {
   id: Generated<number>;
   token_hash: string;
@@ -710,6 +721,7 @@ export interface DB {
   notes: NotesTable;
   oauth_clients: OauthClientsTable;
   oauth_codes: OauthCodesTable;
+  oauth_consents: OauthConsentsTable;
   oauth_tokens: OauthTokensTable;
   payments: PaymentsTable;
   products: ProductsTable;

@@ -26,6 +26,15 @@ describe('OpenAPI document and reference page', () => {
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
   });
 
+  test('OAuth scope descriptions are plain text (Swagger UI shows them unrendered): no Markdown backticks', () => {
+    const schemes = (doc as { components: { securitySchemes: Record<string, any> } }).components.securitySchemes;
+    const scopes = Object.values(schemes.oauth2.flows as Record<string, { scopes: Record<string, string> }>).flatMap(
+      (f) => Object.values(f.scopes),
+    );
+    assert.ok(scopes.length > 0);
+    for (const s of scopes) assert.doesNotMatch(s, /[`*_[\]]/, s);
+  });
+
   test('every $ref points at a component that exists', () => {
     const refs = JSON.stringify(doc).match(/"\$ref":"#\/components\/[^"]+"/g) ?? [];
     for (const r of new Set(refs)) {

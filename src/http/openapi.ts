@@ -288,9 +288,10 @@ export function buildOpenApi(collections: Iterable<Collection>, publicUrl: strin
       oneOf: recorded.map((c) => ref(`${pascal(c.name)}Event`)),
     };
   }
+  // Plain text: OpenAPI scope descriptions are not CommonMark, and Swagger UI shows them as they are.
   const scopes = {
     default:
-      "The client's registered permission set (`<collection>.read` / `<collection>.write`), or the part the owner kept",
+      "The client's registered permission set (collection.read and collection.write permissions, such as jobs.read), or the part of it the owner kept ticked",
   };
   return {
     openapi: '3.1.0',

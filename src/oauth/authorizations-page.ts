@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { withTransaction } from '../db/tx.js';
 import { authorizationsPage as view } from './authorizations-view.js';
 import { disconnect, listConnections } from './connections.js';
+import { findClient } from './clients.js';
 import { csrfMatches, loginCsrfToken } from './csrf.js';
 import { PATHS } from '../auth/endpoints.js';
 import { single } from './form.js';
@@ -30,14 +31,19 @@ export async function authorizationsPage(app: FastifyInstance): Promise<void> {
     );
   }
 
-  async function showList(reply: FastifyReply, s: Session, status = 200, error?: string) {
+  async function showList(reply: FastifyReply, s: Session, status = 200, error?: string, revokedId?: string) {
     const connections = await listConnections(db, s, app.clock());
-    return sendPage(reply, status, view({ action: PATHS.authorizations, csrf: s.csrf, connections, error }));
+    // The confirmation after a revocation (?revoked=CLIENT_ID): only while that client has no access.
+    const revoked =
+      revokedId !== undefined && !connections.some((c) => c.clientId === revokedId)
+        ? (await findClient(db, revokedId))?.name
+        : undefined;
+    return sendPage(reply, status, view({ action: PATHS.authorizations, csrf: s.csrf, connections, error, revoked }));
   }
 
   app.get(PATHS.authorizations, async (request, reply) => {
     const s = await session(request);
-    return s ? showList(reply, s) : showLogin(request, reply);
+    return s ? showList(reply, s, 200, undefined, single(request.query, 'revoked')) : showLogin(request, reply);
   });
 
   app.post(LOGIN, async (request, reply) => {
@@ -55,6 +61,6 @@ export async function authorizationsPage(app: FastifyInstance): Promise<void> {
     const clientId = single(request.body, 'revoke');
     if (!clientId) return showList(reply, s, 400, 'Choose the application to revoke.');
     await withTransaction(app.database, (trx) => disconnect(trx, s, clientId));
-    return reply.redirect(PATHS.authorizations, 303);
+    return reply.redirect(`${PATHS.authorizations}?${new URLSearchParams({ revoked: clientId })}`, 303);
   });
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkAuthorizationRequest, type AuthorizationRequest } from './authorization-request.js';
 import { issueCode } from './codes.js';
+import { forgetConsent, rememberConsent, rememberedConsent } from './consents.js';
 import { csrfMatches, LOGIN_CSRF_COOKIE, loginCsrfToken } from './csrf.js';
 import { all, single } from './form.js';
 import { sendPage } from './html.js';
@@ -28,10 +29,13 @@ const rawQuery = (request: FastifyRequest) => {
   return i < 0 ? '' : new URLSearchParams(request.url.slice(i + 1)).toString();
 };
 
-/** After signing in, prompt=login is satisfied: drop it, or the consent step would ask again. */
+/**
+ * After signing in, prompt=login is satisfied: drop it, or the next step would ask for the login
+ * again. prompt=consent stays: the consent page must still be shown, remembered consent or not.
+ */
 function withoutPrompt(query: string): string {
   const p = new URLSearchParams(query);
-  p.delete('prompt');
+  if (p.get('prompt') === 'login') p.delete('prompt');
   return p.toString();
 }
 
@@ -98,11 +102,39 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
   const answer = (reply: FastifyReply, ar: AuthorizationRequest, params: Record<string, string>) =>
     reply.redirect(authorizationResponse(ar.redirectUri, app.config.publicUrl, { ...params, state: ar.state }), 302);
 
+  /** A code for the signed-in owner, answered to the client. */
+  async function grant(
+    reply: FastifyReply,
+    ar: AuthorizationRequest,
+    s: Session,
+    permissions: string[],
+    offline: boolean,
+  ) {
+    const code = await issueCode(
+      db,
+      {
+        clientId: ar.client.clientId,
+        userId: s.userId,
+        accountId: s.accountId,
+        permissions,
+        redirectUri: ar.sentRedirectUri,
+        codeChallenge: ar.codeChallenge,
+        offline,
+      },
+      app.clock(),
+    );
+    return answer(reply, ar, { code });
+  }
+
   app.get('/oauth2/code', async (request, reply) => {
     const ar = await authorizationRequest(request, reply);
     if (!ar) return reply;
     const s = ar.prompt === 'login' ? undefined : await session(request);
-    // prompt=none: the client asks for an answer without pages; we always show consent.
+    // Consent already given for what the client asks now: no page, unless prompt=consent asks for one.
+    const remembered = s && ar.prompt !== 'consent' ? await rememberedConsent(db, s, ar.client) : undefined;
+    // Remembered only when the owner did not tick reauthenticate, so access_type=offline stands.
+    if (s && remembered) return grant(reply, ar, s, remembered, ar.offline);
+    // prompt=none: the client asks for an answer without pages.
     if (ar.prompt === 'none') return answer(reply, ar, { error: s ? 'consent_required' : 'login_required' });
     return s ? showConsent(request, reply, ar, s) : showLogin(request, reply, ar);
   });
@@ -135,8 +167,10 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
     if (!csrfMatches(s.csrf, single(request.body, 'csrf')))
       return showConsent(request, reply, ar, s, 403, 'The form expired. Please decide again.');
     const decision = single(request.body, 'decision');
-    if (decision === 'deny')
+    if (decision === 'deny') {
+      await forgetConsent(db, { accountId: s.accountId, userId: s.userId, clientId: ar.client.clientId });
       return answer(reply, ar, { error: 'access_denied', error_description: 'the owner denied access' });
+    }
     if (decision !== 'allow') return showConsent(request, reply, ar, s, 400, 'Choose Allow or Deny.');
     const ticked = all(request.body, 'permissions');
     const permissions = ar.client.allowPermissionChoice
@@ -144,20 +178,12 @@ export async function codeEndpoint(app: FastifyInstance): Promise<void> {
       : ar.client.permissions;
     if (permissions.length === 0)
       return showConsent(request, reply, ar, s, 400, 'Keep at least one permission, or choose Deny.');
-    const code = await issueCode(
-      db,
-      {
-        clientId: ar.client.clientId,
-        userId: s.userId,
-        accountId: s.accountId,
-        permissions,
-        redirectUri: ar.sentRedirectUri,
-        codeChallenge: ar.codeChallenge,
-        // The owner's "sign in again" choice wins over the client's access_type=offline.
-        offline: ar.offline && single(request.body, 'reauthenticate') === undefined,
-      },
-      app.clock(),
-    );
-    return answer(reply, ar, { code });
+    // "Ask me to sign in again" wins over the client's access_type=offline, and is not remembered
+    // as consent: the next authorization shows this page again.
+    const reauthenticate = single(request.body, 'reauthenticate') !== undefined;
+    if (reauthenticate)
+      await forgetConsent(db, { accountId: s.accountId, userId: s.userId, clientId: ar.client.clientId });
+    else await rememberConsent(db, s, ar.client, permissions, app.clock());
+    return grant(reply, ar, s, permissions, ar.offline && !reauthenticate);
   });
 }

@@ -1,10 +1,13 @@
 import type { Executor } from '../db/tx.js';
 import { ALL_PERMISSIONS } from '../collections/index.js';
+import { forgetConsent } from './consents.js';
 
 /** A client holding live tokens for one owner, as the connected-applications page shows it. */
 export interface Connection {
   clientId: string;
   name: string;
+  /** Who runs it, as the operator registered it; null when not stated. */
+  publisher: string | null;
   /** Every permission any of its live tokens carries, in the catalogue's order. */
   permissions: string[];
   /** When the oldest of its live tokens was issued. */
@@ -20,16 +23,24 @@ export async function listConnections(
   const rows = await db
     .selectFrom('oauth_tokens as t')
     .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
-    .select(['t.client_id', 'c.name', 't.permissions', 't.created'])
+    .select(['t.client_id', 'c.name', 'c.publisher', 't.permissions', 't.created'])
     .where('t.user_id', '=', owner.userId)
     .where('t.account_id', '=', owner.accountId)
     .where('t.revoked', '=', 0)
     .where('t.expires_at', '>', now)
     .where('c.revoked', '=', 0)
     .execute();
-  const byClient = new Map<string, { name: string; permissions: Set<string>; since: number }>();
+  const byClient = new Map<
+    string,
+    { name: string; publisher: string | null; permissions: Set<string>; since: number }
+  >();
   for (const r of rows) {
-    const c = byClient.get(r.client_id) ?? { name: r.name, permissions: new Set<string>(), since: Number(r.created) };
+    const c = byClient.get(r.client_id) ?? {
+      name: r.name,
+      publisher: r.publisher,
+      permissions: new Set<string>(),
+      since: Number(r.created),
+    };
     for (const p of JSON.parse(r.permissions) as string[]) c.permissions.add(p);
     c.since = Math.min(c.since, Number(r.created));
     byClient.set(r.client_id, c);
@@ -38,6 +49,7 @@ export async function listConnections(
     .map(([clientId, c]) => ({
       clientId,
       name: c.name,
+      publisher: c.publisher,
       permissions: ALL_PERMISSIONS.filter((p) => c.permissions.has(p)),
       since: c.since,
     }))
@@ -46,7 +58,8 @@ export async function listConnections(
 
 /**
  * Ends a client's access for one owner: every access and refresh token, and the codes not yet
- * redeemed (else a code issued a moment ago would bring the connection back). Nothing else.
+ * redeemed (else a code issued a moment ago would bring the connection back), and the remembered
+ * consent, so connecting again asks the owner again.
  */
 export async function disconnect(
   db: Executor,
@@ -67,4 +80,5 @@ export async function disconnect(
     .where('client_id', '=', clientId)
     .where('used_at', 'is', null)
     .execute();
+  await forgetConsent(db, { accountId: owner.accountId, userId: owner.userId, clientId });
 }

@@ -1,5 +1,5 @@
 import { esc, layout } from './html.js';
-import { groupPermissions } from './permission-words.js';
+import { groupPermissions, summarisePermissions, type PermissionSummary } from './permission-words.js';
 
 export function errorPage(message: string): string {
   return layout(
@@ -45,7 +45,27 @@ export interface ConsentPageOptions {
   publicClient?: boolean;
 }
 
-/** Who is signed in, who asks, and each permission in words beside its name, grouped by collection. */
+const areas = (n: number) => `${n} area${n === 1 ? '' : 's'}`;
+
+/**
+ * A set of permissions in a few lines, area by area: what it may read and change, read only,
+ * change only. Shared by the consent and connected-applications pages.
+ */
+export function permissionSummary(summary: PermissionSummary): string {
+  if (summary.everything)
+    return `<ul class="summary"><li><strong>Read and change everything</strong> in your account (all ${areas(summary.readAndChange.length + summary.readOnly.length + summary.changeOnly.length)})</li></ul>`;
+  const line = (label: string, titles: string[]) =>
+    titles.length ? `<li><strong>${label}</strong> (${areas(titles.length)}): ${titles.map(esc).join(', ')}</li>` : '';
+  return `<ul class="summary">${line('Read and change', summary.readAndChange)}${line('Read only', summary.readOnly)}${line('Change only', summary.changeOnly)}</ul>`;
+}
+
+/**
+ * Who is signed in, who asks, and a summary of the permissions by area; each permission in words
+ * beside its name, grouped by collection, in a <details> (no script needed): folded, unless the
+ * owner may untick some (the checkboxes are then in view, as PRODUCT §1's form has them). The decision
+ * stays in a bar pinned to the bottom of the screen, so Allow and Deny are in view however long
+ * the list is.
+ */
 export function consentPage(opts: ConsentPageOptions): string {
   let n = 0;
   const groups = groupPermissions(opts.permissions)
@@ -62,12 +82,14 @@ export function consentPage(opts: ConsentPageOptions): string {
       return `<fieldset><legend>${esc(g.title)}</legend>${opts.choice ? items : `<ul>${items}</ul>`}</fieldset>`;
     })
     .join('\n');
+  const summary = summarisePermissions(opts.permissions);
   const who = opts.owner.name
     ? `<strong>${esc(opts.owner.name)}</strong> (${esc(opts.owner.login)})`
     : `<strong>${esc(opts.owner.login)}</strong>`;
   const publisher = opts.publisher
     ? `<p class="publisher"><strong>${esc(opts.clientName)}</strong> is run by <strong>${esc(opts.publisher)}</strong>.</p>`
     : `<p class="publisher">Who runs <strong>${esc(opts.clientName)}</strong> is not stated: allow it only if you know it.</p>`;
+  const listed = `${summary.count} permission${summary.count === 1 ? '' : 's'}`;
   return layout(
     'Allow access',
     `<p class="who">Signed in as ${who}. <a href="${esc(opts.signOutUrl)}">Not you?</a></p>
@@ -76,10 +98,16 @@ ${publisher}
 ${opts.publicClient ? `<p class="device">${esc(opts.clientName)} is an app that runs on your device (a phone or computer app). It keeps its access on that device.</p>\n` : ''}${opts.error ? `<p class="error" role="alert">${esc(opts.error)}</p>` : ''}
 <form method="post" action="${esc(opts.action)}">
 <input type="hidden" name="csrf" value="${esc(opts.csrf)}">
-<p>It asks for these permissions${opts.choice ? ' (untick any you do not want to give)' : ''}:</p>
-${groups}
+<p class="asks">It asks to:</p>
+${permissionSummary(summary)}
+<details class="permissions"${opts.choice ? ' open' : ''}><summary>${opts.choice ? `Choose among the ${listed}` : `See the ${listed}`}</summary>
+${opts.choice ? '<p class="hint">Untick any you do not want to give.</p>\n' : ''}${groups}
+</details>
+<p class="remember">Once allowed, it is not asked again until the app asks for other permissions or you revoke its access.</p>
+<div class="decide">
 <div class="check"><input type="checkbox" id="reauthenticate" name="reauthenticate" value="1"><label for="reauthenticate">Ask me to sign in again when this access expires (no lasting access)</label></div>
-<button type="submit" name="decision" value="allow">Allow</button><button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+<div class="buttons"><button type="submit" name="decision" value="allow">Allow</button><button type="submit" name="decision" value="deny" class="secondary">Deny</button></div>
+</div>
 </form>`,
   );
 }

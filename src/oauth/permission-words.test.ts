@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ALL_PERMISSIONS, COLLECTION_NAMES } from '../collections/index.js';
-import { groupPermissions, permissionWords } from './permission-words.js';
+import { groupPermissions, permissionWords, summarisePermissions } from './permission-words.js';
 
 describe('permissions in words', () => {
   test('derived from the names: every permission has words naming its collection', () => {
@@ -37,5 +37,22 @@ describe('permissions in words', () => {
     // One group per collection that has permissions of its own (deliveries go by webhooks.read).
     assert.equal(groupPermissions(ALL_PERMISSIONS).length, new Set(ALL_PERMISSIONS.map((p) => p.split('.')[0])).size);
     assert.ok(COLLECTION_NAMES.length >= groupPermissions(ALL_PERMISSIONS).length);
+  });
+});
+
+describe('permissions summarised by area', () => {
+  test('areas read and changed, read only, changed only; everything when every permission is there', () => {
+    const s = summarisePermissions(['files.write', 'jobs.write', 'users.read', 'jobs.read', 'jobs.read']);
+    assert.deepEqual(s, {
+      everything: false,
+      readAndChange: ['Jobs'],
+      readOnly: ['Users'],
+      changeOnly: ['Files'],
+      count: 4,
+    });
+    const all = summarisePermissions(ALL_PERMISSIONS);
+    assert.equal(all.everything, true);
+    assert.equal(all.count, ALL_PERMISSIONS.length);
+    assert.equal(summarisePermissions(ALL_PERMISSIONS.slice(1)).everything, false);
   });
 });

@@ -1,4 +1,4 @@
-import { COLLECTION_NAMES } from '../collections/index.js';
+import { ALL_PERMISSIONS, COLLECTION_NAMES } from '../collections/index.js';
 
 /**
  * Permissions in words for the owner, derived from their names (`<collection>.read|write`), so a new
@@ -50,4 +50,29 @@ export function groupPermissions(permissions: readonly string[]): PermissionGrou
       title: capital(human(collection)),
       permissions: list.sort((a, b) => (a.access === b.access ? 0 : a.access === 'read' ? -1 : 1)),
     }));
+}
+
+/** What a set of permissions allows, area by area, in a few lines (consent and connected-apps pages). */
+export interface PermissionSummary {
+  /** Every permission of every collection. */
+  everything: boolean;
+  /** Areas by what the permissions allow there: titles, in the service's order. */
+  readAndChange: string[];
+  readOnly: string[];
+  changeOnly: string[];
+  count: number;
+}
+
+export function summarisePermissions(permissions: readonly string[]): PermissionSummary {
+  const groups = groupPermissions([...new Set(permissions)]);
+  const out: PermissionSummary = { everything: false, readAndChange: [], readOnly: [], changeOnly: [], count: 0 };
+  for (const g of groups) {
+    const read = g.permissions.some((p) => p.access === 'read');
+    const write = g.permissions.some((p) => p.access === 'write');
+    (read && write ? out.readAndChange : read ? out.readOnly : out.changeOnly).push(g.title);
+    out.count += g.permissions.length;
+  }
+  const given = new Set(permissions);
+  out.everything = ALL_PERMISSIONS.every((p) => given.has(p));
+  return out;
 }

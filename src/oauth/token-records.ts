@@ -1,5 +1,6 @@
 import type { Executor } from '../db/tx.js';
 import { secretKey } from '../auth/secrets.js';
+import { forgetConsent } from './consents.js';
 
 /** A stored token as revocation and introspection see it, whatever its state. */
 export interface TokenRecord {
@@ -72,7 +73,8 @@ export async function findClientToken(
 /**
  * Revokes a token. A refresh token takes with it every token of its grant (RFC 7009 §2.1: "SHOULD
  * also invalidate all access tokens based on the same authorization grant"): those issued from
- * it, and those issued with it from the same code. Limited to its client and owner.
+ * it, and those issued with it from the same code. Limited to its client and owner. Either kind
+ * also forgets the owner's remembered consent for the client: the next authorization asks again.
  */
 export async function revokeTokenRecord(db: Executor, token: TokenRecord): Promise<void> {
   let q = db
@@ -92,4 +94,5 @@ export async function revokeTokenRecord(db: Executor, token: TokenRecord): Promi
     );
   }
   await q.execute();
+  await forgetConsent(db, { accountId: token.accountId, userId: token.userId, clientId: token.clientId });
 }

@@ -177,7 +177,10 @@ function bindValue(
     case 'integer':
     case 'flag':
     case 'number':
-      if (typeof value !== 'number') throw bad(`'${field}' needs a number`);
+      // A 0/1 flag (users' `active`, spec §2.3) compares with true and false too, as every boolean does.
+      if (type === 'flag' && typeof value === 'boolean') return value ? 1 : 0;
+      if (typeof value !== 'number')
+        throw bad(`'${field}' needs ${type === 'flag' ? '0, 1, true or false' : 'a number'}`);
       if (col.scale !== undefined) {
         // Never rounded: a money literal with more decimals than the currency has is refused, as
         // such an amount is when written (PRODUCT §9).

@@ -11,8 +11,10 @@ import {
   decimalsOf,
   fromScaled,
   lineAmounts,
+  moneyProblem,
   scaledProblem,
   toScaled,
+  toScaledNearest,
   withinLimit,
 } from './money.js';
 import { isPlainObject } from './validate.js';
@@ -73,7 +75,8 @@ export function checkLinesInput(value: unknown, name: string): ApiErrorBody[] {
       else if ((line.quantity as number) <= 0) errors.push(validationError('invalid', at('quantity'), 'must be > 0'));
     }
     if (line.unitPrice !== undefined) {
-      const why = scaledProblem(line.unitPrice, MONEY_SCALE);
+      // Its decimals are the account currency's: priceLines checks them, naming that number.
+      const why = moneyProblem(line.unitPrice);
       if (why) errors.push(validationError('invalid', at('unitPrice'), why));
     }
     for (const m of ['taxRate', 'product'])
@@ -192,7 +195,7 @@ export async function priceLines(
     const percent = rate ? (rates.get(rate.id) ?? null) : null;
     const a = lineAmounts(
       toScaled(l.quantity as number, QUANTITY_SCALE),
-      toScaled(l.unitPrice as number, MONEY_SCALE),
+      toScaledNearest(l.unitPrice as number, MONEY_SCALE),
       percent,
       exponent,
     );

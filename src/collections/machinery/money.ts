@@ -110,6 +110,28 @@ export function scaledProblem(n: unknown, scale: number, decimals = scale): stri
   return undefined;
 }
 
+/**
+ * Why `n` is no amount of money, leaving its decimals out: those are the account currency's
+ * (checkCurrencyDecimals, priceLines), so a USD amount with float noise (16.990000000000002) hears
+ * "at most 2 decimals", not the 4 the storage keeps.
+ */
+export function moneyProblem(n: unknown): string | undefined {
+  return scaledProblem(n, MONEY_SCALE, Infinity);
+}
+
+/**
+ * `n` as the nearest integer count of 10^-scale (half away from zero): the column of an amount whose
+ * extra decimals fail later, with the currency's message, so nothing rounded is ever written.
+ */
+export function toScaledNearest(n: number, scale: number): number {
+  const t = decimalText(n);
+  const negative = t.startsWith('-');
+  const [int, frac = ''] = (negative ? t.slice(1) : t).split('.');
+  if (frac.length <= scale) return toScaled(n, scale);
+  const v = Number(int + frac.slice(0, scale)) + (frac[scale] >= '5' ? 1 : 0);
+  return negative && v !== 0 ? -v : v;
+}
+
 /** `n` as an integer count of 10^-scale, exactly (string arithmetic; `n` passed scaledProblem). */
 export function toScaled(n: number, scale: number): number {
   const t = decimalText(n);

@@ -22,7 +22,7 @@ if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import type { Collection, Columns, Item, Op } from './collection.js';
 import { INSTANT_RANGE, MAX_ID, instantMs, isItemId, locationProblem, type Field, type ScalarField } from './fields.js';
-import { scaledProblem, toScaled } from './money.js';
+import { moneyProblem, scaledProblem, toScaled, toScaledNearest } from './money.js';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 function checker(schema: TSchema): TypeCheck<TSchema> {
@@ -94,8 +94,9 @@ export function validateItem(c: Collection, item: unknown, op: Op): ApiErrorBody
     } else if (field.kind === 'scalar' && field.check) {
       errors.push(...field.check(item[key], key));
     } else if (field.kind === 'scalar' && field.scale !== undefined && item[key] !== null) {
-      // Exact decimals: the number's own digits, before the schema's bounds (money.ts).
-      const why = scaledProblem(item[key], field.scale);
+      // Exact decimals: the number's own digits, before the schema's bounds (money.ts). Money's
+      // decimals are the account currency's: its collection checks them (checkCurrencyDecimals).
+      const why = field.money ? moneyProblem(item[key]) : scaledProblem(item[key], field.scale);
       if (why) errors.push(validationError('invalid', key, why));
       else if (!checker(field.schema).Check(item[key]))
         errors.push(validationError('invalid', key, describe(field, item[key])));
@@ -124,7 +125,8 @@ function toColumn(s: ScalarField, v: unknown): unknown {
   if (v === null || v === undefined) return null;
   if (s.type === 'time') return Date.parse(v as string); // writable instants are stored as epoch ms
   if (s.type === 'json') return JSON.stringify(v);
-  if (s.scale !== undefined) return toScaled(v as number, s.scale);
+  // Money with more decimals than kept fails its currency check before anything is written.
+  if (s.scale !== undefined) return s.money ? toScaledNearest(v as number, s.scale) : toScaled(v as number, s.scale);
   return s.type === 'boolean' ? (v ? 1 : 0) : v;
 }
 

@@ -116,9 +116,15 @@ export async function calendarFeed(
   const visits = await db
     .selectFrom('visits as v')
     .innerJoin('jobs as j', (j) => j.onRef('j.account_id', '=', 'v.account_id').onRef('j.id', '=', 'v.job_id'))
+    .leftJoin('clients as c', (j) => j.onRef('c.account_id', '=', 'j.account_id').onRef('c.id', '=', 'j.client_id'))
     .select([
       'v.id',
       'v.label',
+      'v.notes',
+      'j.reference',
+      'c.name as client_name',
+      'c.phone as client_phone',
+      'c.mobile as client_mobile',
       'v.start_time',
       'v.end_time',
       'v.state',
@@ -162,9 +168,31 @@ export async function calendarFeed(
       stamp: new Date(Number(v.modified)),
       summary: `${v.label} – ${v.title}`,
       location: location || null,
+      description: description(v) || null,
       status: v.state === 'cancelled' ? ICalEventStatus.CANCELLED : ICalEventStatus.CONFIRMED,
     });
   }
-  const text = cal.toString();
+  // RFC 5545 §3.1: every content line ends with CRLF, the last one (END:VCALENDAR) included.
+  const text = cal.toString().replace(/(\r\n)?$/, '\r\n');
   return ok ? text : undefined;
+}
+
+/** What a crew member needs at the door, one line each: client, phone, job reference, notes. */
+function description(v: {
+  client_name: string | null;
+  client_phone: string | null;
+  client_mobile: string | null;
+  reference: string;
+  title: string;
+  notes: string | null;
+}): string {
+  const phones = [v.client_phone, v.client_mobile].filter((p): p is string => !!p && p !== '');
+  return [
+    v.client_name ? `Client: ${v.client_name}` : '',
+    phones.length ? `Phone: ${[...new Set(phones)].join(', ')}` : '',
+    `Job: ${v.reference} – ${v.title}`,
+    v.notes ? `Notes: ${v.notes}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
