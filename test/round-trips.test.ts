@@ -14,6 +14,12 @@ import { DIALECTS, call, createTenant, createTestApp, skipUnless, type Tenant, t
 
 /** A cached token's revocation epoch, read by primary key; rate limits count in process. */
 const AUTH_AND_RATE_LIMIT = 1;
+/**
+ * PRODUCT §15 made users' `skills` and jobs' `requiredSkills` default fields: a page or an item
+ * read from the database reads its one-way list with one more statement (remembered answers and
+ * 304s do not). Folding the list into the row's statement is open work (issue 51).
+ */
+const SKILLS_LIST = 1;
 
 for (const dialect of DIALECTS) {
   describe(`round trips of the hot reads (${dialect})`, { skip: skipUnless(dialect) }, () => {
@@ -53,7 +59,7 @@ for (const dialect of DIALECTS) {
       recording = undefined;
       assert.equal(res.status, 200);
       assert.equal(res.body.metadata.recordsCount, 2);
-      assert.equal(sent.length, AUTH_AND_RATE_LIMIT + 1, sent.join('\n'));
+      assert.equal(sent.length, AUTH_AND_RATE_LIMIT + 1 + SKILLS_LIST, sent.join('\n'));
       assert.equal(sent.filter((s) => /from "users"/.test(s)).length, 1, sent.join('\n'));
       // Unchanged since: the remembered answer, after the table's version (src/collections/machinery/answers.ts).
       const again = await statementsOf('/users?recordsPerPage=50');
@@ -74,7 +80,7 @@ for (const dialect of DIALECTS) {
       const { res, sent } = await statementsOf(`/jobs/${jobId}`);
       assert.equal(res.status, 200);
       assert.match(String(res.headers.etag), new RegExp(`^"${jobId}\\.\\d+"$`));
-      assert.equal(sent.length, AUTH_AND_RATE_LIMIT + 1, sent.join('\n'));
+      assert.equal(sent.length, AUTH_AND_RATE_LIMIT + 1 + SKILLS_LIST, sent.join('\n'));
       const again = await statementsOf(`/jobs/${jobId}`, { 'if-none-match': String(res.headers.etag) });
       assert.equal(again.res.status, 304);
       assert.equal(again.sent.length, AUTH_AND_RATE_LIMIT + 1, again.sent.join('\n'));
