@@ -30,7 +30,11 @@ export interface SlotUser {
   skills: number[];
 }
 
-/** A visit of a user that stays where it is (not deleted, not cancelled): epoch ms. */
+/**
+ * A visit of a user that stays where it is (not deleted, not cancelled): the span it may take, epoch
+ * ms (with an arrival window, the caller widens it to the window's start and the window's end plus
+ * the visit's duration: its crew may arrive at any moment of the window).
+ */
 export interface BusyVisit {
   userId: number;
   start: number;
