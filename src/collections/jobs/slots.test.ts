@@ -15,7 +15,7 @@ const JOB_PLACE = { lat: 51.5, lng: -0.1 };
 /** About 20 km north: 1802 s at the default 40 km/h. */
 const AWAY = { lat: 51.68, lng: -0.1 };
 /** Mondays in April 2030 (British Summer Time: 09:00 in London is 08:00Z). */
-const MON = ['2030-04-01', '2030-04-08', '2030-04-15', '2030-04-22', '2030-04-29', '2030-05-06'];
+const MON = ['2030-04-01', '2030-04-08', '2030-04-15', '2030-04-22', '2030-04-29', '2030-05-06', '2030-05-13'];
 const day = (date: string) => `from=${date}T00:00:00Z&to=${date}T23:59:00Z`;
 const hours = (res: { body: any }, userId?: number) =>
   (res.body.slots as any[])
@@ -258,6 +258,17 @@ for (const dialect of DIALECTS) {
         assert.ok([1247, 1248].includes(res.body.error.code), res.raw);
       }
       assert.equal((await visitsOn(MON[4])).length, 0);
+    });
+
+    it('a booking repeated with its Idempotency-Key answers the first answer again, one visit', async () => {
+      const key = { 'idempotency-key': `book-${dialect}` };
+      const body = booking(MON[6], '12');
+      const first = await call(t.app, a.token, 'POST', `/jobs/${job}/book`, body, key);
+      assert.equal(first.status, 200, first.raw);
+      const again = await call(t.app, a.token, 'POST', `/jobs/${job}/book`, body, key);
+      assert.equal(again.status, 200, again.raw);
+      assert.equal(again.body.visits[0].id, first.body.visits[0].id);
+      assert.equal((await visitsOn(MON[6])).length, 1);
     });
 
     it('two bookings racing for one slot: exactly one succeeds, one visit written', async () => {
