@@ -192,7 +192,8 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
         `'${route.action.slice(0, 64)}' on /${c.name}${c.actions ? ` (actions: ${Object.keys(c.actions).join(', ')})` : ''}; an item is named by its numeric id, as in /${c.name}/123`,
       );
     }
-    const allowed = allowedMethods(route, c.readOnly, c.appendOnly);
+    const getAction = route.action !== undefined && (c.getActions?.includes(route.action) ?? false);
+    const allowed = allowedMethods(route, c.readOnly, c.appendOnly, getAction);
     if (!(allowed as string[]).includes(method)) {
       throw new ApiError(
         'methodNotAllowed',
@@ -206,6 +207,8 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     // Such an id cannot exist, and must not reach SQL (ids are int4 in PostgreSQL).
     if (route.item !== undefined && !isItemId(route.item)) throw new ApiError('itemNotFound');
 
+    // A GET action (a job's slots) reads its own query and answers by itself.
+    if (getAction) return c.actions![route.action!](actionRequest(request, ctx, route.item, app.services));
     if (method === 'GET') {
       const q = parseListQuery(c, request.query as Record<string, unknown>);
       if (route.item !== undefined)

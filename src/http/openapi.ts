@@ -245,15 +245,23 @@ function pathsFor(c: Collection): Record<string, Json> {
   const paths: Record<string, Json> = { [`/${c.name}`]: collection, [`/${c.name}/{id}`]: item };
   for (const [action, doc] of Object.entries(c.actionDocs ?? {})) {
     const at = doc.on === 'item' ? `/${c.name}/{id}/${action}` : `/${c.name}/${action}`;
-    const op = operation(c, `${action}${N}`, doc.summary, { ok: 'Write', write: true });
-    if (doc.answers)
+    const get = c.getActions?.includes(action) ?? false;
+    const op = operation(c, `${action}${N}`, doc.summary, { ok: 'Write', write: !get });
+    // A GET action still refuses what its item's state does not allow (a job without a place).
+    if (get) Object.assign(op.responses as Json, errs(422));
+    if (doc.response)
+      (op.responses as Json)[200] = {
+        description: 'Success',
+        content: { 'application/json': { schema: doc.response } },
+      };
+    else if (doc.answers)
       (op.responses as Json)[200] = {
         description: 'Success',
         content: { 'application/json': { schema: ref(`${pascal(doc.answers)}Write`) } },
       };
     paths[at] = {
       ...(doc.on === 'item' ? { parameters: [param('id')] } : {}),
-      post: {
+      [get ? 'get' : 'post']: {
         ...op,
         description: doc.description,
         parameters: [...(op.parameters as Json[]), ...(doc.parameters ?? [])],

@@ -40,9 +40,12 @@ export function effectiveMethod(httpMethod: string, override: string | string[] 
   );
 }
 
-/** Which methods each URL form allows (spec §4.2): actions take POST only; items never POST; read-only collections GET. */
-export function allowedMethods(r: ApiRoute, readOnly = false, appendOnly = false): Method[] {
-  if (r.action) return ['POST'];
+/**
+ * Which methods each URL form allows (spec §4.2): actions take POST only (a collection's
+ * `getActions`, GET only); items never POST; read-only collections GET.
+ */
+export function allowedMethods(r: ApiRoute, readOnly = false, appendOnly = false, getAction = false): Method[] {
+  if (r.action) return getAction ? ['GET'] : ['POST'];
   if (readOnly) return ['GET'];
   if (appendOnly) return r.item !== undefined ? ['GET'] : ['GET', 'POST'];
   if (r.item !== undefined) return ['GET', 'PATCH', 'DELETE'];

@@ -5,6 +5,7 @@ import { seesJob } from '../policy.js';
 import type { Executor } from '../../db/runner.js';
 import { addressOf, clientOfSite, defaultStatus, documentsOfJob, nextReference } from './repository.js';
 import { jobFields } from './schema.js';
+import { book, jobActionDocs, slots } from './actions.js';
 
 const idOf = (v: unknown): number | null => (v === null ? null : (v as { id: number }).id);
 
@@ -66,6 +67,10 @@ export const jobs = defineCollection({
     priority: 'high',
     dueDate: '2030-05-01',
   }),
+  // PRODUCT §15: a job's bookable slots (GET) and booking one (POST).
+  actions: { slots, book },
+  actionDocs: jobActionDocs,
+  getActions: ['slots'],
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },

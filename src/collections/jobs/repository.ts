@@ -1,5 +1,7 @@
 import { nextCount, numbered } from '../../db/counters.js';
 import { dialectOf, untyped, type Executor } from '../../db/runner.js';
+import type { Absence, BusyVisit, SlotUser } from '../../domain/planning/slots.js';
+import type { Place } from '../../domain/planning/travel.js';
 
 /** The jobs collection's own queries (its rules ask these). */
 
@@ -100,4 +102,143 @@ export async function documentsOfJob(db: Executor, accountId: number, jobId: num
   ]);
   const invoice = (i: { id: number; number: string | null }) => i.number ?? `draft invoice ${i.id}`;
   return [...quotes.map((q) => q.number), ...invoices.map(invoice), ...billed.map(invoice)];
+}
+
+const DAY = 86_400_000;
+const placeOf = (lat: unknown, lng: unknown): Place | null =>
+  lat === null || lng === null ? null : { lat: Number(lat), lng: Number(lng) };
+
+/** What slots and booking (PRODUCT §15) read of a job: its place and required skills; undefined when missing. */
+export async function slotJob(
+  db: Executor,
+  accountId: number,
+  jobId: number,
+): Promise<{ place: Place | null; deleted: boolean; skills: number[] } | undefined> {
+  const row = await db
+    .selectFrom('jobs')
+    .select(['address_lat', 'address_lng', 'deleted'])
+    .where('account_id', '=', accountId)
+    .where('id', '=', jobId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const skills = await db
+    .selectFrom('job_skills')
+    .select('skill_id')
+    .where('account_id', '=', accountId)
+    .where('job_id', '=', jobId)
+    .execute();
+  return {
+    place: placeOf(row.address_lat, row.address_lng),
+    deleted: row.deleted !== 0,
+    skills: skills.map((s) => s.skill_id),
+  };
+}
+
+/**
+ * The users slots are offered for: not deleted, with working hours (`userId`: that one only,
+ * when it is such a user), each with home and skills.
+ */
+export async function slotUsers(db: Executor, accountId: number, userId?: number): Promise<SlotUser[]> {
+  let q = db
+    .selectFrom('users')
+    .select(['id', 'working_hours', 'home_location'])
+    .where('account_id', '=', accountId)
+    .where('deleted', '=', 0)
+    .where('working_hours', '!=', '[]')
+    .orderBy('id');
+  if (userId !== undefined) q = q.where('id', '=', userId);
+  const users = await q.execute();
+  if (!users.length) return [];
+  const skills = await db
+    .selectFrom('user_skills')
+    .select(['user_id', 'skill_id'])
+    .where('account_id', '=', accountId)
+    .where(
+      'user_id',
+      'in',
+      users.map((u) => u.id),
+    )
+    .execute();
+  return users
+    .map((u) => ({
+      id: u.id,
+      workingHours: JSON.parse(u.working_hours) as SlotUser['workingHours'],
+      home: u.home_location === null ? null : (JSON.parse(u.home_location) as Place),
+      skills: skills.filter((s) => s.user_id === u.id).map((s) => s.skill_id),
+    }))
+    .filter((u) => u.workingHours.length > 0);
+}
+
+/**
+ * The users' visits that stay where they are (not deleted, not cancelled) meeting [from, to], each
+ * with its place (its job's `address.location`, or null); and their unavailabilities meeting it.
+ */
+export async function busyTimes(
+  db: Executor,
+  accountId: number,
+  userIds: number[],
+  from: number,
+  to: number,
+  except?: number,
+): Promise<{ visits: BusyVisit[]; unavailabilities: Absence[] }> {
+  if (!userIds.length) return { visits: [], unavailabilities: [] };
+  const visits = await db
+    .selectFrom('visits')
+    .innerJoin('jobs', (j) =>
+      j.onRef('jobs.id', '=', 'visits.job_id').onRef('jobs.account_id', '=', 'visits.account_id'),
+    )
+    .select([
+      'visits.id',
+      'visits.user_id',
+      'visits.start_time',
+      'visits.end_time',
+      'visits.arrival_window_start',
+      'visits.arrival_window_end',
+      'jobs.address_lat',
+      'jobs.address_lng',
+    ])
+    .where('visits.account_id', '=', accountId)
+    .where('visits.user_id', 'in', userIds)
+    .where('visits.deleted', '=', 0)
+    .where('visits.state', '!=', 'cancelled')
+    // A promised window may reach past the visit's times: read a day either side, keep what meets.
+    .where('visits.start_time', '<', to + DAY)
+    .where('visits.end_time', '>', from - DAY)
+    .where('visits.id', '!=', except ?? 0)
+    .orderBy('visits.start_time')
+    .execute();
+  const absences = await db
+    .selectFrom('unavailabilities')
+    .select(['user_id', 'start_time', 'end_time'])
+    .where('account_id', '=', accountId)
+    .where('user_id', 'in', userIds)
+    .where('deleted', '=', 0)
+    .where('start_time', '<', to)
+    .where('end_time', '>', from)
+    .execute();
+  return {
+    visits: visits
+      .map((v) => {
+        const [start, end] = [Number(v.start_time), Number(v.end_time)];
+        const ws = v.arrival_window_start === null ? null : Number(v.arrival_window_start);
+        const we = v.arrival_window_end === null ? null : Number(v.arrival_window_end);
+        // A visit with a promised window may start anywhere in it: it takes the window's start
+        // to the window's end plus its duration, as well as its own times.
+        const span: [number, number] =
+          ws === null || we === null ? [start, end] : [Math.min(start, ws), Math.max(end, we + (end - start))];
+        return { userId: v.user_id!, start: span[0], end: span[1], place: placeOf(v.address_lat, v.address_lng) };
+      })
+      .filter((v) => v.start < to && v.end > from),
+    unavailabilities: absences.map((a) => ({
+      userId: a.user_id,
+      start: Number(a.start_time),
+      end: Number(a.end_time),
+    })),
+  };
+}
+
+/** The account's time zone (PRODUCT §1). */
+export async function accountZone(db: Executor, accountId: number): Promise<string> {
+  const row = await db.selectFrom('accounts').select('time_zone').where('id', '=', accountId).executeTakeFirstOrThrow();
+  return row.time_zone;
 }

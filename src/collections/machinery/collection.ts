@@ -181,6 +181,11 @@ export interface CollectionDef<T extends TableName = AnyTable> {
   actionDocs?: Record<string, ActionDoc>;
   /** Actions that need the collection's `.read` permission, not `.write` (a user's calendarLink). */
   readActions?: readonly string[];
+  /**
+   * Actions answered at GET, not POST (a job's slots): reads that change nothing, with the
+   * `.read` permission; their query is theirs to parse (no list modifiers).
+   */
+  getActions?: readonly string[];
   /** When set, items are created only by this action: a plain `POST /:collection` gets 405. */
   createVia?: string;
   /** Items are written only by the server (events, deliveries): GET only, other methods 405. */
@@ -291,6 +296,8 @@ export interface ActionDoc {
   description?: string;
   parameters?: Record<string, unknown>[];
   requestBody?: Record<string, unknown>;
+  /** The 200 answer's schema, when it is none of a collection's Write envelope (a GET action's own). */
+  response?: Record<string, unknown>;
 }
 
 export type ActionHandler = (a: ActionRequest) => Promise<ActionAnswer>;
