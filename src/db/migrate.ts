@@ -33,6 +33,7 @@ import { customFieldsEverywhere } from './migrations/090_custom_fields_everywher
 import { eventReads } from './migrations/091_event_reads.js';
 import { uniqueComplete } from './migrations/092_unique_complete.js';
 import { planning } from './migrations/100_planning.js';
+import { plans } from './migrations/101_plans.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -69,6 +70,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '091_event_reads': eventReads,
   '092_unique_complete': uniqueComplete,
   '100_planning': planning,
+  '101_plans': plans,
 };
 
 export class MigrationFailed extends Error {}
