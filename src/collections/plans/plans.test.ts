@@ -10,60 +10,7 @@ import {
   type Tenant,
   type TestApp,
 } from '../../../test/helpers.js';
-import { checkPlan, type Day, type DayUser, type DayVisit, type PlanShown } from '../../../test/plan-checker.js';
-
-const DAY_MS = 86_400_000;
-const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
-
-/**
- * The day as the API shows it (the account is in UTC): the users' hours, homes, skills and leave,
- * and every visit of the date with its job's place and skills, for the independent checker.
- */
-export async function dayOf(t: TestApp, a: Tenant, date: string): Promise<Day> {
-  const dayStart = Date.parse(`${date}T00:00:00Z`);
-  const get = async (url: string) => {
-    const res = await call(t.app, a.token, 'GET', url);
-    assert.equal(res.status, 200, res.raw);
-    return res.body;
-  };
-  const users = (await get('/users?fields=workingHours,homeLocation,skills&recordsPerPage=500')).users as any[];
-  const leave = (await get('/unavailabilities?recordsPerPage=500')).unavailabilities as any[];
-  const jobs = new Map(
-    ((await get('/jobs?fields=address,requiredSkills&recordsPerPage=500')).jobs as any[]).map((j) => [j.id, j]),
-  );
-  const visits = (await get('/visits?fields=*&recordsPerPage=500')).visits as any[];
-  const day = WEEKDAYS[new Date(dayStart).getUTCDay()];
-  const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3));
-  const dayUsers: DayUser[] = users.map((u) => ({
-    id: u.id,
-    home: u.homeLocation ?? null,
-    skills: (u.skills ?? []).map((s: { id: number }) => s.id),
-    intervals: (u.workingHours ?? [])
-      .filter((h: any) => h.day === day)
-      .map((h: any) => [dayStart + minutes(h.start) * 60_000, dayStart + minutes(h.end) * 60_000]),
-    leave: leave
-      .filter((l) => l.user.id === u.id && !l.deleted)
-      .map((l) => [Date.parse(l.startTime), Date.parse(l.endTime)]),
-  }));
-  const dayVisits: DayVisit[] = visits
-    .filter((v) => Date.parse(v.startTime) < dayStart + DAY_MS && Date.parse(v.endTime) > dayStart)
-    .map((v) => {
-      const job = jobs.get(v.job.id);
-      return {
-        id: v.id,
-        user: v.user?.id ?? null,
-        place: job?.address?.location ? { lat: job.address.location.lat, lng: job.address.location.lng } : null,
-        start: Date.parse(v.startTime),
-        end: Date.parse(v.endTime),
-        window: v.arrivalWindowStart ? [Date.parse(v.arrivalWindowStart), Date.parse(v.arrivalWindowEnd)] : null,
-        skills: (job?.requiredSkills ?? []).map((s: { id: number }) => s.id),
-        locked: Boolean(v.locked),
-        state: v.state,
-        deleted: Boolean(v.deleted),
-      };
-    });
-  return { users: dayUsers, visits: dayVisits, speedKmh: 40 };
-}
+import { checkPlan, dayOf, type PlanShown } from '../../../test/plan-checker.js';
 
 /** PRODUCT §15: plans of a day, their invariants, apply, discard and stale. */
 for (const dialect of DIALECTS) {
