@@ -15,7 +15,10 @@ const MARGIN_MS = 400;
 
 const MADE_ONCE = ['date', 'users', 'visits', 'timeLimitSeconds'];
 
-function validate({ op, item }: ItemContext<'plans'>): ApiErrorBody[] {
+function validate({ op, item, index }: ItemContext<'plans'>): ApiErrorBody[] {
+  // Each plan takes a worker and up to its time limit: one per request.
+  if (op === 'create' && index > 0)
+    return [validationError('invalid', 'date', 'one plan is made per request; send the others apart')];
   if (op === 'update')
     return MADE_ONCE.filter((k) => item[k] !== undefined).map((k) =>
       validationError('conflict', k, 'a plan is made once; make a new plan'),

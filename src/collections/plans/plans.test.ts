@@ -163,6 +163,14 @@ for (const dialect of DIALECTS) {
         [{ date: '2030-01-21', timeLimitSeconds: 31 }, '1041:timeLimitSeconds'],
         [{ date: '2030-01-21', state: 'applied' }, '1042:state'],
       ];
+      const two = await call(t.app, a.token, 'POST', '/plans', {
+        plans: [
+          { date: '2030-01-21', users: [], visits: [] },
+          { date: '2030-01-22', users: [], visits: [] },
+        ],
+      });
+      assert.equal(two.status, 422, two.raw);
+      assert.deepEqual(errorsOf(two), ['1041:date']);
       for (const [item, want] of cases) {
         const res = await plan(item);
         assert.equal(res.status, 422, `${JSON.stringify(item).slice(0, 80)}: ${res.raw}`);
