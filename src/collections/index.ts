@@ -23,6 +23,7 @@ import { invoices } from './invoices/index.js';
 import { payments } from './payments/index.js';
 import { quotes } from './quotes/index.js';
 import { skills } from './skills/index.js';
+import { plans } from './plans/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of), and so does
@@ -52,6 +53,7 @@ export const registry: Registry = createRegistry([
   payments,
   quotes,
   skills,
+  plans,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

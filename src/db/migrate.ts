@@ -35,6 +35,7 @@ import { uniqueComplete } from './migrations/092_unique_complete.js';
 import { oauthConsents } from './migrations/093_oauth_consents.js';
 import { accountDocuments } from './migrations/095_account_documents.js';
 import { planning } from './migrations/100_planning.js';
+import { plans } from './migrations/101_plans.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -73,6 +74,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '093_oauth_consents': oauthConsents,
   '095_account_documents': accountDocuments,
   '100_planning': planning,
+  '101_plans': plans,
 };
 
 export class MigrationFailed extends Error {}

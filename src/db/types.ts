@@ -428,6 +428,30 @@ export interface PaymentsTable {
   version: Generated<number>;
 }
 
+export interface PlansTable {
+  id: Generated<number>;
+  account_id: number;
+  date: string;
+  users: Generated<string>;
+  visits: Generated<string>;
+  time_limit_seconds: Generated<number>;
+  state: Generated<string>;
+  routes: Generated<string>;
+  unassigned: Generated<string>;
+  travel_seconds: Generated<number>;
+  distance_km: Generated<number>;
+  current_travel_seconds: Generated<number>;
+  current_distance_km: Generated<number>;
+  compute_milliseconds: Generated<number>;
+  warnings: Generated<string>;
+  snapshot: Generated<string>;
+  notes: string | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
 export interface ProductsTable {
   id: Generated<number>;
   account_id: number;
@@ -724,6 +748,7 @@ export interface DB {
   oauth_consents: OauthConsentsTable;
   oauth_tokens: OauthTokensTable;
   payments: PaymentsTable;
+  plans: PlansTable;
   products: ProductsTable;
   quotes: QuotesTable;
   rate_limits: RateLimitsTable;

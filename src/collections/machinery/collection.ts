@@ -75,6 +75,11 @@ export interface ItemContext<T extends TableName = AnyTable> {
   row: Partial<RowOf<T>>;
   /** What the caller attached beside the item, never through it (an upload's staged bytes). */
   attached?: unknown;
+  /**
+   * The process's services, given to `prepare` only (outside the transaction: a plan reads the
+   * day it plans and runs the solver there, holding no write lock meanwhile).
+   */
+  services?: Omit<import('./services.js').Services, 'writer'>;
 }
 
 /** An item's context inside the write transaction. */

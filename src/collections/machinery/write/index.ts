@@ -75,7 +75,7 @@ export function createWriter(deps: WriterDeps): Writer {
     if (b.errors.some((e) => e.length)) return failure(c, input, b.errors);
     b.rows = b.items.map((it) => (op === 'delete' ? {} : itemToRow(c, it, op, caller.now)));
     if (c.rules.prepare && op !== 'delete')
-      await Promise.all(b.items.map((_, i) => c.rules.prepare!(b.itemContext(i))));
+      await Promise.all(b.items.map((_, i) => c.rules.prepare!({ ...b.itemContext(i), services })));
     const slow =
       c.rules.slowColumns && op !== 'delete' ? b.items.map((_, i) => c.rules.slowColumns!(b.itemContext(i))) : [];
 
