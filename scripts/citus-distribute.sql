@@ -20,6 +20,7 @@ select create_distributed_table('workgroups', 'account_id', colocate_with => 'ac
 select create_distributed_table('workgroup_members', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('oauth_codes', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('oauth_tokens', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('oauth_consents', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('auth_sessions', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('statuses', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('clients', 'account_id', colocate_with => 'accounts');

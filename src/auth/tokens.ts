@@ -3,7 +3,7 @@ import { dialectOf } from '../db/runner.js';
 import type { Executor } from '../db/tx.js';
 import type { DB } from '../db/types.js';
 import { accountSecret, hashToken } from './secrets.js';
-import { forgetConsent } from '../oauth/consents.js';
+import { forgetConsent } from './consents.js';
 
 export const ACCESS_TOKEN_TTL_S = 3600;
 export const REFRESH_TOKEN_IDLE_S = 60 * 24 * 3600;

@@ -1,7 +1,7 @@
 import { purgeEvents } from '../collections/events/retention.js';
 import { idOption, type Command } from './command.js';
 import { CommandError, UsageError } from './validate.js';
-import { forgetConsent } from '../oauth/consents.js';
+import { forgetConsent } from '../auth/consents.js';
 
 export const tokensRevoke: Command = {
   name: 'tokens revoke',

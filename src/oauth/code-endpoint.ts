@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkAuthorizationRequest, type AuthorizationRequest } from './authorization-request.js';
 import { issueCode } from './codes.js';
-import { forgetConsent, rememberConsent, rememberedConsent } from './consents.js';
+import { forgetConsent, rememberConsent, rememberedConsent } from '../auth/consents.js';
 import { csrfMatches, LOGIN_CSRF_COOKIE, loginCsrfToken } from './csrf.js';
 import { all, single } from './form.js';
 import { sendPage } from './html.js';

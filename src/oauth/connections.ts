@@ -1,6 +1,6 @@
 import type { Executor } from '../db/tx.js';
 import { ALL_PERMISSIONS } from '../collections/index.js';
-import { forgetConsent } from './consents.js';
+import { forgetConsent } from '../auth/consents.js';
 
 /** A client holding live tokens for one owner, as the connected-applications page shows it. */
 export interface Connection {

@@ -1,6 +1,6 @@
 import type { Executor } from '../db/tx.js';
 import { secretKey } from '../auth/secrets.js';
-import { forgetConsent } from './consents.js';
+import { forgetConsent } from '../auth/consents.js';
 
 /** A stored token as revocation and introspection see it, whatever its state. */
 export interface TokenRecord {

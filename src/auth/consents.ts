@@ -1,5 +1,11 @@
 import type { Executor } from '../db/tx.js';
-import type { OAuthClient } from './clients.js';
+
+/** What a consent needs of the client (src/oauth/clients.ts's OAuthClient has these members). */
+interface ConsentClient {
+  clientId: string;
+  permissions: string[];
+  allowPermissionChoice: boolean;
+}
 
 /**
  * Remembered consent (docs/oauth.md "Remembered consent"): once an owner allows a client, later
@@ -18,7 +24,7 @@ const setOf = (permissions: readonly string[]) => JSON.stringify([...new Set(per
 export async function rememberConsent(
   db: Executor,
   owner: Owner,
-  client: Pick<OAuthClient, 'clientId' | 'permissions'>,
+  client: Pick<ConsentClient, 'clientId' | 'permissions'>,
   granted: readonly string[],
   now: number,
 ): Promise<void> {
@@ -37,7 +43,7 @@ export async function rememberConsent(
 export async function rememberedConsent(
   db: Executor,
   owner: Owner,
-  client: Pick<OAuthClient, 'clientId' | 'permissions' | 'allowPermissionChoice'>,
+  client: ConsentClient,
 ): Promise<string[] | undefined> {
   const row = await db
     .selectFrom('oauth_consents')
