@@ -10,7 +10,8 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../machinery/modifie
 import { isPlainObject } from '../machinery/validate.js';
 import type { WriteFailure } from '../machinery/write/outcome.js';
 import { lockUsersTime } from '../policy.js';
-import { accountZone, busyTimes, slotJob, slotUsers } from './repository.js';
+import { busyTimes, slotJob, slotUsers } from './repository.js';
+import { accountZone } from '../machinery/money.js';
 
 /** PRODUCT §15: from/to at most 31 days apart; duration and window 5–1440 minutes. */
 const MAX_SPAN_MS = 31 * 86_400_000;

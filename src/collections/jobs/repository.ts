@@ -236,9 +236,3 @@ export async function busyTimes(
     })),
   };
 }
-
-/** The account's time zone (PRODUCT §1). */
-export async function accountZone(db: Executor, accountId: number): Promise<string> {
-  const row = await db.selectFrom('accounts').select('time_zone').where('id', '=', accountId).executeTakeFirstOrThrow();
-  return row.time_zone;
-}

@@ -204,6 +204,11 @@ export async function accountMoney(
   return { currency: row.currency, exponent: exponentOf(row.currency), timeZone: row.time_zone };
 }
 
+/** The account's time zone (PRODUCT §1), from the same read. */
+export async function accountZone(db: Executor, accountId: number): Promise<string> {
+  return (await accountMoney(db, accountId)).timeZone;
+}
+
 /**
  * Money members of an item carry at most the account currency's decimals (the schema let up to 4
  * through, the largest exponent): one failure naming each field that has more. `prefix` names a

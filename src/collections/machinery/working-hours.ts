@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import type { ScalarField } from './fields.js';
+import { minutesOf } from '../../domain/planning/local-time.js';
 import { isPlainObject } from './validate.js';
 
 /**
@@ -28,9 +29,6 @@ const intervalSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-
-/** Minutes since midnight of `HH:MM`. */
-export const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
 /** Why a value is not working hours, or undefined. */
 export function workingHoursProblem(value: unknown): string | undefined {

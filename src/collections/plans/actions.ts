@@ -1,15 +1,8 @@
 import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
-import {
-  accountZone,
-  lockPlan,
-  moveVisit,
-  sameSnapshot,
-  setPlanState,
-  snapshotOf,
-  type Snapshot,
-} from './repository.js';
+import { lockPlan, moveVisit, sameSnapshot, setPlanState, snapshotOf, type Snapshot } from './repository.js';
+import { accountZone } from '../machinery/money.js';
 
 interface StoredRoute {
   user: { id: number };

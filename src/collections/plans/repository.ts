@@ -1,9 +1,10 @@
 import { dialectOf, type Executor } from '../../db/runner.js';
 import { validationError, type ApiErrorBody } from '../../errors.js';
-import { instantOf, nextDate, weekday } from '../../domain/planning/local-time.js';
+import { instantOf, intervalsOn, nextDate } from '../../domain/planning/local-time.js';
 import type { FixedVisit, Interval, PlanInput, PlanUser, PlanVisit } from '../../domain/planning/plan.js';
 import type { Place } from '../../domain/planning/travel.js';
-import { minutesOf, type Interval as Hours } from '../machinery/working-hours.js';
+import type { Interval as Hours } from '../machinery/working-hours.js';
+import { accountZone } from '../machinery/money.js';
 
 /** The plans collection's own queries: what a plan is made of, and what it was made of (staleness). */
 
@@ -21,23 +22,6 @@ const parsePlace = (text: string | null): Place | null => {
   const p = JSON.parse(text) as Place | null;
   return p && typeof p.lat === 'number' && typeof p.lng === 'number' ? { lat: p.lat, lng: p.lng } : null;
 };
-
-/** The working intervals of `date` of hours given in the account's zone (epoch ms). */
-export function workingIntervals(hours: Hours[], date: string, timeZone: string): Interval[] {
-  const day = weekday(date);
-  return hours
-    .filter((h) => h.day === day)
-    .map(
-      (h) => [instantOf(date, minutesOf(h.start), timeZone), instantOf(date, minutesOf(h.end), timeZone)] as Interval,
-    )
-    .filter(([a, b]) => b > a)
-    .sort((a, b) => a[0] - b[0]);
-}
-
-export async function accountZone(db: Executor, accountId: number): Promise<string> {
-  const row = await db.selectFrom('accounts').select('time_zone').where('id', '=', accountId).executeTakeFirst();
-  return row?.time_zone ?? 'UTC';
-}
 
 /** The visits of the day's users that stay as they are (not in `exclude`), with their places. */
 async function dayVisits(
@@ -138,7 +122,7 @@ export async function loadPlan(
     if (new Set(usersIn.map((u) => u.id)).size !== usersIn.length) errors.push(validationError('duplicate', 'users'));
     if (userRows.some((r) => r.deleted))
       errors.push(validationError('invalid', 'users', 'a deleted user is not planned'));
-  } else userRows = userRows.filter((r) => workingIntervals(hoursOf(r), date, timeZone).length > 0);
+  } else userRows = userRows.filter((r) => intervalsOn(hoursOf(r), date, timeZone).length > 0);
 
   let visitRows;
   const visitSelect = db
@@ -241,7 +225,7 @@ export async function loadPlan(
     id: r.id,
     home: parsePlace(r.home_location),
     skills: userSkills.filter((s) => s.user_id === r.id).map((s) => s.skill_id),
-    intervals: workingIntervals(hoursOf(r), date, timeZone),
+    intervals: intervalsOn(hoursOf(r), date, timeZone),
     busy: leave.filter((l) => l.user_id === r.id).map((l) => [Number(l.start_time), Number(l.end_time)] as Interval),
   }));
   const visits: PlanVisit[] = visitRows.map((r) => ({

@@ -78,3 +78,26 @@ export function nextDate(date: string): string {
   const [y, m, d] = date.split('-').map(Number);
   return new Date(Date.UTC(y, m - 1, d + 1)).toISOString().slice(0, 10);
 }
+
+/** Minutes since midnight of `HH:MM`. */
+export const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+
+/**
+ * The working-hours intervals (`{day, start, end}` in the zone, PRODUCT §15) of one local date, as
+ * instants [start, end], in time order: what slots and plans both work inside.
+ */
+export function intervalsOn(
+  hours: readonly { day: string; start: string; end: string }[],
+  date: string,
+  timeZone: string,
+): [number, number][] {
+  const day = weekday(date);
+  return hours
+    .filter((h) => h.day === day)
+    .map((h): [number, number] => [
+      instantOf(date, minutesOf(h.start), timeZone),
+      instantOf(date, minutesOf(h.end), timeZone),
+    ])
+    .filter(([s, e]) => e > s)
+    .sort((p, q) => p[0] - q[0]);
+}

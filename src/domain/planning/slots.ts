@@ -19,7 +19,7 @@
  * less previous → next.
  */
 import type { Place } from './travel.js';
-import { instantOf, localDate, nextDate, offsetAt, weekday } from './local-time.js';
+import { intervalsOn, localDate, nextDate, offsetAt } from './local-time.js';
 
 export type DayName = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
 
@@ -72,7 +72,6 @@ export interface Slot {
 }
 
 const MINUTE = 60_000;
-const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
 /** The working-hours intervals [start, end] (epoch ms) of a user that meet [from, to], in time order. */
 export function workingIntervals(user: SlotUser, timeZone: string, from: number, to: number): [number, number][] {
@@ -82,13 +81,7 @@ export function workingIntervals(user: SlotUser, timeZone: string, from: number,
   let date = localDate(from - 86_400_000, timeZone);
   const last = localDate(to + 86_400_000, timeZone);
   for (let guard = 0; guard < 40 && date <= last; guard++, date = nextDate(date)) {
-    const day = weekday(date);
-    for (const wh of user.workingHours) {
-      if (wh.day !== day) continue;
-      const s = instantOf(date, minutesOf(wh.start), timeZone);
-      const e = instantOf(date, minutesOf(wh.end), timeZone);
-      if (e > s && e > from && s < to) out.push([s, e]);
-    }
+    for (const [s, e] of intervalsOn(user.workingHours, date, timeZone)) if (e > from && s < to) out.push([s, e]);
   }
   return out.sort((p, q) => p[0] - q[0]);
 }
