@@ -7,6 +7,7 @@ import type { Batch } from './batch.js';
 import type { ChangeRecorder } from './changes.js';
 import { BatchFailed, stopOnErrors } from './outcome.js';
 import { fillSearchText } from '../search.js';
+import { rowsByIds } from '../read.js';
 
 /** The association a refused foreign key names (PostgreSQL says which column; SQLite does not). */
 function referenceField(c: Collection, item: Record<string, unknown>, err: Error): string {
@@ -154,13 +155,8 @@ async function writeInTurn(b: Batch, db: Executor, changes: ChangeRecorder): Pro
   for (let i = 0; i < b.items.length; i++) {
     if (c.rules.exclusive && op !== 'create' && i > 0) {
       // An earlier item's fill may have changed this item's row (statuses: the old default cleared).
-      const [row] = await untyped(db)
-        .selectFrom(c.table)
-        .selectAll()
-        .where('account_id', '=', caller.accountId)
-        .where('id', '=', b.ids[i])
-        .execute();
-      if (row) b.existing[i] = row as Row;
+      const row = (await rowsByIds(db, c, caller, [b.ids[i]], 'all')).get(b.ids[i]);
+      if (row) b.existing[i] = row;
     }
     if (c.rules.check) b.errors[i].push(...(await c.rules.check(b.txContext(i, db, changes))));
     if (b.errors.some((e) => e.length)) continue;
