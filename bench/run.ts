@@ -13,6 +13,7 @@ import { deliveryStats, drained, startBenchReceiver } from './webhooks.js';
 import { DIRECTUS_VERSION, startDirectus } from './peer-directus.js';
 import { crewTime } from './crewtime.js';
 import { PLACES_ROWS, placesWorkloads } from './places.js';
+import { benchPlanning } from './planning.js';
 import { benchCustom } from './custom.js';
 import { liveStreams } from './streams.js';
 import { benchMoney } from './money.js';
@@ -462,6 +463,22 @@ async function main() {
       record,
       log,
     });
+  // Planning (issue 45): a day's plan, W1 beside its solves, slots against W1 (bench/planning.ts).
+  if (runs('planning')) {
+    const planning = await benchPlanning({
+      server,
+      headers: w.W4.headers,
+      accountId: main.accounts[0].accountId,
+      w1: w.W1,
+      load,
+      turnOf,
+      mergeTurns,
+      record,
+      log,
+    });
+    extra.ratios.push(...planning.ratios);
+    extra.targets.push(...planning.targets);
+  }
   // Live streams (issue 32): 500 open streams, W1–W5 beside them, GET /events as a Contractor.
   const streamTargets = runs('streams')
     ? await liveStreams({ server, copy, main, w, load, turnOf, mergeTurns, record, log })

@@ -66,6 +66,7 @@ export function checkPlan(day: Day, plan: PlanShown): string[] {
   const users = new Map(day.users.map((u) => [u.id, u]));
   const visits = new Map(day.visits.map((v) => [v.id, v]));
   const planned = new Set(plan.visits.map((v) => v.id));
+  const staying = new Set(plan.unassigned.map((u) => u.visit.id));
   const seen = new Map<number, number>();
   for (const r of plan.routes) for (const s of r.steps) seen.set(s.visit.id, (seen.get(s.visit.id) ?? 0) + 1);
   for (const u of plan.unassigned) seen.set(u.visit.id, (seen.get(u.visit.id) ?? 0) + 1);
@@ -95,9 +96,10 @@ export function checkPlan(day: Day, plan: PlanShown): string[] {
       end: Date.parse(s.endTime),
       travel: s.travelSeconds,
     }));
-    // What the route goes around: the user's visits not in the plan (they stay), and leave.
+    // What the route goes around: the user's visits not in the plan, or in it but unassigned
+    // (they stay, keeping their user), and leave.
     const fixed = day.visits.filter(
-      (v) => v.user === u.id && !planned.has(v.id) && !v.deleted && v.state !== 'cancelled',
+      (v) => v.user === u.id && (!planned.has(v.id) || staying.has(v.id)) && !v.deleted && v.state !== 'cancelled',
     );
     let sumSteps = 0;
     for (let i = 0; i < steps.length; i++) {

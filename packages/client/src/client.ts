@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import { ACTIONS } from './generated/actions.js';
+import { ACTIONS, VIEWS } from './generated/actions.js';
 import type { paths } from './generated/api.js';
 import { FieldServiceError } from './errors.js';
 import { follow, pollEvents, streamEvents, type FollowOptions } from './events.js';
@@ -10,6 +10,10 @@ import type {
   ActionInput,
   ActionName,
   ActionResult,
+  ViewAnswer,
+  ViewCollection,
+  ViewName,
+  ViewQuery,
   ChangeEvent,
   Changes,
   Collection,
@@ -77,8 +81,20 @@ export type ActionMethod<N extends ActionCollection, A extends ActionName<N>> = 
   : (item: Target, input?: ActionInput<N, A>, opts?: WriteOptions) => Promise<WithMeta<ActionResult<N, A>>>;
 /** A collection's actions: `fsm.invoices.issue(id)`, `fsm.quotes.accept(id)`, `fsm.visits.checkIn(id, { location })`. */
 export type CollectionActions<N extends ActionCollection> = { readonly [A in ActionName<N>]: ActionMethod<N, A> };
-/** The action namespaces, one per collection with actions (generated from the server's OpenAPI document). */
-export type ActionNamespaces = { readonly [N in ActionCollection]: CollectionActions<N> };
+/** One item view as a method: `fsm.jobs.slots(job, { from, to })` answers `{ slots, metadata }`. */
+export type ViewMethod<N extends ViewCollection, V extends ViewName<N>> = (
+  item: Target,
+  query: ViewQuery<N, V>,
+  opts?: { signal?: AbortSignal },
+) => Promise<ViewAnswer<N, V>>;
+/** A collection's views: `fsm.jobs.slots(id, { from, to })`. */
+export type CollectionViews<N extends ViewCollection> = { readonly [V in ViewName<N>]: ViewMethod<N, V> };
+type Methods<N extends ActionCollection | ViewCollection> = (N extends ActionCollection
+  ? CollectionActions<N>
+  : unknown) &
+  (N extends ViewCollection ? CollectionViews<N> : unknown);
+/** The namespaces, one per collection with actions or views (generated from the server's OpenAPI document). */
+export type ActionNamespaces = { readonly [N in ActionCollection | ViewCollection]: Methods<N> };
 type Answer = { data?: unknown; error?: unknown; response: Response };
 // One untyped view of the typed client, for the generic calls below (their types are derived from `paths`).
 type Untyped = { request(method: string, path: string, init?: object): Promise<Answer> };
@@ -140,15 +156,29 @@ export class FieldService {
     this.baseUrl = String(opts.apiUrl ?? session.as.issuer).replace(/\/$/, '');
     this.send = transport({ session, retry: opts.retry, fetch: opts.fetch, sleep: opts.sleep });
     this.api = createClient<paths>({ baseUrl: this.baseUrl, fetch: this.send });
-    for (const [collection, actions] of Object.entries(ACTIONS)) {
-      const methods: Record<string, unknown> = {};
+    const namespaces: Record<string, Record<string, unknown>> = {};
+    for (const [collection, actions] of Object.entries(ACTIONS))
       for (const [action, spec] of Object.entries(actions) as [string, { answers: string; input?: string }][])
-        methods[action] = (item: Target, ...rest: unknown[]) => {
+        (namespaces[collection] ??= {})[action] = (item: Target, ...rest: unknown[]) => {
           const [input, opts] = spec.input ? rest : [undefined, rest[0]];
           return this.act(collection, action, spec, item, input, (opts ?? {}) as WriteOptions);
         };
+    for (const [collection, views] of Object.entries(VIEWS))
+      for (const view of Object.keys(views))
+        (namespaces[collection] ??= {})[view] = async (
+          item: Target,
+          query: object,
+          opts?: { signal?: AbortSignal },
+        ) => {
+          const { body } = await this.call<{ result?: unknown }>('GET', `/${collection}/{id}/${view}`, {
+            params: { path: { id: idOf(item) }, query },
+            ...(opts?.signal ? { signal: opts.signal } : {}),
+          });
+          const { result: _, ...answer } = body;
+          return answer;
+        };
+    for (const [collection, methods] of Object.entries(namespaces))
       Object.defineProperty(this, collection, { value: Object.freeze(methods), enumerable: true });
-    }
   }
 
   /** `POST /{collection}/{id}/{action}`: the one item answered, with `meta`. */

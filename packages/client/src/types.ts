@@ -1,4 +1,4 @@
-import type { ACTIONS } from './generated/actions.js';
+import type { ACTIONS, VIEWS } from './generated/actions.js';
 import type { components, paths } from './generated/api.js';
 
 /** Every type below is derived from the generated `paths` and `components`: nothing is written twice. */
@@ -133,6 +133,27 @@ export type ActionInput<N extends ActionCollection, A extends ActionName<N>> =
 export type ActionResult<N extends ActionCollection, A extends ActionName<N>> = Item<
   Actions[N][A] extends { answers: infer C extends Collection } ? C : never
 >;
+
+type Views = typeof VIEWS;
+/** The collections with item views (`GET /{collection}/{id}/{view}`): `jobs` (`slots`). */
+export type ViewCollection = keyof Views & Collection;
+/** The views of a collection's items: `slots` of `jobs`. */
+export type ViewName<N extends ViewCollection> = Extract<keyof Views[N], string>;
+type ViewOp<N extends ViewCollection, V extends ViewName<N>> = paths[`/${N}/{id}/${V}` & keyof paths] extends {
+  get: infer O;
+}
+  ? O
+  : never;
+/** What a view asks for in its query (`{ from, to, duration?, window?, page?, recordsPerPage? }` for slots). */
+export type ViewQuery<N extends ViewCollection, V extends ViewName<N>> =
+  ViewOp<N, V> extends { parameters: { query: infer Q } }
+    ? Q
+    : ViewOp<N, V> extends { parameters: { query?: infer Q } }
+      ? Q
+      : never;
+/** A view's answer without its `result`: its list (`slots`) and `metadata`. */
+export type ViewAnswer<N extends ViewCollection, V extends ViewName<N>> =
+  ViewOp<N, V> extends { responses: { 200: { content: { 'application/json': infer B } } } } ? Omit<B, 'result'> : never;
 
 /**
  * What the answer's headers said of a write, on its result as the non-enumerable property `meta`

@@ -122,6 +122,48 @@ for (const dialect of DIALECTS) {
         assert.equal(missing.status, 404);
       });
 
+      test('a view is a method: fsm.jobs.slots answers the slots, and a slot books as it came', async () => {
+        const days = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+        const place = { lat: 53.8, lng: -1.55 };
+        const crew = await fsm.createOne('users', {
+          account: { id: s.tenant.accountId },
+          firstName: 'Slot',
+          lastName: 'Crew',
+          email: 'slot.crew@example.com',
+          mobile: '+447700900555',
+          workingHours: days.map((day) => ({ day, start: '09:00', end: '12:00' })),
+          homeLocation: place,
+        });
+        const job = await fsm.createOne('jobs', {
+          title: 'Bookable',
+          address: { line1: '1 Mill Rd', location: place },
+        });
+        // 2031-03-03 is a Monday; windows start on the account's local hour, whatever its zone.
+        const query = { from: '2031-03-03T00:00:00Z', to: '2031-03-05T00:00:00Z', duration: 60, window: 60 };
+        requests.length = 0;
+        const first = await fsm.jobs.slots(job, query);
+        const sent = new URL(requests[0].url);
+        assert.equal(sent.pathname, `/jobs/${job.id}/slots`);
+        assert.equal(sent.searchParams.get('window'), '60');
+        assert.equal('result' in first, false);
+        const mine = first.slots.filter((x) => x.user.id === crew.id);
+        assert.ok(mine.length >= 2, JSON.stringify(first));
+        assert.equal(first.metadata.recordsCount, first.slots.length);
+        const { arrivalWindowStart, arrivalWindowEnd, user } = mine[0];
+        const slot = { arrivalWindowStart, arrivalWindowEnd, user, duration: 60 };
+        const visit = await fsm.jobs.book(job, slot);
+        assert.equal(visit.arrivalWindowStart, mine[0].arrivalWindowStart);
+        const again = await fsm.jobs.slots(job.id, query);
+        assert.ok(
+          !again.slots.some((x) => x.user.id === crew.id && x.arrivalWindowStart === mine[0].arrivalWindowStart),
+        );
+        assert.equal((await refusal(fsm.jobs.book(job, slot))).status, 422);
+        assert.equal(
+          (await refusal(fsm.jobs.slots(job, { from: query.from, to: '2031-06-01T00:00:00Z' }))).status,
+          400,
+        );
+      });
+
       test('createOne and updateOne: one item, no array; updateOne answers meta.etag for the next If-Match', async () => {
         const job = await fsm.createOne('jobs', { title: 'Gutter' }, { idempotencyKey: 'gutter-1' });
         assert.equal(job.title, 'Gutter');

@@ -3,14 +3,21 @@ import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import type { Config } from '../../config.js';
 import type { Executor } from '../../db/runner.js';
 import { computeSlots, type SlotUser } from '../../domain/planning/slots.js';
-import { greatCircleKm, travelMatrix, travelSeconds, type Place } from '../../domain/planning/travel.js';
+import {
+  MAX_ROUTED_PLACES,
+  greatCircleKm,
+  travelMatrix,
+  travelSeconds,
+  type Place,
+} from '../../domain/planning/travel.js';
 import type { ActionAnswer, ActionDoc, ActionRequest, Caller } from '../machinery/collection.js';
 import { instantMs, MAX_ID } from '../machinery/fields.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../machinery/modifiers.js';
 import { isPlainObject } from '../machinery/validate.js';
 import type { WriteFailure } from '../machinery/write/outcome.js';
 import { lockUsersTime } from '../policy.js';
-import { busyTimes, slotJob, slotUsers } from './repository.js';
+import { remembered } from '../../db/memo.js';
+import { busyTimes, slotJob, slotUsers, visitsVersion } from './repository.js';
 import { accountZone } from '../machinery/money.js';
 
 /** PRODUCT §15: from/to at most 31 days apart; duration and window 5–1440 minutes. */
@@ -19,6 +26,7 @@ const MIN_MINUTES = 5;
 const MAX_MINUTES = 1440;
 const DEFAULT_DURATION = 60;
 const DEFAULT_WINDOW = 120;
+const QUARTER_MS = 15 * 60_000;
 const MINUTE = 60_000;
 /** How far either side of the asked span visits are read: a neighbour's travel reaches that far at most. */
 const MARGIN_MS = 2 * 86_400_000;
@@ -62,11 +70,15 @@ async function travelOf(places: Place[], config: Config): Promise<(a: Place, b: 
       unique.push(p);
     }
   const speedKmh = config.travelSpeedKmh;
+  const greatCircle = (a: Place, b: Place) => travelSeconds(greatCircleKm(a, b), speedKmh);
+  // Without a routing server (or past its table's size) a pair's time is computed when asked:
+  // slots over a fortnight ask for a few pairs of thousands of places, never the whole square.
+  if (!config.routingUrl || unique.length > MAX_ROUTED_PLACES) return greatCircle;
   const m = await travelMatrix(unique, { speedKmh, routingUrl: config.routingUrl });
   return (a, b) => {
     const i = index.get(key(a));
     const j = index.get(key(b));
-    return i !== undefined && j !== undefined ? m.seconds[i][j] : travelSeconds(greatCircleKm(a, b), speedKmh);
+    return i !== undefined && j !== undefined ? m.seconds[i][j] : greatCircle(a, b);
   };
 }
 
@@ -149,20 +161,22 @@ export async function slots(request: ActionRequest): Promise<ActionAnswer> {
   const db = services.database.db;
   const job = await jobOf(db, caller.accountId, id);
   const q = parseSlotsQuery(request.query);
-  // Windows already begun are not offered: from is at least now.
-  const from = Math.max(q.from, caller.now);
-  const [timeZone, users] = await Promise.all([accountZone(db, caller.accountId), slotUsers(db, caller.accountId)]);
-  const skilled = users.filter((u) => job.skills.every((s) => u.skills.includes(s)));
-  const busy = await busyTimes(
-    db,
-    caller.accountId,
-    skilled.map((u) => u.id),
-    from - MARGIN_MS,
-    q.to + MARGIN_MS,
-  );
-  const travel = await travelOf(placesOf(job.place, skilled, busy.visits), services.config);
-  const all =
-    from < q.to
+  // Windows already begun are not offered: from is at least now. Windows start on a local hour,
+  // a quarter hour of UTC in every zone, so from the next quarter on the answer is the same.
+  const from = Math.max(q.from, Math.ceil(caller.now / QUARTER_MS) * QUARTER_MS);
+  const timeZone = await accountZone(db, caller.accountId);
+  const compute = async () => {
+    const users = await slotUsers(db, caller.accountId);
+    const skilled = users.filter((u) => job.skills.every((s) => u.skills.includes(s)));
+    const busy = await busyTimes(
+      db,
+      caller.accountId,
+      skilled.map((u) => u.id),
+      from - MARGIN_MS,
+      q.to + MARGIN_MS,
+    );
+    const travel = await travelOf(placesOf(job.place, skilled, busy.visits), services.config);
+    return from < q.to
       ? computeSlots({
           place: job.place,
           skills: job.skills,
@@ -176,6 +190,24 @@ export async function slots(request: ActionRequest): Promise<ActionAnswer> {
           windowMinutes: q.window,
         })
       : [];
+  };
+  // Remembered (src/db/memo.ts) while no visit, user, leave, job or skill of the account changed:
+  // a booking page asking again for the same fortnight costs one statement of versions.
+  const all = services.config.rememberAnswers
+    ? await remembered(
+        db,
+        'visits',
+        caller.accountId,
+        `slots|${id}|${from}|${q.to}|${q.duration}|${q.window}|${timeZone}`,
+        async () => {
+          // Read before the rows: a change meanwhile leaves the value under an older version, never a newer one.
+          const version = await visitsVersion(db, caller.accountId);
+          return { value: await compute(), version };
+        },
+        (value) => 64 + value.length * 48,
+        ['users', 'unavailabilities', 'jobs', 'skills'],
+      )
+    : await compute();
   const offset = (q.page - 1) * q.recordsPerPage;
   return {
     status: 200,

@@ -1,3 +1,4 @@
+import { rowVersion } from '../../db/counted.js';
 import { nextCount, numbered } from '../../db/counters.js';
 import { dialectOf, untyped, type Executor } from '../../db/runner.js';
 import type { Absence, BusyVisit, SlotUser } from '../../domain/planning/slots.js';
@@ -235,4 +236,13 @@ export async function busyTimes(
       end: Number(a.end_time),
     })),
   };
+}
+
+/** The visits' change version in the account (src/db/counted.ts), undefined before their first change. */
+export async function visitsVersion(db: Executor, accountId: number): Promise<number | undefined> {
+  const row = await untyped(db)
+    .selectNoFrom(() => [rowVersion(db, 'visits', accountId).as('v')])
+    .executeTakeFirst();
+  const v = (row as { v?: number | string | null } | undefined)?.v;
+  return v === null || v === undefined ? undefined : Number(v);
 }

@@ -144,6 +144,66 @@ for (const dialect of DIALECTS) {
       assert.equal(at12.travelSeconds, 0);
     });
 
+    it('a remembered answer gives way to every change it depends on', async () => {
+      // 2030-05-20 is a Monday no other test uses (London summer time: 09:00–17:00 is 08:00–16:00Z).
+      // Each change below moves a table the answer is remembered under (visits, users, leave, jobs,
+      // skills); asked again, the answer shows it.
+      const date = '2030-05-20';
+      const crewHours = async () => hours(await slotsOf(`${day(date)}&window=60&duration=60`), crew.id);
+      const all = ['08:00', '09:00', '10:00', '11:00', '12:00', '13:00', '14:00'];
+      assert.deepEqual(await crewHours(), all);
+      assert.deepEqual(await crewHours(), all, 'asked again: the same');
+      const leave = await call(t.app, a.token, 'POST', '/unavailabilities', {
+        unavailabilities: [{ user: { id: crew.id }, startTime: `${date}T09:00:00Z`, endTime: `${date}T16:00:00Z` }],
+      });
+      assert.equal(leave.status, 200, leave.raw);
+      assert.deepEqual(await crewHours(), []);
+      const leaveId = leave.body.unavailabilities[0].id;
+      assert.equal((await call(t.app, a.token, 'DELETE', `/unavailabilities/${leaveId}`)).status, 200);
+      assert.deepEqual(await crewHours(), all);
+      const other = await call(t.app, a.token, 'POST', '/visits', {
+        visits: [
+          {
+            job: { id: job },
+            user: { id: crew.id },
+            label: 'V',
+            startTime: `${date}T08:00:00Z`,
+            endTime: `${date}T13:00:00Z`,
+          },
+        ],
+      });
+      assert.equal(other.status, 200, other.raw);
+      assert.deepEqual(await crewHours(), ['13:00', '14:00']);
+      const otherId = other.body.visits[0].id;
+      assert.equal((await call(t.app, a.token, 'DELETE', `/visits/${otherId}`)).status, 200);
+      assert.deepEqual(await crewHours(), all);
+      const narrower = [{ day: 'mon', start: '09:00', end: '12:00' }];
+      assert.equal(
+        (await call(t.app, a.token, 'PATCH', `/users/${crew.id}`, { users: [{ workingHours: narrower }] })).status,
+        200,
+      );
+      assert.deepEqual(await crewHours(), ['08:00', '09:00']);
+      const wide = [{ day: 'mon', start: '09:00', end: '17:00' }];
+      assert.equal(
+        (await call(t.app, a.token, 'PATCH', `/users/${crew.id}`, { users: [{ workingHours: wide }] })).status,
+        200,
+      );
+      assert.deepEqual(await crewHours(), all);
+      // A skill the crew lacks, required by the job, then taken off again.
+      const extra = (await call(t.app, a.token, 'POST', '/skills', { skills: [{ name: 'Ladders' }] })).body.skills[0]
+        .id;
+      const jobNow = (await call(t.app, a.token, 'GET', `/jobs/${job}`)).body.jobs[0];
+      const needs = (skills: { id: number }[]) =>
+        call(t.app, a.token, 'PATCH', `/jobs/${job}`, { jobs: [{ requiredSkills: skills }] });
+      assert.equal((await needs([...jobNow.requiredSkills, { id: extra }])).status, 200);
+      assert.deepEqual(await crewHours(), []);
+      // Deleting the skill drops the requirement: the crew is offered again.
+      assert.equal((await call(t.app, a.token, 'DELETE', `/skills/${extra}`)).status, 200);
+      assert.deepEqual(await crewHours(), all);
+      assert.equal((await needs(jobNow.requiredSkills)).status, 200);
+      assert.deepEqual(await crewHours(), all);
+    });
+
     it('every bad parameter is a 400 naming it', async () => {
       const bad: [string, string][] = [
         ['to=2030-04-02T00:00:00Z', 'from'],

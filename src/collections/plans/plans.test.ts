@@ -141,6 +141,51 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(read.body.plans[0].routes, p.routes);
     });
 
+    it('an unassigned visit keeps its user and the route goes around it (no double booking)', async () => {
+      // 2030-01-14 is a Monday. u4 works 10:00–11:30 and keeps a visit nobody can take (a skill
+      // no user of the plan has) at 10:00–11:00: the hour of work left cannot hold another visit.
+      const date = '2030-01-14';
+      const u4 = (
+        await addUser(t, a, 'employee', {
+          workingHours: [{ day: 'mon', start: '10:00', end: '11:30' }],
+          homeLocation: { lat: 51.5, lng: -0.12 },
+        })
+      ).id;
+      const rare = await job({ address: near(0.001, 0), requiredSkills: [{ id: skill.rare }] });
+      const plain = await job({ address: near(0, 0.001) });
+      const kept = await visit(rare, at(date, '10:00'), at(date, '11:00'), { user: { id: u4 } });
+      const other = await visit(plain, at(date, '09:00'), at(date, '10:00'));
+      const res = await plan({ date, users: [{ id: u4 }], visits: [{ id: kept }, { id: other }], timeLimitSeconds: 1 });
+      assert.equal(res.status, 200, res.raw);
+      const p = res.body.plans[0] as PlanShown & Record<string, any>;
+      const reasons = Object.fromEntries(p.unassigned.map((u) => [u.visit.id, u.reason]));
+      assert.deepEqual(reasons, { [kept]: 'noUser', [other]: 'noTime' });
+      assert.deepEqual(p.routes, []);
+      assert.deepEqual(checkPlan(await dayOf(t, a, date), p), []);
+      // With room after it (u4 also works 13:00–15:00 that day), the other visit goes there.
+      await call(t.app, a.token, 'PATCH', `/users/${u4}`, {
+        users: [
+          {
+            workingHours: [
+              { day: 'mon', start: '10:00', end: '11:30' },
+              { day: 'mon', start: '13:00', end: '15:00' },
+            ],
+          },
+        ],
+      });
+      const again = (
+        await plan({ date, users: [{ id: u4 }], visits: [{ id: kept }, { id: other }], timeLimitSeconds: 1 })
+      ).body.plans[0] as PlanShown & Record<string, any>;
+      assert.deepEqual(
+        again.unassigned.map((u) => u.visit.id),
+        [kept],
+      );
+      const step = again.routes[0].steps[0];
+      assert.equal(step.visit.id, other);
+      assert.ok(Date.parse(step.startTime) >= Date.parse(at(date, '13:00')), step.startTime);
+      assert.deepEqual(checkPlan(await dayOf(t, a, date), again), []);
+    });
+
     it('bad input: each failure names its member', async () => {
       const plain = await job({ address: near(0, 0) });
       const locked = await visit(plain, at('2030-01-21', '10:00'), at('2030-01-21', '11:00'), { locked: true });

@@ -21,8 +21,31 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return f;
 }
 
-/** The zone's offset from UTC at `ms`, in ms (positive east of Greenwich). */
+const QUARTER = 15 * 60_000;
+/** Per zone, the offset of each quarter hour asked for (null: a change of offset inside it). */
+const offsets = new Map<string, Map<number, number | null>>();
+
+/**
+ * The zone's offset from UTC at `ms`, in ms (positive east of Greenwich). Remembered per quarter
+ * hour of UTC: an offset changes on a whole second and never twice within 15 minutes, so a quarter
+ * whose first and last seconds have one offset has it throughout (slots over a fortnight ask for
+ * thousands of instants; Intl's answer costs microseconds each).
+ */
 export function offsetAt(ms: number, timeZone: string): number {
+  let zone = offsets.get(timeZone);
+  if (!zone) offsets.set(timeZone, (zone = new Map()));
+  const quarter = Math.floor(ms / QUARTER);
+  let known = zone.get(quarter);
+  if (known === undefined) {
+    const first = exactOffsetAt(quarter * QUARTER, timeZone);
+    known = first === exactOffsetAt((quarter + 1) * QUARTER - 1000, timeZone) ? first : null;
+    if (zone.size >= 100_000) zone.clear();
+    zone.set(quarter, known);
+  }
+  return known ?? exactOffsetAt(ms, timeZone);
+}
+
+function exactOffsetAt(ms: number, timeZone: string): number {
   const parts = Object.fromEntries(
     formatter(timeZone)
       .formatToParts(new Date(ms))

@@ -10,6 +10,12 @@
  * of an exact window [start, start] that only that piece's vehicle can take, of top priority, so it
  * stays where it is and the route travels to and from it. Times are whole seconds from the day's
  * start; a plan visit's service is its duration rounded up, so its real end is never later.
+ *
+ * A plan visit left unassigned keeps its user: it then stays where it is like a visit not in the
+ * plan. When such a visit's user has a route, the day is solved again with it fixed (the rounds
+ * share the time limit), until no unassigned visit's user has a route; past the last round, the
+ * routes of such users are given up (their visits unassigned, `noTime`), so no route ever meets a
+ * visit that stays.
  */
 import { parseProblem, ProblemError, toVroom } from './solver/index.js';
 import type { Model, Solution, SolveOptions, VroomJob, VroomProblem, VroomVehicle } from './solver/index.js';
@@ -129,8 +135,65 @@ interface Piece {
   to: number | null;
 }
 
+/** Rounds of solving at most, and the share of what is left of the limit a round before the last takes. */
+const ROUNDS = 3;
+const ROUND_SHARE = 0.6;
+
 /** Plans the day; see the module's comment for the model. */
 export async function makePlan(input: PlanInput, deps: PlanDeps): Promise<PlanResult> {
+  const byId = new Map(input.visits.map((v) => [v.id, v]));
+  const kept = new Map<number, Reason>();
+  for (let round = 1; ; round++) {
+    const last = round === ROUNDS || !input.visits.some((v) => v.user !== null && !kept.has(v.id));
+    const shared = last ? deps : { ...deps, timeLimitMs: () => Math.floor(deps.timeLimitMs() * ROUND_SHARE) };
+    const visits = input.visits.filter((v) => !kept.has(v.id));
+    const fixed = [...input.fixed, ...[...kept.keys()].map((id) => staying(byId.get(id)!))];
+    const result = await planOnce({ ...input, visits, fixed }, shared, input.visits);
+    result.unassigned.push(...[...kept].map(([id, reason]) => ({ visit: { id }, reason })));
+    const routed = new Set(result.routes.map((r) => r.user.id));
+    const meeting = result.unassigned.filter((u) => {
+      const user = byId.get(u.visit.id)!.user;
+      return user !== null && routed.has(user) && !kept.has(u.visit.id);
+    });
+    if (!meeting.length) return sorted(result);
+    if (last) return sorted(givenUp(result, byId));
+    for (const u of meeting) kept.set(u.visit.id, u.reason);
+  }
+}
+
+/** An unassigned plan visit as a visit that stays (of its current user). */
+const staying = (v: PlanVisit): FixedVisit => ({ id: v.id, user: v.user!, place: v.place, start: v.start, end: v.end });
+
+/** The routes of users who keep an unassigned visit, given up (their visits unassigned too), until none is left. */
+function givenUp(result: PlanResult, byId: Map<number, PlanVisit>): PlanResult {
+  let routes = result.routes;
+  const unassigned = [...result.unassigned];
+  for (;;) {
+    const keeping = new Set(unassigned.map((u) => byId.get(u.visit.id)!.user).filter((u) => u !== null));
+    const dropped = routes.filter((r) => keeping.has(r.user.id));
+    if (!dropped.length) break;
+    routes = routes.filter((r) => !keeping.has(r.user.id));
+    for (const r of dropped) unassigned.push(...r.steps.map((s) => ({ visit: s.visit, reason: 'noTime' as const })));
+  }
+  return {
+    ...result,
+    routes,
+    unassigned,
+    travelSeconds: routes.reduce((s, r) => s + r.travelSeconds, 0),
+    distanceKm: km3(routes.reduce((s, r) => s + r.distanceKm, 0)),
+  };
+}
+
+const sorted = (result: PlanResult): PlanResult => ({
+  ...result,
+  unassigned: [...result.unassigned].sort((a, b) => a.visit.id - b.visit.id),
+});
+
+/**
+ * One solve of the day: `input.visits` are the plan visits still to place; `all` every visit of the
+ * plan, for the current measures.
+ */
+async function planOnce(input: PlanInput, deps: PlanDeps, all: PlanVisit[]): Promise<PlanResult> {
   const { dayStart } = input;
   const sec = (ms: number) => (ms - dayStart) / 1000;
   const daySeconds = Math.floor(sec(input.dayEnd));
@@ -367,14 +430,15 @@ export async function makePlan(input: PlanInput, deps: PlanDeps): Promise<PlanRe
   let currentTravel = 0;
   let currentKm = 0;
   const current = new Map<number, { start: number; loc: number | null }[]>();
-  for (const v of input.visits)
+  const inPlan = new Set(all.map((v) => v.id));
+  for (const v of all)
     if (v.user !== null)
       current.set(v.user, [...(current.get(v.user) ?? []), { start: v.start, loc: indexOf(v.place) }]);
   for (const [user, stops] of current) {
     const all = [
       ...stops,
       ...(fixedOf.get(user) ?? [])
-        .filter((f) => f.end > input.dayStart && f.start < input.dayEnd)
+        .filter((f) => f.end > input.dayStart && f.start < input.dayEnd && !inPlan.has(f.id))
         .map((f) => ({ start: f.start, loc: indexOf(f.place) })),
     ]
       .filter((s) => s.loc !== null)
@@ -392,7 +456,6 @@ export async function makePlan(input: PlanInput, deps: PlanDeps): Promise<PlanRe
     }
   }
 
-  unassigned.sort((a, b) => a.visit.id - b.visit.id);
   return {
     routes,
     unassigned,

@@ -47,7 +47,7 @@ export function greatCircleMatrix(places: Place[], speedKmh: number): TravelMatr
 }
 
 /** OSRM caps a table's size by its `max-table-size` (100 by default); past it we do not ask. */
-const MAX_ROUTED_PLACES = 100;
+export const MAX_ROUTED_PLACES = 100;
 
 /**
  * The matrix of `places`: from the routing server when there is one (OSRM's

@@ -41,6 +41,13 @@ export async function requiredOnly(fsm: FieldService) {
   await fsm.createOne('sites', { client: ref, name: 'Depot', address: { location: { lat: 53.8, lng: -1.5 } } });
   await fsm.visits.checkIn(1, { location: { lat: 53.8, lng: -1.5 } });
   await fsm.visits.checkIn(1);
+  // A view: its query as the server asks for it, its answer typed.
+  const { slots } = await fsm.jobs.slots(1, { from: '2031-03-03T00:00:00Z', to: '2031-03-04T00:00:00Z', duration: 90 });
+  await fsm.jobs.book(1, {
+    arrivalWindowStart: slots[0].arrivalWindowStart,
+    arrivalWindowEnd: at,
+    user: slots[0].user,
+  });
   const line: NonNullable<NewItem<'invoices'>['lines']>[number] = { description: 'Parts', quantity: 2, unitPrice: 5 };
 
   // Every collection that takes PATCH: a batch names the id alone, an item's URL change nothing.
@@ -99,6 +106,10 @@ export async function refused(fsm: FieldService) {
   await fsm.invoices.issue(1, { date: at });
   // @ts-expect-error: a check-in's location is {lat, lng}
   await fsm.visits.checkIn(1, { location: { latitude: 1, longitude: 2 } });
+  // @ts-expect-error: slots need `to` as well as `from`
+  await fsm.jobs.slots(1, { from: at });
+  // @ts-expect-error: visits have no view `slots` (jobs do)
+  await fsm.visits.slots(1, { from: at, to: at });
   // @ts-expect-error: pdf answers the file, not the invoice
   const state: string = (await fsm.invoices.pdf(1)).state;
   // @ts-expect-error: meta is read-only
