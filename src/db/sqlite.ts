@@ -10,6 +10,7 @@ import { attach, committed, newShared, ONE_ROW, type Bound, type Direct, type Ex
 import type { DB } from './types.js';
 import { kyselyLog, timed } from './observe.js';
 import { lowerText } from './text.js';
+import { isPeriod, periodKey, type DateSource } from '../domain/reports/period.js';
 
 /** How long a statement waits for another process's write lock. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -45,6 +46,20 @@ export function openSqlite(opts: DatabaseOptions): Database {
   sqlite.pragma(`cache_size = ${CACHE_KIB}`);
   // `~` lowers text as PostgreSQL's lower() does, over all of Unicode (src/db/text.ts).
   sqlite.function('fsm_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? lowerText(s) : s));
+  // A summary's date periods in the account's zone, and a date-time text's instant (PRODUCT §19):
+  // SQLite has no time zones, so these run in the process, inside the one GROUP BY statement.
+  sqlite.function(
+    'fsm_period',
+    { deterministic: true },
+    (period: unknown, value: unknown, source: unknown, zone: unknown) =>
+      typeof period === 'string' && isPeriod(period)
+        ? periodKey(period, value, source as DateSource, String(zone))
+        : null,
+  );
+  sqlite.function('fsm_instant', { deterministic: true }, (text: unknown) => {
+    const ms = typeof text === 'string' ? Date.parse(text) : NaN;
+    return Number.isFinite(ms) ? ms : null;
+  });
   const checkpointer =
     opts.backgroundCheckpoints && file !== ':memory:'
       ? startCheckpointer(sqlite, file, opts.statisticsEveryMs ?? STATISTICS_EVERY_MS)
