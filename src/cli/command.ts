@@ -33,6 +33,8 @@ export interface Command {
   details?: string;
   /** false: runs without opening (and migrating) the database first; `doctor` opens it itself. */
   needsDatabase?: boolean;
+  /** It writes its own output to stdout (an export's lines): nothing is printed after it. */
+  streams?: boolean;
   run(inv: Invocation): Promise<unknown>;
 }
 

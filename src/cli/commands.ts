@@ -1,4 +1,5 @@
 import { accountsCreate, accountsList } from './accounts.js';
+import { accountsExport, accountsImport } from './transfer.js';
 import { backup } from './backup.js';
 import { clientsCertify, clientsCreate, clientsList, clientsRevoke, clientsRotateSecret } from './clients.js';
 import { commandHelp, usageLine, type Command } from './command.js';
@@ -10,6 +11,8 @@ import { usersCreate, usersSetPassword } from './users.js';
 export const COMMANDS: Command[] = [
   accountsCreate,
   accountsList,
+  accountsExport,
+  accountsImport,
   usersCreate,
   usersSetPassword,
   clientsCreate,

@@ -50,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
   const services = await openServices(config, { poolSize: 1 });
   try {
     const out = await command.run({ database: services.database, services, config, values, positionals });
-    process.stdout.write(`${JSON.stringify(out)}\n`);
+    if (!command.streams) process.stdout.write(`${JSON.stringify(out)}\n`);
     return 0;
   } finally {
     await services.database.close();

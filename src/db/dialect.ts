@@ -1,3 +1,4 @@
+import type { DateSource, Period } from '../domain/reports/period.js';
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -88,6 +89,14 @@ export interface DialectStrategy {
    * as `fts` on the row's id, and the rank is its column: each match ranked once, not once per row.
    */
   searchRank(table: string, words: string[]): { rank: RawBuilder<number>; join?: RawBuilder<unknown> };
+  /**
+   * A summary's period key (`2026-12-01`, `2026-W49`, `2026-12`, `2026`) of a stored date in the
+   * account's zone (PRODUCT §19): PostgreSQL's own time zones and to_char; SQLite's `fsm_period`
+   * (src/db/sqlite.ts, over src/domain/reports/period.ts). `zone` is bound, never spliced.
+   */
+  period(period: Period, value: Expression<unknown>, source: DateSource, zone: string): RawBuilder<string>;
+  /** A date-time text with its offset as epoch ms (min and max compare instants, not text). */
+  instant(text: Expression<unknown>): RawBuilder<number>;
   /** The database refused a duplicate of a unique key. */
   isUniqueViolation(err: unknown): boolean;
   /** The database refused a row whose reference is missing (or a delete of a referenced row). */
@@ -132,8 +141,18 @@ export const SQLITE: DialectStrategy = {
     join: sql`(select rowid as fts_id, rank as fts_rank from ${sql.table(`${table}_search`)} where ${sql.table(`${table}_search`)} match ${ftsQuery(words)})`,
   }),
   updatesInOneStatement: false,
+  period: (period, value, source, zone) => sql<string>`fsm_period(${period}, ${value}, ${source}, ${zone})`,
+  instant: (text) => sql<number>`fsm_instant(${text})`,
   isUniqueViolation: (err) => code(err) === 'SQLITE_CONSTRAINT_UNIQUE' || code(err) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
   isForeignKeyViolation: (err) => code(err) === 'SQLITE_CONSTRAINT_FOREIGNKEY',
+};
+
+/** to_char's pattern of each period key (`IYYY`/`IW`: the ISO week-numbering year and week). */
+const PG_PERIOD_FORMATS: Record<Period, string> = {
+  day: 'YYYY-MM-DD',
+  week: 'IYYY-"W"IW',
+  month: 'YYYY-MM',
+  year: 'YYYY',
 };
 
 export const POSTGRES: DialectStrategy = {
@@ -164,6 +183,16 @@ export const POSTGRES: DialectStrategy = {
     rank: sql<number>`-ts_rank(${tsVector(table)}, to_tsquery('simple', ${tsQuery(words)}))`,
   }),
   updatesInOneStatement: true,
+  period: (period, value, source, zone) => {
+    const local =
+      source === 'ms'
+        ? sql`(to_timestamp(${value}::float8 / 1000) at time zone ${zone})`
+        : source === 'text'
+          ? sql`((${value})::timestamptz at time zone ${zone})`
+          : sql`((${value})::date)`;
+    return sql<string>`to_char(${local}, ${sql.lit(PG_PERIOD_FORMATS[period])})`;
+  },
+  instant: (text) => sql<number>`(extract(epoch from (${text})::timestamptz) * 1000)::bigint`,
   isUniqueViolation: (err) => code(err) === '23505',
   isForeignKeyViolation: (err) => code(err) === '23503',
 };

@@ -24,6 +24,11 @@ export interface Database {
    * concurrent writers from other processes wait on busy_timeout instead of failing mid-transaction.
    */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn on one consistent snapshot, read only (an account's export, PRODUCT §19): PostgreSQL's
+   * REPEATABLE READ; SQLite's read transaction on a connection of its own. Holds no write lock.
+   */
+  snapshot<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
   /** PostgreSQL's connection pool, for its gauges (src/http/metrics.ts); none on SQLite. */
   pool?: pg.Pool;

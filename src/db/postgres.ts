@@ -60,6 +60,16 @@ export function openPostgres(opts: DatabaseOptions & { databaseUrl: string }): D
         }
       }
     },
+    // One read-only REPEATABLE READ transaction: every statement sees the same snapshot.
+    snapshot: <T>(fn: (tx: Executor) => Promise<T>) =>
+      db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .setAccessMode('read only')
+        .execute((tx) => {
+          attach(tx, shared, { transaction: true });
+          return fn(tx);
+        }),
     close: () => db.destroy(),
     pool,
   };

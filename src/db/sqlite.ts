@@ -10,6 +10,7 @@ import { attach, committed, newShared, ONE_ROW, type Bound, type Direct, type Ex
 import type { DB } from './types.js';
 import { kyselyLog, timed } from './observe.js';
 import { lowerText } from './text.js';
+import { isPeriod, periodKey, type DateSource } from '../domain/reports/period.js';
 
 /** How long a statement waits for another process's write lock. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -43,8 +44,7 @@ export function openSqlite(opts: DatabaseOptions): Database {
   // `~` over 100,000 jobs) filled and kept for the life of the process. Pages it no longer holds
   // come from the operating system's cache by a read.
   sqlite.pragma(`cache_size = ${CACHE_KIB}`);
-  // `~` lowers text as PostgreSQL's lower() does, over all of Unicode (src/db/text.ts).
-  sqlite.function('fsm_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? lowerText(s) : s));
+  registerFunctions(sqlite);
   const checkpointer =
     opts.backgroundCheckpoints && file !== ':memory:'
       ? startCheckpointer(sqlite, file, opts.statisticsEveryMs ?? STATISTICS_EVERY_MS)
@@ -99,11 +99,56 @@ export function openSqlite(opts: DatabaseOptions): Database {
           throw err;
         }
       }),
+    // A read of one snapshot on a connection of its own (WAL: it neither waits for nor holds up the
+    // server's writers, and the main connection stays free for other requests meanwhile).
+    snapshot: async <T>(fn: (tx: Executor) => Promise<T>) => {
+      if (file === ':memory:')
+        return db.connection().execute(async (conn) => {
+          attach(conn, shared, { direct: inTransaction, transaction: true });
+          return fn(conn);
+        });
+      const reader = new Driver(file, { readonly: true, timeout: BUSY_TIMEOUT_MS });
+      registerFunctions(reader);
+      const rdb = new Kysely<DB>({ dialect: new SqliteDialect({ database: reader }) });
+      try {
+        return await rdb.connection().execute(async (conn) => {
+          attach(conn, newShared(SQLITE), { transaction: true });
+          await sql`begin`.execute(conn);
+          try {
+            return await fn(conn);
+          } finally {
+            await sql`rollback`.execute(conn);
+          }
+        });
+      } finally {
+        await rdb.destroy();
+      }
+    },
     async close() {
       await db.destroy();
       await statements.closed();
     },
   };
+}
+
+/** The functions SQLite lacks, registered on every connection the server opens. */
+function registerFunctions(db: SQLite.Database): void {
+  // `~` lowers text as PostgreSQL's lower() does, over all of Unicode (src/db/text.ts).
+  db.function('fsm_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? lowerText(s) : s));
+  // A summary's date periods in the account's zone, and a date-time text's instant (PRODUCT §19):
+  // SQLite has no time zones, so these run in the process, inside the one GROUP BY statement.
+  db.function(
+    'fsm_period',
+    { deterministic: true },
+    (period: unknown, value: unknown, source: unknown, zone: unknown) =>
+      typeof period === 'string' && isPeriod(period)
+        ? periodKey(period, value, source as DateSource, String(zone))
+        : null,
+  );
+  db.function('fsm_instant', { deterministic: true }, (text: unknown) => {
+    const ms = typeof text === 'string' ? Date.parse(text) : NaN;
+    return Number.isFinite(ms) ? ms : null;
+  });
 }
 
 const oneRow = (row: unknown) => (row === undefined ? [] : [row]);

@@ -28,6 +28,7 @@ import { MAX_JSON_DEPTH, jsonHasLoneSurrogate, jsonHasNul, jsonTooDeep } from '.
 import { at, firstInvalidUtf8, jsonSyntaxError } from './json-syntax.js';
 import { allowedMethods, effectiveMethod, notFoundOr405, parsePath, type ApiRoute } from './route.js';
 import { EventStreams, wantsStream } from './event-stream.js';
+import { isSummary, summaryAnswer } from './summary.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -185,14 +186,15 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     };
     const c = app.services.registry.get(route.collection);
     if (!c) throw new ApiError('unknownCollection', `'${route.collection.slice(0, 64)}'`);
+    const summary = isSummary(c, route);
     // An unknown action is missing whatever the method (GET /users/abc is not a 405).
-    if (route.action && !c.actions?.[route.action]) {
+    if (route.action && !summary && !c.actions?.[route.action]) {
       throw new ApiError(
         'unknownAction',
         `'${route.action.slice(0, 64)}' on /${c.name}${c.actions ? ` (actions: ${Object.keys(c.actions).join(', ')})` : ''}; an item is named by its numeric id, as in /${c.name}/123`,
       );
     }
-    const getAction = route.action !== undefined && (c.getActions?.includes(route.action) ?? false);
+    const getAction = summary || (route.action !== undefined && (c.getActions?.includes(route.action) ?? false));
     const allowed = allowedMethods(route, c.readOnly, c.appendOnly, getAction);
     if (!(allowed as string[]).includes(method)) {
       throw new ApiError(
@@ -207,6 +209,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
     // Such an id cannot exist, and must not reach SQL (ids are int4 in PostgreSQL).
     if (route.item !== undefined && !isItemId(route.item)) throw new ApiError('itemNotFound');
 
+    if (summary) return summaryAnswer(app.database.db, c, ctx, request.query as Record<string, unknown>);
     // A GET action (a job's slots) reads its own query and answers by itself.
     if (getAction) return c.actions![route.action!](actionRequest(request, ctx, route.item, app.services));
     if (method === 'GET') {

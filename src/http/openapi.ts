@@ -96,6 +96,45 @@ function errorResponses(): Record<string, Json> {
   return out;
 }
 
+/** A summary's answer (PRODUCT §19): each group's keys under `group`, each aggregate under its own name (`sum(total)`). */
+const SUMMARY_SCHEMA: Json = {
+  type: 'object',
+  properties: {
+    result: { type: 'string', enum: ['success'] },
+    summary: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          group: {
+            type: 'object',
+            description: 'The group keys by name: a value, `{id}` for an association, a period as text, or null.',
+            additionalProperties: {
+              anyOf: [
+                { type: 'string' },
+                { type: 'number' },
+                { type: 'boolean' },
+                { type: 'null' },
+                {
+                  type: 'object',
+                  properties: { id: { type: 'integer' } },
+                  required: ['id'],
+                  additionalProperties: false,
+                },
+              ],
+            },
+          },
+        },
+        required: ['group'],
+        additionalProperties: { anyOf: [{ type: 'number' }, { type: 'string' }, { type: 'null' }] },
+      },
+    },
+    metadata: ref('ListMetadata'),
+  },
+  required: ['result', 'summary', 'metadata'],
+  additionalProperties: false,
+};
+
 const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 const PARAMETERS: Record<string, Json> = {
   XVersion: {
@@ -153,6 +192,20 @@ const PARAMETERS: Record<string, Json> = {
     schema: { type: 'string' },
     description:
       'Full-text search (PRODUCT §12): each word (a run of letters and digits) must begin a word of the item, ignoring case and accents; no operators. Without `sort`, best matches first (ties by id).',
+  },
+  groupBy: {
+    name: 'groupBy',
+    in: 'query',
+    schema: { type: 'string' },
+    description:
+      "Up to 3 comma-separated group keys (PRODUCT §19): default scalar fields, associations by their role (`client`, answered `{id}`), or `day(f)`, `week(f)`, `month(f)`, `year(f)` of a date or date-time field in the account's time zone (`2026-12-01`, `2026-W49`, `2026-12`, `2026`). None: one group of every item.",
+  },
+  aggregate: {
+    name: 'aggregate',
+    in: 'query',
+    schema: { type: 'string', default: 'count' },
+    description:
+      'Comma-separated `count`, `sum(f)`, `avg(f)`, `min(f)`, `max(f)` over number fields (money exact; an average rounded like the field, halves away from zero); `min` and `max` also over dates and date-times.',
   },
   page: { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } },
   recordsPerPage: {
@@ -242,7 +295,20 @@ function pathsFor(c: Collection): Record<string, Json> {
     },
   };
   if (c.readOnly || c.appendOnly) for (const m of ['patch', 'delete']) delete item[m];
-  const paths: Record<string, Json> = { [`/${c.name}`]: collection, [`/${c.name}/{id}`]: item };
+  const summary = operation(c, `summarize${N}`, `Summarize ${plural}: groups and aggregates`, {
+    params: ['groupBy', 'aggregate', 'where', 'page', 'recordsPerPage'].map(param),
+    ok: 'List',
+  });
+  (summary.responses as Json)[200] = {
+    description:
+      'Success: the groups in ascending order of their keys (nulls first); recordsCount is the number of groups',
+    content: { 'application/json': { schema: ref('Summary') } },
+  };
+  const paths: Record<string, Json> = {
+    [`/${c.name}`]: collection,
+    [`/${c.name}/{id}`]: item,
+    [`/${c.name}/summary`]: { get: summary },
+  };
   for (const [action, doc] of Object.entries(c.actionDocs ?? {})) {
     const at = doc.on === 'item' ? `/${c.name}/{id}/${action}` : `/${c.name}/${action}`;
     const get = c.getActions?.includes(action) ?? false;
@@ -274,7 +340,7 @@ function pathsFor(c: Collection): Record<string, Json> {
 
 export function buildOpenApi(collections: Iterable<Collection>, publicUrl: string): Json {
   const cs = [...collections];
-  const schemas: Record<string, Json> = { ...SHARED_SCHEMAS, ...OAUTH_SCHEMAS };
+  const schemas: Record<string, Json> = { ...SHARED_SCHEMAS, ...OAUTH_SCHEMAS, Summary: SUMMARY_SCHEMA };
   for (const c of cs) {
     Object.assign(schemas, schemasFor(c));
     const N = pascal(c.name);

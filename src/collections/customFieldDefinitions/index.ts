@@ -72,6 +72,14 @@ export const customFieldDefinitionsCollection = (registry: () => Registry) =>
     description:
       "The account's own fields of users, clients, sites, contacts, jobs, visits, quotes, invoices and products: their items carry the values in `customFields`.",
     fields: definitionFields,
+    // Imported items' values are not in custom_unique_values: a unique field is marked incomplete
+    // (migration 092), so nothing relies on that table holding them.
+    transfer: {
+      onImport: (row) => {
+        row.unique_complete = 0;
+        return undefined;
+      },
+    },
     textField: 'label',
     // Each example a key of its own: a key is unique per collection in the account.
     example: () => ({ collection: 'jobs', key: `gasSafeNumber${++examples}`, label: 'Gas Safe number', type: 'text' }),

@@ -30,6 +30,7 @@ export const deliveries = defineCollection({
   description:
     'One delivery per event and subscribed webhook (and per ping), with its attempts. Read-only; POST /deliveries/:id/retry sends again.',
   readOnly: true,
+  transfer: { exported: false },
   permission: 'webhooks',
   // Its rows exist because of events: recording them would make events of events.
   recorded: false,

@@ -31,6 +31,7 @@ export function eventsCollection(registry: () => Registry) {
     fields: eventFields,
     readOnly: true,
     recorded: false,
+    transfer: { exported: false },
     // Counted (migration 091): an Administrator's page of every event reads its count, not a scan.
     counted: true,
     textField: 'type',

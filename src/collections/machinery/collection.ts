@@ -217,8 +217,23 @@ export interface CollectionDef<T extends TableName = AnyTable> {
    * their members. The table has `search_text` and its index (migration 070's `addSearch`).
    */
   search?: string[];
+  /** How an account's export and import carry the collection (PRODUCT §19; machinery/transfer.ts). */
+  transfer?: TransferRules;
   /** OpenAPI paths the collection serves beside the dispatcher (the files' signed downloads). */
   extraPaths?: Record<string, unknown>;
+}
+
+/** What a collection's export and import need beyond its fields (PRODUCT §19). */
+export interface TransferRules {
+  /** false: not exported (events, deliveries: what the server made of the items, not the business's data). */
+  exported?: false;
+  /** Stored columns exported by the operator's CLI only, as extra members (users' `passwordHash`). */
+  hidden?: Record<string, string>;
+  /**
+   * Sets the stored columns an imported row needs that no member carries (a webhook's new secret);
+   * what it answers is listed in the import's output under the collection's name.
+   */
+  onImport?(row: Columns): Item | undefined;
 }
 
 /**

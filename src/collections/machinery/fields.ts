@@ -53,6 +53,12 @@ export interface ScalarField extends BaseField {
   scale?: number;
   /** Money: its decimals are the account currency's too (checked by checkCurrencyDecimals). */
   money?: boolean;
+  /**
+   * A JSON value that names items (a document's lines: `[{taxRate: {id}, …}]`): for each element
+   * (the value itself when it is no array), member → target collection. An account's export
+   * orders the targets first and its import remaps them (src/collections/machinery/transfer.ts).
+   */
+  references?: Record<string, string>;
   /** The value's own checks instead of its schema's (a document's lines name `lines[i].member`). */
   check?(value: unknown, name: string): import('../../errors.js').ApiErrorBody[];
 }

@@ -103,6 +103,7 @@ export function linesField(column: string, opts: { withCharge?: boolean; descrip
     valueSchema: schema,
     check: checkLinesInput,
     description: opts.description,
+    references: { taxRate: 'taxRates', product: 'products', ...(opts.withCharge ? { charge: 'charges' } : {}) },
   };
 }
 

@@ -78,7 +78,7 @@ export function parseFields(c: Collection, raw: unknown): Projection {
   return { fields, expand };
 }
 
-function positiveInt(raw: unknown, name: string, fallback: number, max: number): number {
+export function positiveInt(raw: unknown, name: string, fallback: number, max: number): number {
   if (raw === undefined) return fallback;
   // Up to 10 digits: `max` (1,000,000,000 for page) is accepted; longer text is refused unparsed.
   const n = typeof raw === 'string' && /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;

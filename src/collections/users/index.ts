@@ -86,6 +86,8 @@ export const users = defineCollection({
   customFields: true,
   search: ['firstName', 'lastName', 'companyName', 'email', 'login'],
   counted: true,
+  // PRODUCT §19: the operator's export carries password hashes, so people keep their sign-in.
+  transfer: { hidden: { passwordHash: 'password_hash' } },
   // PRODUCT §13: calendar feeds; they need users.read, not users.write (readActions).
   // Issue 50: what the account's documents print of the business (Administrators).
   actions: { calendarLink, calendarUnlink, account: setAccount },

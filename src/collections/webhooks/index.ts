@@ -22,6 +22,13 @@ export const webhooks = defineCollection({
   fields: webhookFields,
   // Lists are searched by what people call their webhooks, not by URL.
   textField: 'description',
+  // PRODUCT §19: exported without their secrets; an import gives each a new one, listed once.
+  transfer: {
+    onImport: (row) => {
+      row.secret = newSecret();
+      return { secret: row.secret };
+    },
+  },
   example: () => ({
     url: 'https://hooks.example.com/fsm-hook',
     events: ['jobs.*', 'visits.created'],

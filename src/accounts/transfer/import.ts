@@ -1,0 +1,245 @@
+import { PassThrough } from 'node:stream';
+import type { Database } from '../../db/index.js';
+import { untyped, type Executor } from '../../db/tx.js';
+import { findLogin, moveLogin } from '../../auth/logins.js';
+import type { Registry } from '../../collections/machinery/registry.js';
+import type { Collection, Columns } from '../../collections/machinery/collection.js';
+import { REFERENCE_TABLES } from '../../collections/machinery/fields.js';
+import { searchTextOf } from '../../collections/machinery/search.js';
+import {
+  columnValue,
+  ImportError,
+  rowOf,
+  transferPlan,
+  type PendingLinks,
+  type PendingRef,
+} from '../../collections/machinery/transfer.js';
+import type { BlobStore, StagedBlob } from '../../storage/blobs.js';
+import { EXPORT_FORMAT, EXPORT_VERSION } from './export.js';
+
+export { ImportError };
+
+export interface ImportResult {
+  account: { id: number };
+  items: number;
+  /** The imported webhooks' new secrets (shown this once). */
+  webhooks: { id: number; secret: string }[];
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const MAX_FILE_BYTES = Number.MAX_SAFE_INTEGER;
+
+/** A file's bytes being staged from its lines. */
+interface Receiving {
+  oldId: number;
+  sha256: string;
+  /** Started at the file's first line of bytes: a file exported without them has none. */
+  pass?: PassThrough;
+  staged?: Promise<StagedBlob>;
+}
+
+/**
+ * Imports an export (PRODUCT §19) into a new account, in one transaction: every line or none. New
+ * ids, every reference remapped; numbers, `created` and `modified` kept; webhooks get new secrets.
+ * A line that cannot be taken fails the import with its number (`line 3: …`).
+ */
+export async function importAccount(
+  database: Database,
+  registry: Registry,
+  blobs: BlobStore | undefined,
+  lines: AsyncIterable<string>,
+): Promise<ImportResult> {
+  const plan = transferPlan(registry.list);
+  const byName = new Map(plan.order.map((c) => [c.name, c]));
+  const staged: StagedBlob[] = [];
+  try {
+    return await database.transaction(async (db) => {
+      const ids = new Map<string, Map<number, number>>();
+      const idsOf = (name: string) => {
+        let m = ids.get(name);
+        if (!m) ids.set(name, (m = new Map()));
+        return m;
+      };
+      const remap = (target: string, id: number, member: string) => {
+        const to = ids.get(target)?.get(id);
+        if (to === undefined) throw new ImportError(`'${member}' names ${target} ${id}, not seen before this line`);
+        return to;
+      };
+      let n = 0;
+      let accountId = 0;
+      let logo: number | null = null;
+      let items = 0;
+      const webhooks: ImportResult['webhooks'] = [];
+      const links: { line: number; table: string; own: number; pending: PendingLinks }[] = [];
+      const later: { line: number; table: string; id: number; ref: PendingRef }[] = [];
+      let receiving: Receiving | undefined;
+      const finishFile = async () => {
+        if (!receiving) return;
+        const r = receiving;
+        receiving = undefined;
+        if (!r.pass || !r.staged) return;
+        r.pass.end();
+        const blob = await r.staged;
+        staged.push(blob);
+        if (blob.sha256 !== r.sha256) throw new ImportError(`the bytes of file ${r.oldId} do not match its sha256`);
+      };
+
+      for await (const text of lines) {
+        n++;
+        try {
+          if (text.trim() === '') continue;
+          let line: unknown;
+          try {
+            line = JSON.parse(text);
+          } catch {
+            throw new ImportError('is not JSON');
+          }
+          if (!isObject(line)) throw new ImportError('is not a JSON object');
+          if (n === 1) {
+            if (line.format !== EXPORT_FORMAT) throw new ImportError(`is not an ${EXPORT_FORMAT} header`);
+            if (line.version !== EXPORT_VERSION)
+              throw new ImportError(
+                `is version ${JSON.stringify(line.version)}; this server reads version ${EXPORT_VERSION}`,
+              );
+            if (!isObject(line.account)) throw new ImportError("has no 'account'");
+            ({ accountId, logo } = await insertAccount(db, line.account, idsOf('roles')));
+            continue;
+          }
+          if (isObject(line.file) && typeof line.base64 === 'string') {
+            if (!receiving || receiving.oldId !== line.file.id)
+              throw new ImportError(`bytes of file ${JSON.stringify(line.file.id)}, which is not the file just before`);
+            if (!receiving.pass && blobs) {
+              receiving.pass = new PassThrough();
+              receiving.staged = blobs.stage(receiving.pass, MAX_FILE_BYTES);
+              receiving.staged.catch(() => {});
+            }
+            if (receiving.pass && !receiving.pass.write(Buffer.from(line.base64, 'base64')))
+              await new Promise((resolve) => receiving!.pass!.once('drain', resolve));
+            continue;
+          }
+          await finishFile();
+          const c = typeof line.collection === 'string' ? byName.get(line.collection) : undefined;
+          if (!c) throw new ImportError(`names no collection an export carries: ${JSON.stringify(line.collection)}`);
+          if (!isObject(line.item) || typeof line.item.id !== 'number')
+            throw new ImportError("has no 'item' with an id");
+          const item = line.item;
+          const { row, links: lists, later: refs } = rowOf(c, plan, item, accountId, remap);
+          const answer = c.transfer?.onImport?.(row);
+          const newId = await insertItem(db, c, row, accountId);
+          idsOf(c.name).set(item.id as number, newId);
+          items++;
+          for (const pending of lists) links.push({ line: n, table: c.table, own: newId, pending });
+          for (const ref of refs) later.push({ line: n, table: c.table, id: newId, ref });
+          if (answer && c.name === 'webhooks') webhooks.push({ id: newId, secret: String(answer.secret) });
+          if (c.name === 'files' && typeof row.sha256 === 'string')
+            receiving = { oldId: item.id as number, sha256: row.sha256 };
+        } catch (err) {
+          throw lineError(n, err, database);
+        }
+      }
+      if (n === 0) throw new ImportError('line 1: the input is empty');
+      try {
+        await finishFile();
+      } catch (err) {
+        throw lineError(n, err, database);
+      }
+      for (const { line, table, own, pending } of links) {
+        try {
+          const { field } = pending;
+          const rows = pending.ids.map((id) => ({
+            account_id: accountId,
+            [field.own]: own,
+            [field.other]: remap(field.target, id, field.target),
+          }));
+          if (rows.length) await untyped(db).insertInto(field.through).values(rows).execute();
+        } catch (err) {
+          throw lineError(line, err, database, table);
+        }
+      }
+      for (const { line, table, id, ref } of later) {
+        try {
+          await untyped(db)
+            .updateTable(table)
+            .set({ [ref.column]: remap(ref.target, ref.id, ref.member) })
+            .where('id', '=', id)
+            .execute();
+        } catch (err) {
+          throw lineError(line, err, database);
+        }
+      }
+      if (logo !== null)
+        await untyped(db)
+          .updateTable('accounts')
+          .set({ logo: JSON.stringify({ id: remap('files', logo, 'account.logo') }) })
+          .where('id', '=', accountId)
+          .execute();
+      for (const blob of staged) await blob.commit();
+      return { account: { id: accountId }, items, webhooks };
+    });
+  } finally {
+    for (const blob of staged) if (!blob.committed) await blob.discard().catch(() => {});
+  }
+}
+
+function lineError(n: number, err: unknown, database: Database, table?: string): ImportError {
+  if (err instanceof ImportError)
+    return new ImportError(err.message.startsWith('line ') ? err.message : `line ${n}: ${err.message}`);
+  if (database.dialect.isUniqueViolation(err))
+    return new ImportError(`line ${n}: a value unique in the account is there twice${table ? ` (${table})` : ''}`);
+  if (database.dialect.isForeignKeyViolation(err)) return new ImportError(`line ${n}: a reference names no item`);
+  return new ImportError(`line ${n}: ${(err as Error).message}`);
+}
+
+/** The new account's row, its roles (ids remapped by kind) and counters; the logo is set at the end. */
+async function insertAccount(
+  db: Executor,
+  account: Record<string, unknown>,
+  roles: Map<number, number>,
+): Promise<{ accountId: number; logo: number | null }> {
+  const row: Columns = { licenses: 1, country_code: 0 };
+  let logo: number | null = null;
+  for (const [name, field] of Object.entries(REFERENCE_TABLES.accounts.fields)) {
+    if (field.kind !== 'scalar' || account[name] === undefined) continue;
+    if (name === 'logo') {
+      logo = (account.logo as { id?: number } | null)?.id ?? null;
+      continue;
+    }
+    row[field.column] = columnValue(field, account[name], `account.${name}`);
+  }
+  for (const t of ['created', 'modified']) {
+    const ms = Date.parse(String(account[t]));
+    row[t] = Number.isFinite(ms) ? ms : Date.now();
+  }
+  if (typeof row.company_name !== 'string' || typeof row.currency !== 'string' || typeof row.time_zone !== 'string')
+    throw new ImportError("'account' needs companyName, currency and timeZone");
+  const { id } = await untyped(db).insertInto('accounts').values(row).returning('id').executeTakeFirstOrThrow();
+  if (!Array.isArray(account.roles) || !account.roles.length)
+    throw new ImportError("'account.roles' must list its roles");
+  for (const r of account.roles as { id: number; name: string; kind: string }[]) {
+    const made = await untyped(db)
+      .insertInto('roles')
+      .values({ account_id: id, name: r.name, kind: r.kind })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    roles.set(r.id, made.id);
+  }
+  const counters = isObject(account.counters) ? account.counters : {};
+  for (const [name, value] of Object.entries(counters))
+    await untyped(db)
+      .insertInto('counters')
+      .values({ account_id: id, name, value: Number(value) })
+      .execute();
+  return { accountId: id, logo };
+}
+
+/** One item's row, with its searched text and its login (unique in the whole service). */
+async function insertItem(db: Executor, c: Collection, row: Columns, accountId: number): Promise<number> {
+  row.account_id = accountId;
+  if (c.search) row.search_text = searchTextOf(c, row);
+  const login = c.fields.login?.kind === 'scalar' && typeof c.fields.login.unique === 'object' ? row.login : undefined;
+  if (typeof login === 'string' && (await findLogin(db, login)))
+    throw new ImportError(`the login '${login}' already exists in this server`);
+  const { id } = await untyped(db).insertInto(c.table).values(row).returning('id').executeTakeFirstOrThrow();
+  if (typeof login === 'string') await moveLogin(db, { accountId, userId: id }, null, login);
+  return id as number;
+}

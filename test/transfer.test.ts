@@ -1,0 +1,276 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { exportAccount } from '../src/accounts/transfer/export.js';
+import { importAccount } from '../src/accounts/transfer/import.js';
+import { registry } from '../src/collections/index.js';
+import type { Dialect } from '../src/db/index.js';
+import {
+  addUser,
+  appWithTenants,
+  call,
+  createTestApp,
+  DIALECTS,
+  PG_URL,
+  type Tenant,
+  type TestApp,
+} from './helpers.js';
+
+/** PRODUCT §19: an account's export and import, across databases. */
+type Line = Record<string, any>;
+
+export async function exportOf(t: TestApp, accountId: number, files = false): Promise<Line[]> {
+  const out: string[] = [];
+  await exportAccount(t.database, registry, t.services.blobs, accountId, { files, hidden: true }, (l) => {
+    out.push(l);
+  });
+  return out.map((l) => JSON.parse(l));
+}
+
+async function* linesOf(lines: (Line | string)[]): AsyncIterable<string> {
+  for (const l of lines) yield typeof l === 'string' ? l : JSON.stringify(l);
+}
+
+/**
+ * An export with every id replaced by its item's position in its collection (the n-th client is
+ * client n in both exports), signed URLs left out: two exports of the same data compare equal.
+ */
+export function normalized(lines: Line[]): Line[] {
+  const positions = new Map<string, Map<number, number>>();
+  const at = (name: string, id: number) => positions.get(name)?.get(id) ?? `unseen ${name} ${id}`;
+  for (const l of lines.slice(1)) {
+    if (!l.collection) continue;
+    if (!positions.has(l.collection)) positions.set(l.collection, new Map());
+    const m = positions.get(l.collection)!;
+    m.set(l.item.id, m.size + 1);
+  }
+  const roles = new Map<number, number>(lines[0].account.roles.map((r: { id: number }, i: number) => [r.id, i + 1]));
+  const head = {
+    ...lines[0],
+    account: {
+      ...lines[0].account,
+      id: 0,
+      roles: lines[0].account.roles.map((r: Line) => ({ ...r, id: roles.get(r.id) })),
+    },
+  };
+  if (head.account.logo) head.account.logo = { id: at('files', head.account.logo.id) };
+  const ref = (target: string, v: any) =>
+    v === null
+      ? null
+      : target === 'accounts'
+        ? { id: 0 }
+        : target === 'roles'
+          ? { id: roles.get(v.id) }
+          : { id: at(target, v.id) };
+  return [
+    head,
+    ...lines.slice(1).map((l) => {
+      if (l.file) return { ...l, file: { id: at('files', l.file.id) } };
+      const c = registry.get(l.collection)!;
+      const item: Line = { id: at(c.name, l.item.id) };
+      for (const [name, v] of Object.entries(l.item)) {
+        if (name === 'id') continue;
+        const f = c.fields[name];
+        if (f?.kind === 'assoc') item[name] = ref(f.target, v);
+        else if (f?.kind === 'assocList') item[name] = (v as Line[]).map((x) => ref(f.target, x));
+        else if (f?.kind === 'computed' && name === 'downloadUrl') item[name] = typeof v;
+        else if (f?.kind === 'scalar' && f.references && Array.isArray(v))
+          item[name] = v.map((el: Line) =>
+            Object.fromEntries(
+              Object.entries(el).map(([k, x]) => [k, f.references![k] ? ref(f.references![k], x) : x]),
+            ),
+          );
+        else item[name] = v;
+      }
+      return { collection: l.collection, item };
+    }),
+  ];
+}
+
+/** An account with something of every kind: references, lists, lines, a deferred charge's invoice, files, custom fields. */
+export async function fill(t: TestApp, a: Tenant): Promise<void> {
+  const post = async (collection: string, items: unknown[]) => {
+    const res = await call(t.app, a.token, 'POST', `/${collection}`, { [collection]: items });
+    assert.equal(res.status, 200, `${collection}: ${res.raw}`);
+    return res.body[collection].map((x: { id: number }) => x.id) as number[];
+  };
+  await post('customFieldDefinitions', [
+    { collection: 'clients', key: 'vat', label: 'VAT', type: 'text', unique: true },
+  ]);
+  const [skill] = await post('skills', [{ name: 'Gas' }]);
+  const crew = await addUser(t, a, 'contractor', {
+    skills: [{ id: skill }],
+    login: `crew-${a.accountId}`,
+    newPassword: 'long enough password',
+    newPasswordConfirm: 'long enough password',
+  });
+  await post('workgroups', [{ name: 'Crew', users: [{ id: crew.id }, { id: a.adminId }] }]);
+  const [client] = await post('clients', [{ name: 'Jones', customFields: { vat: 'GB1' } }]);
+  const [site] = await post('sites', [{ client: { id: client }, name: 'Home' }]);
+  const [job] = await post('jobs', [
+    { title: 'Boiler', client: { id: client }, site: { id: site }, requiredSkills: [{ id: skill }] },
+  ]);
+  await post('visits', [
+    {
+      job: { id: job },
+      user: { id: crew.id },
+      label: 'Fit',
+      startTime: '2026-12-01T09:00:00Z',
+      endTime: '2026-12-01T11:00:00Z',
+    },
+  ]);
+  await post('notes', [{ job: { id: job }, body: 'Bring the ladder' }]);
+  const [rate] = await post('taxRates', [{ name: 'VAT', percent: 20 }]);
+  const [product] = await post('products', [
+    { name: 'Valve', kind: 'material', unitPrice: 12.5, taxRate: { id: rate } },
+  ]);
+  await post('charges', [
+    { job: { id: job }, kind: 'labour', description: 'Work', unitPrice: 10.05, quantity: 1.5 },
+    {
+      job: { id: job },
+      kind: 'material',
+      description: 'Valve',
+      product: { id: product },
+      unitPrice: 12.5,
+      quantity: 2,
+    },
+  ]);
+  const [invoice] = await post('invoices', [{ job: { id: job } }]);
+  assert.equal((await call(t.app, a.token, 'POST', `/invoices/${invoice}/issue`)).status, 200);
+  await post('payments', [{ invoice: { id: invoice }, amount: 5.25, method: 'card', paidAt: '2026-11-20T10:00:00Z' }]);
+  await post('quotes', [
+    {
+      job: { id: job },
+      client: { id: client },
+      lines: [
+        { description: 'New boiler', quantity: 1, unitPrice: 2000, taxRate: { id: rate }, product: { id: product } },
+      ],
+    },
+  ]);
+  await post('webhooks', [{ url: 'https://hooks.example.com/x', events: ['jobs.created'], description: 'Zapier' }]);
+  const up = await t.app.inject({
+    method: 'POST',
+    url: `/files/upload?name=photo.jpg&job=${job}`,
+    payload: Buffer.alloc(1024 * 1024 + 10, 7),
+    headers: { authorization: `Bearer ${a.token}`, 'x-version': '1.0', 'content-type': 'image/jpeg' },
+  });
+  assert.equal(up.statusCode, 200, up.body);
+  // A logically deleted item is exported too.
+  const [gone] = await post('clients', [{ name: 'Gone' }]);
+  const deleted = await call(t.app, a.token, 'PATCH', '/clients', { clients: [{ id: gone, deleted: true }] });
+  assert.equal(deleted.status, 200, deleted.raw);
+}
+
+const pairs: [Dialect, Dialect][] = PG_URL
+  ? [
+      ['sqlite', 'postgres'],
+      ['postgres', 'sqlite'],
+    ]
+  : [['sqlite', 'sqlite']];
+
+for (const [from, to] of pairs) {
+  describe(`account export and import, ${from} to ${to}`, () => {
+    let src: TestApp;
+    let dst: TestApp;
+    let a: Tenant;
+    before(async () => {
+      ({ t: src, a } = await appWithTenants(from));
+      dst = await createTestApp(to);
+      await fill(src, a);
+    });
+    after(async () => {
+      await src?.close();
+      await dst?.close();
+    });
+
+    it('exports everything in reference order, no secrets; the import exports the same lines but for ids', async () => {
+      const first = await exportOf(src, a.accountId, true);
+      assert.equal(first[0].format, 'fsm-export');
+      assert.equal(first[0].version, 1);
+      const names = first.slice(1).flatMap((l) => (l.collection ? [l.collection] : []));
+      for (const n of [
+        'users',
+        'skills',
+        'workgroups',
+        'clients',
+        'jobs',
+        'charges',
+        'invoices',
+        'payments',
+        'quotes',
+        'webhooks',
+        'files',
+      ])
+        assert.ok(names.includes(n), n);
+      assert.ok(!names.includes('events') && !names.includes('deliveries'));
+      assert.ok(
+        names.indexOf('skills') < names.indexOf('users') && names.indexOf('charges') < names.indexOf('invoices'),
+      );
+      const text = JSON.stringify(first);
+      assert.ok(!/whsec_/.test(text), 'no webhook secret');
+      assert.ok(first.some((l) => l.collection === 'users' && typeof l.item.passwordHash === 'string'));
+      assert.ok(first.some((l) => l.collection === 'clients' && l.item.deleted === true));
+      // 1 MiB + 10 bytes: two lines of bytes, the first of exactly 1 MiB.
+      const bytes = first.filter((l) => l.file);
+      assert.deepEqual(
+        bytes.map((l) => Buffer.from(l.base64, 'base64').length),
+        [1024 * 1024, 10],
+      );
+
+      const result = await importAccount(dst.database, registry, dst.services.blobs, linesOf(first));
+      assert.equal(result.items, names.length);
+      assert.equal(result.webhooks.length, 1);
+      assert.match(result.webhooks[0].secret, /^whsec_/);
+      const second = await exportOf(dst, result.account.id, true);
+      assert.deepEqual(normalized(second), normalized(first));
+      // The charges' invoice, deferred, is the imported invoice.
+      const charges = second.filter((l) => l.collection === 'charges').map((l) => l.item.invoice);
+      const invoice = second.find((l) => l.collection === 'invoices')!.item.id;
+      assert.deepEqual(charges, [{ id: invoice }, { id: invoice }]);
+      // Numbers kept; the next one follows them.
+      assert.equal(second.find((l) => l.collection === 'invoices')!.item.number, 'INV-000001');
+      // People keep their sign-in: a password grant works in the new account... once the old one is gone (logins are unique).
+      const again = await importAccount(dst.database, registry, dst.services.blobs, linesOf(first)).catch(
+        (e: Error) => e,
+      );
+      assert.ok(again instanceof Error);
+      assert.match(again.message, /^line \d+: the login '.*' already exists/);
+    });
+
+    it('a bad line fails the import with its number and writes nothing', async () => {
+      const lines = await exportOf(src, a.accountId);
+      const accounts = async () =>
+        Number((await sql<{ n: number }>`select count(*) as n from accounts`.execute(dst.database.db)).rows[0].n);
+      const before = await accounts();
+      const fresh = (l: Line[]) =>
+        l.map((x) =>
+          x.collection === 'users'
+            ? { ...x, item: { ...x.item, login: x.item.login && `${x.item.login}-${Math.random()}` } }
+            : x,
+        );
+      const cases: [(Line | string)[], RegExp][] = [
+        [[lines[0], '{"collection":'], /^line 2: is not JSON/],
+        [[{ ...lines[0], version: 2 }], /^line 1: is version 2/],
+        [[lines[0], { collection: 'nope', item: { id: 1 } }], /^line 2: names no collection/],
+        [[lines[0], { collection: 'events', item: { id: 1 } }], /^line 2: names no collection/],
+        [
+          [lines[0], { collection: 'jobs', item: { id: 1, title: 'x', client: { id: 999 } } }],
+          /^line 2: 'client' names clients 999, not seen/,
+        ],
+        [
+          [...fresh(lines).slice(0, 3), { collection: 'clients', item: { id: 5, name: 'x', bogus: 1 } }],
+          /^line 4: 'bogus' is no member of clients/,
+        ],
+      ];
+      for (const [input, error] of cases) {
+        const err = await importAccount(dst.database, registry, dst.services.blobs, linesOf(input)).catch(
+          (e: Error) => e,
+        );
+        assert.ok(err instanceof Error, String(error));
+        assert.match(err.message, error);
+      }
+      assert.equal(await accounts(), before);
+    });
+  });
+}
+void DIALECTS;
