@@ -69,7 +69,8 @@ async function check(ctx: TxItemContext<'form_submissions'>): Promise<ApiErrorBo
       errors.push(validationError('invalid', 'supersedes', 'must be a submission of the same template and job'));
   }
   const template = await templateNow(db, account, templateId);
-  if (!template) return [validationError('reference', 'template')];
+  // A template the account does not have is reported by the reference check (1045).
+  if (!template) return errors;
   const ids = namedFileIds(template.fields, item.answers);
   const read = kinds.get(item) ?? new Map();
   const facts = new Map<number, FileFacts>(
