@@ -11,10 +11,10 @@ import { VALIDATION } from '../src/errors.js';
  * submission names kept; the completion rule on jobs; a Contractor on the jobs they can see.
  */
 const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kind].code}:${field}`;
-const image = (format: 'png' | 'jpeg', w = 8, h = 6) =>
-  sharp({ create: { width: w, height: h, channels: 3, background: '#3366aa' } })
-    [format]()
-    .toBuffer();
+const image = (format: 'png' | 'jpeg', w = 8, h = 6) => {
+  const made = sharp({ create: { width: w, height: h, channels: 3, background: '#3366aa' } });
+  return (format === 'png' ? made.png() : made.jpeg()).toBuffer();
+};
 
 /**
  * RFC 8785 canonical JSON written out by hand for the shape §17 hashes (keys in code-unit order),
