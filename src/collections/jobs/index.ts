@@ -14,6 +14,7 @@ import {
 } from './repository.js';
 import { jobFields } from './schema.js';
 import { book, jobActionDocs, slots } from './actions.js';
+import { report, reportDoc } from './report.js';
 
 const idOf = (v: unknown): number | null => (v === null ? null : (v as { id: number }).id);
 
@@ -105,9 +106,9 @@ export const jobs = defineCollection({
     priority: 'high',
     dueDate: '2030-05-01',
   }),
-  // PRODUCT §15: a job's bookable slots (GET) and booking one (POST).
-  actions: { slots, book },
-  actionDocs: jobActionDocs,
+  // PRODUCT §15: a job's bookable slots (GET) and booking one (POST); §17: its report (POST).
+  actions: { slots, book, report },
+  actionDocs: { ...jobActionDocs, report: reportDoc },
   getActions: ['slots'],
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
