@@ -12,6 +12,7 @@ import { startProcess, type RunningServer } from './server.js';
 import { deliveryStats, drained, startBenchReceiver } from './webhooks.js';
 import { DIRECTUS_VERSION, startDirectus } from './peer-directus.js';
 import { crewTime } from './crewtime.js';
+import { benchForms } from './forms.js';
 import { PLACES_ROWS, placesWorkloads } from './places.js';
 import { benchCustom } from './custom.js';
 import { liveStreams } from './streams.js';
@@ -455,6 +456,20 @@ async function main() {
       w4: w.W4,
       w5: w.W5,
       userIds: main.userIds,
+      jobIds: main.jobIds,
+      load,
+      turnOf,
+      mergeTurns,
+      record,
+      log,
+    });
+  // Forms (issue 47): a submission of 50 answers beside W4, and the job report's time and memory.
+  if (runs('forms'))
+    await benchForms({
+      server,
+      start: () => startOurs(copy.env),
+      headers: w.W4.headers,
+      w4: w.W4,
       jobIds: main.jobIds,
       load,
       turnOf,
