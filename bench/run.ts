@@ -12,6 +12,7 @@ import { startProcess, type RunningServer } from './server.js';
 import { deliveryStats, drained, startBenchReceiver } from './webhooks.js';
 import { DIRECTUS_VERSION, startDirectus } from './peer-directus.js';
 import { crewTime } from './crewtime.js';
+import { benchForms } from './forms.js';
 import { PLACES_ROWS, placesWorkloads } from './places.js';
 import { benchPlanning } from './planning.js';
 import { benchCustom } from './custom.js';
@@ -479,6 +480,20 @@ async function main() {
     extra.ratios.push(...planning.ratios);
     extra.targets.push(...planning.targets);
   }
+  // Forms (issue 47): a submission of 50 answers beside W4, and the job report's time and memory.
+  if (runs('forms'))
+    await benchForms({
+      server,
+      start: () => startOurs(copy.env),
+      headers: w.W4.headers,
+      w4: w.W4,
+      jobIds: main.jobIds,
+      load,
+      turnOf,
+      mergeTurns,
+      record,
+      log,
+    });
   // Live streams (issue 32): 500 open streams, W1–W5 beside them, GET /events as a Contractor.
   const streamTargets = runs('streams')
     ? await liveStreams({ server, copy, main, w, load, turnOf, mergeTurns, record, log })

@@ -53,6 +53,10 @@ select create_distributed_table('skills', 'account_id', colocate_with => 'accoun
 select create_distributed_table('user_skills', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('job_skills', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('plans', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('form_templates', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('job_form_templates', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('form_submissions', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('form_submission_files', 'account_id', colocate_with => 'accounts');
 
 select create_reference_table('file_deletions');
 select create_reference_table('logins');

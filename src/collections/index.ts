@@ -23,6 +23,8 @@ import { invoices } from './invoices/index.js';
 import { payments } from './payments/index.js';
 import { quotes } from './quotes/index.js';
 import { skills } from './skills/index.js';
+import { formTemplates } from './formTemplates/index.js';
+import { formSubmissions } from './formSubmissions/index.js';
 import { plans } from './plans/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
@@ -54,6 +56,8 @@ export const registry: Registry = createRegistry([
   quotes,
   skills,
   plans,
+  formTemplates,
+  formSubmissions,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

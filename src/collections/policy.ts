@@ -110,11 +110,11 @@ export function seesClient(caller: Caller, eb: EB, clientColumn: string): Expres
 
 /**
  * Whether a Contractor sees a collection's events by its job (PRODUCT §13: "those jobs' notes,
- * charges and files"): one of those three, by its `job` association to `jobs`. Not every
+ * charges and files", and §17's form submissions): one of those, by its `job` association to `jobs`. Not every
  * collection with a job follows it: a Contractor's visits are the ones assigned to them, and their
  * timesheets their own (PRODUCT §11), whatever the job.
  */
-const FOLLOW_THEIR_JOB = new Set(['notes', 'charges', 'files']);
+const FOLLOW_THEIR_JOB = new Set(['notes', 'charges', 'files', 'formSubmissions']);
 export function followsJob(c: Collection): boolean {
   const job = c.fields.job as AssocField | undefined;
   return FOLLOW_THEIR_JOB.has(c.name) && job?.kind === 'assoc' && job.target === 'jobs';

@@ -223,6 +223,43 @@ export interface FilesTable {
   version: Generated<number>;
 }
 
+export interface FormSubmissionFilesTable {
+  account_id: number;
+  submission_id: number;
+  file_id: number;
+}
+
+export interface FormSubmissionsTable {
+  id: Generated<number>;
+  account_id: number;
+  template_id: number;
+  job_id: number;
+  visit_id: number | null;
+  answers: Generated<string>;
+  location: string | null;
+  supersedes_id: number | null;
+  template_version: number;
+  submitted_by: number | null;
+  submitted: string;
+  sha256: string;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
+export interface FormTemplatesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  fields: Generated<string>;
+  required_to_complete: Generated<number>;
+  template_version: Generated<number>;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
 /** The kept answers of Idempotency-Key requests (migration 011). */
 export interface IdempotencyKeysTable {
   id: Generated<number>;
@@ -266,6 +303,12 @@ export interface InvoicesTable {
   modified: number;
   version: Generated<number>;
   custom_fields: Generated<unknown>;
+}
+
+export interface JobFormTemplatesTable {
+  account_id: number;
+  job_id: number;
+  form_template_id: number;
 }
 
 export interface JobSkillsTable {
@@ -735,8 +778,12 @@ export interface DB {
   events: EventsTable;
   file_deletions: FileDeletionsTable;
   files: FilesTable;
+  form_submission_files: FormSubmissionFilesTable;
+  form_submissions: FormSubmissionsTable;
+  form_templates: FormTemplatesTable;
   idempotency_keys: IdempotencyKeysTable;
   invoices: InvoicesTable;
+  job_form_templates: JobFormTemplatesTable;
   job_skills: JobSkillsTable;
   jobs: JobsTable;
   locations: LocationsTable;

@@ -14,6 +14,7 @@ import { downloadPaths } from './download-doc.js';
 import { receiveUpload, storeUnavailable, uploadDoc, type Received } from './upload.js';
 import { collectBytes, lockDigest } from './bytes.js';
 import { canSeeJob, seesJob } from '../policy.js';
+import { submissionsNaming } from './repository.js';
 
 function toJob(raw: string | undefined): unknown {
   if (raw === undefined) return undefined;
@@ -97,7 +98,16 @@ export const files: Collection = defineCollection({
      * A Contractor's file is attached to a job they can see: an upload without a job, or with
      * another job (which looks missing to them), is refused, and so is moving a file off their jobs.
      */
-    async check({ caller, db, op, item }) {
+    async check({ caller, db, op, item, existing }) {
+      // A file a form submission names is part of its record (PRODUCT §17): never changed nor deleted.
+      if (op !== 'create' && existing) {
+        const naming = await submissionsNaming(db, caller.accountId, existing.id);
+        if (naming.length) {
+          const shown = naming.slice(0, 5).join(', ') + (naming.length > 5 ? ', …' : '');
+          const why = `form submissions name it (${shown})`;
+          return [op === 'delete' ? validationError('inUse', 'id', why) : validationError('conflict', 'id', why)];
+        }
+      }
       if (caller.role !== 'contractor' || op === 'delete') return [];
       if (item.job === undefined) return op === 'create' ? [validationError('required', 'job')] : [];
       if (item.job === null) return [validationError('required', 'job')];

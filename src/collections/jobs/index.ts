@@ -3,15 +3,27 @@ import { defineCollection, type TxItemContext } from '../machinery/collection.js
 import type { ObjectField } from '../machinery/fields.js';
 import { seesJob } from '../policy.js';
 import type { Executor } from '../../db/runner.js';
-import { addressOf, clientOfSite, defaultStatus, documentsOfJob, nextReference } from './repository.js';
+import {
+  addressOf,
+  clientOfSite,
+  defaultStatus,
+  documentsOfJob,
+  formsMissing,
+  nextReference,
+  statusGroup,
+} from './repository.js';
 import { jobFields } from './schema.js';
 import { book, jobActionDocs, slots } from './actions.js';
+import { report, reportDoc } from './report.js';
 
 const idOf = (v: unknown): number | null => (v === null ? null : (v as { id: number }).id);
 
 /** A job's site is a site of its client, whichever of the two a write changes (PRODUCT §10). */
-async function check({ caller, db, op, item, existing }: TxItemContext<'jobs'>): Promise<ApiErrorBody[]> {
+async function check(ctx: TxItemContext<'jobs'>): Promise<ApiErrorBody[]> {
+  const { caller, db, op, item, existing } = ctx;
   if (op === 'delete') return deletable(db, caller.accountId, existing!.id);
+  const completion = await completable(ctx);
+  if (completion.length) return completion;
   if (item.site === undefined && item.client === undefined) return [];
   const site = item.site !== undefined ? idOf(item.site) : (existing?.site_id ?? null);
   if (site === null) return [];
@@ -24,6 +36,33 @@ async function check({ caller, db, op, item, existing }: TxItemContext<'jobs'>):
       'invalid',
       'site',
       client === null ? 'a job without a client has no site' : "must be a site of the job's client",
+    ),
+  ];
+}
+
+/**
+ * A job is not created in, nor moved to, a status of the `completed` group while one of its forms
+ * required to complete it has no submission on it (PRODUCT §17).
+ */
+async function completable({ caller, db, op, item, existing, once }: TxItemContext<'jobs'>): Promise<ApiErrorBody[]> {
+  if (op === 'update' && item.status === undefined) return [];
+  const account = caller.accountId;
+  const status =
+    item.status !== undefined ? idOf(item.status) : await once('defaultStatus', () => defaultStatus(db, account));
+  if (status === null || (await statusGroup(db, account, status)) !== 'completed') return [];
+  const listed = Array.isArray(item.formTemplates) ? item.formTemplates.map((t: { id: number }) => t.id) : undefined;
+  const missing = await formsMissing(db, account, existing?.id, listed);
+  if (!missing.length) return [];
+  const shown =
+    missing
+      .slice(0, 5)
+      .map((n) => `"${n}"`)
+      .join(', ') + (missing.length > 5 ? ', …' : '');
+  return [
+    validationError(
+      'invalid',
+      'status',
+      `a completed job needs a submission of each form required to complete it (${shown})`,
     ),
   ];
 }
@@ -67,9 +106,9 @@ export const jobs = defineCollection({
     priority: 'high',
     dueDate: '2030-05-01',
   }),
-  // PRODUCT §15: a job's bookable slots (GET) and booking one (POST).
-  actions: { slots, book },
-  actionDocs: jobActionDocs,
+  // PRODUCT §15: a job's bookable slots (GET) and booking one (POST); §17: its report (POST).
+  actions: { slots, book, report },
+  actionDocs: { ...jobActionDocs, report: reportDoc },
   getActions: ['slots'],
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },

@@ -245,4 +245,58 @@ export async function visitsVersion(db: Executor, accountId: number): Promise<nu
     .executeTakeFirst();
   const v = (row as { v?: number | string | null } | undefined)?.v;
   return v === null || v === undefined ? undefined : Number(v);
+/** The group of a status of the account (undefined when there is none). */
+export async function statusGroup(db: Executor, accountId: number, statusId: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('statuses')
+    .select('status_group')
+    .where('account_id', '=', accountId)
+    .where('id', '=', statusId)
+    .executeTakeFirst();
+  return row?.status_group;
+}
+
+/**
+ * The names of the templates among the job's (`templateIds`, or its stored list when undefined)
+ * that are required to complete it and have no submission on it (PRODUCT §17; a correction counts).
+ */
+export async function formsMissing(
+  db: Executor,
+  accountId: number,
+  jobId: number | undefined,
+  templateIds: number[] | undefined,
+): Promise<string[]> {
+  if (templateIds !== undefined && !templateIds.length) return [];
+  let q = db
+    .selectFrom('form_templates as t')
+    .select('t.name')
+    .where('t.account_id', '=', accountId)
+    .where('t.required_to_complete', '=', 1)
+    .where('t.deleted', '=', 0);
+  if (templateIds !== undefined) q = q.where('t.id', 'in', templateIds);
+  else
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('job_form_templates as l')
+          .select('l.form_template_id')
+          .where('l.account_id', '=', accountId)
+          .where('l.job_id', '=', jobId ?? 0)
+          .whereRef('l.form_template_id', '=', 't.id'),
+      ),
+    );
+  if (jobId !== undefined)
+    q = q.where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('form_submissions as s')
+            .select('s.id')
+            .where('s.account_id', '=', accountId)
+            .where('s.job_id', '=', jobId)
+            .whereRef('s.template_id', '=', 't.id'),
+        ),
+      ),
+    );
+  return (await q.orderBy('t.id').execute()).map((r) => r.name);
 }

@@ -47,5 +47,15 @@ export const jobFields: Record<string, Field> = {
     oneWay: true,
     description: 'The skills whoever does the job must hold (plans and slots match them).',
   }),
+  formTemplates: linkList({
+    through: 'job_form_templates',
+    own: 'job_id',
+    other: 'form_template_id',
+    target: 'formTemplates',
+    members: ['name', 'requiredToComplete'],
+    oneWay: true,
+    description:
+      'The forms to fill in on the job; one with `requiredToComplete` needs a submission before the job takes a `completed` status.',
+  }),
   ...standardFields(),
 };

@@ -182,7 +182,7 @@ const fmt = (v: number, exponent: number) => formatAmount(toScaled(v, MONEY_SCAL
  */
 let pdfkit: Promise<typeof PDFKit> | undefined;
 
-interface Style {
+export interface Style {
   size?: number;
   weight?: FontName;
   color?: string;
@@ -243,15 +243,17 @@ function writer(doc: PDFKit.PDFDocument, fonts: DocumentFonts) {
   return { put, height };
 }
 
-/** Renders the document; resolves with the PDF's bytes. */
-export async function renderDocument(v: DocumentView): Promise<Buffer> {
+/**
+ * A new PDF of the account's documents (a quote, an invoice, a job report): the page, the fonts
+ * and the text writer every document shares; `finish` numbers the pages and resolves with the bytes.
+ */
+export async function openPdf(paperSize: 'A4' | 'Letter', title: string, author: string) {
   const PDFDocument = await (pdfkit ??= import('pdfkit').then((m) => m.default as typeof PDFKit));
-  const name = `${v.title} ${v.number ?? 'DRAFT'}`;
   const doc = new PDFDocument({
-    size: v.paperSize === 'Letter' ? 'LETTER' : 'A4',
+    size: paperSize === 'Letter' ? 'LETTER' : 'A4',
     margin: 50,
     bufferPages: true,
-    info: { Title: name, Author: v.seller.company },
+    info: { Title: title, Author: author },
   });
   const chunks: Buffer[] = [];
   const done = new Promise<Buffer>((resolve, reject) => {
@@ -261,6 +263,47 @@ export async function renderDocument(v: DocumentView): Promise<Buffer> {
   });
   const fonts = await documentFonts(doc);
   const { put, height } = writer(doc, fonts);
+  /** Every page: DRAFT across it (drafts), and the name and "Page i of N" at its foot; then the bytes. */
+  const finish = (draft = false): Promise<Buffer> => {
+    const left = 50;
+    const half = (doc.page.width - 100) / 2 - 10;
+    const pages = doc.bufferedPageRange();
+    for (let i = pages.start; i < pages.start + pages.count; i++) {
+      doc.switchToPage(i);
+      const margin = doc.page.margins.bottom;
+      doc.page.margins.bottom = 0;
+      if (draft) {
+        doc.save();
+        doc.rotate(-30, { origin: [doc.page.width / 2, doc.page.height / 2] });
+        doc
+          .font('bold')
+          .fontSize(110)
+          .fillColor('#000000')
+          .fillOpacity(0.07)
+          .text('DRAFT', doc.page.width / 2 - 190, doc.page.height / 2 - 60, { lineBreak: false });
+        doc.restore();
+      }
+      doc.fillOpacity(1);
+      const foot = doc.page.height - 40;
+      put(title, left, foot, { size: 8, color: GREY, width: half });
+      put(`Page ${i - pages.start + 1} of ${pages.count}`, doc.page.width - 50 - half, foot, {
+        size: 8,
+        color: GREY,
+        width: half,
+        align: 'right',
+      });
+      doc.page.margins.bottom = margin;
+    }
+    doc.end();
+    return done;
+  };
+  return { doc, fonts, put, height, finish };
+}
+
+/** Renders the document; resolves with the PDF's bytes. */
+export async function renderDocument(v: DocumentView): Promise<Buffer> {
+  const name = `${v.title} ${v.number ?? 'DRAFT'}`;
+  const { doc, put, height, finish } = await openPdf(v.paperSize, name, v.seller.company);
   const left = 50;
   const right = doc.page.width - 50;
   const width = right - left;
@@ -431,36 +474,7 @@ export async function renderDocument(v: DocumentView): Promise<Buffer> {
   if (v.bankDetails) section('BANK DETAILS', v.bankDetails);
   if (v.notes) section('NOTES', v.notes);
 
-  // Every page: DRAFT across it (drafts), and "Page i of N" at its foot.
-  const pages = doc.bufferedPageRange();
-  for (let i = pages.start; i < pages.start + pages.count; i++) {
-    doc.switchToPage(i);
-    const margin = doc.page.margins.bottom;
-    doc.page.margins.bottom = 0;
-    if (v.draft) {
-      doc.save();
-      doc.rotate(-30, { origin: [doc.page.width / 2, doc.page.height / 2] });
-      doc
-        .font('bold')
-        .fontSize(110)
-        .fillColor('#000000')
-        .fillOpacity(0.07)
-        .text('DRAFT', doc.page.width / 2 - 190, doc.page.height / 2 - 60, { lineBreak: false });
-      doc.restore();
-    }
-    doc.fillOpacity(1);
-    const foot = doc.page.height - 40;
-    put(name, left, foot, { size: 8, color: GREY, width: half });
-    put(`Page ${i - pages.start + 1} of ${pages.count}`, rightX, foot, {
-      size: 8,
-      color: GREY,
-      width: half,
-      align: 'right',
-    });
-    doc.page.margins.bottom = margin;
-  }
-  doc.end();
-  return done;
+  return finish(v.draft);
 }
 
 /**
