@@ -32,6 +32,29 @@ export interface AccountsTable {
   paper_size: string | null;
 }
 
+export interface AssetsTable {
+  id: Generated<number>;
+  account_id: number;
+  site_id: number;
+  client_id: number;
+  name: string;
+  kind: string | null;
+  make: string | null;
+  model: string | null;
+  serial_number: string | null;
+  installed_on: string | null;
+  warranty_until: string | null;
+  service_interval_months: number | null;
+  notes: string | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+  custom_fields: Generated<unknown>;
+  search_text: string | null;
+  search_vector: Generated<string | null>;
+}
+
 export interface AuthSessionsTable {
   id: Generated<number>;
   session_hash: string;
@@ -266,6 +289,12 @@ export interface InvoicesTable {
   modified: number;
   version: Generated<number>;
   custom_fields: Generated<unknown>;
+}
+
+export interface JobAssetsTable {
+  account_id: number;
+  job_id: number;
+  asset_id: number;
 }
 
 export interface JobSkillsTable {
@@ -723,6 +752,7 @@ export interface WorkgroupsTable {
 /** Every table. Booleans are integers 0/1 and times epoch milliseconds on both dialects. */
 export interface DB {
   accounts: AccountsTable;
+  assets: AssetsTable;
   auth_sessions: AuthSessionsTable;
   charges: ChargesTable;
   clients: ClientsTable;
@@ -737,6 +767,7 @@ export interface DB {
   files: FilesTable;
   idempotency_keys: IdempotencyKeysTable;
   invoices: InvoicesTable;
+  job_assets: JobAssetsTable;
   job_skills: JobSkillsTable;
   jobs: JobsTable;
   locations: LocationsTable;

@@ -236,3 +236,26 @@ export async function busyTimes(
     })),
   };
 }
+
+/** The ids of the assets a job lists. */
+export async function assetsOfJob(db: Executor, accountId: number, jobId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('job_assets')
+    .select('asset_id')
+    .where('account_id', '=', accountId)
+    .where('job_id', '=', jobId)
+    .execute();
+  return rows.map((r) => r.asset_id);
+}
+
+/** The site of each of these assets of the account (PRODUCT §16: a job lists its site's), by asset id. */
+export async function sitesOfAssets(db: Executor, accountId: number, ids: number[]): Promise<Map<number, number>> {
+  const rows = await db
+    .selectFrom('assets')
+    .select(['id', 'site_id'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .modifyEnd(dialectOf(db).lockClause('share'))
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.site_id]));
+}

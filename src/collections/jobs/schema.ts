@@ -47,5 +47,14 @@ export const jobFields: Record<string, Field> = {
     oneWay: true,
     description: 'The skills whoever does the job must hold (plans and slots match them).',
   }),
+  assets: linkList({
+    through: 'job_assets',
+    own: 'job_id',
+    other: 'asset_id',
+    target: 'assets',
+    members: ['name'],
+    oneWay: true,
+    description: "Equipment of the job's site the job services (`where=assets.id = N`: an asset's service history).",
+  }),
   ...standardFields(),
 };
