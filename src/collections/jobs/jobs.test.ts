@@ -55,6 +55,7 @@ for (const dialect of DIALECTS) {
           dueDate: null,
           createdBy: { id: a.adminId },
           requiredSkills: [],
+          assets: [],
           account: { id: a.accountId },
           deleted: false,
           customFields: {},
