@@ -55,6 +55,9 @@ select create_distributed_table('job_skills', 'account_id', colocate_with => 'ac
 select create_distributed_table('plans', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('assets', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('job_assets', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('agreements', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('agreement_skills', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('agreement_assets', 'account_id', colocate_with => 'accounts');
 
 select create_reference_table('file_deletions');
 select create_reference_table('logins');

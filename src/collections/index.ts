@@ -25,6 +25,7 @@ import { quotes } from './quotes/index.js';
 import { skills } from './skills/index.js';
 import { plans } from './plans/index.js';
 import { assets } from './assets/index.js';
+import { agreements } from './agreements/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of), and so does
@@ -56,6 +57,7 @@ export const registry: Registry = createRegistry([
   skills,
   plans,
   assets,
+  agreements,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

@@ -56,5 +56,16 @@ export const jobFields: Record<string, Field> = {
     oneWay: true,
     description: "Equipment of the job's site the job services (`where=assets.id = N`: an asset's service history).",
   }),
+  agreement: f.assoc('agreement_id', 'agreements', {
+    readOnly: true,
+    nullable: true,
+    members: ['name'],
+    description: 'The service agreement whose occurrence this job is (PRODUCT §16), or null.',
+  }),
+  occurrence: f.date('occurrence', {
+    readOnly: true,
+    nullable: true,
+    description: "The agreement's date this job is, or null.",
+  }),
   ...standardFields(),
 };
