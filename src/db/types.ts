@@ -63,7 +63,7 @@ export interface AgreementsTable {
   price: number | null;
   billing: Generated<string>;
   state: Generated<string>;
-  horizon_until: string | null;
+  rolled_on: string | null;
   deleted: Generated<number>;
   created: number;
   modified: number;

@@ -11,6 +11,10 @@ import {
   type TestApp,
 } from '../../../test/helpers.js';
 import { VALIDATION } from '../../errors.js';
+import { sqliteFile } from '../../config.js';
+import { connect } from '../../db/index.js';
+import { createServices } from '../../services.js';
+import { rollAgreements } from './roll.js';
 
 /** PRODUCT §16: service agreements, their occurrences as jobs and visits, rewrites on change, cancel. */
 const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kind].code}:${field}`;
@@ -303,6 +307,56 @@ for (const dialect of DIALECTS) {
       );
       const res = await call(t.app, token, 'POST', `/agreements/${made.body.agreements[0].id}/cancel`);
       assert.equal(res.status, 422, res.raw);
+    });
+
+    it('the daily roll: one job per agreement and date whatever runs it at once (two pools of one database); events with actor null', async () => {
+      const ag = (await post('agreements', [{ ...base(), recurrence: 'FREQ=DAILY', horizonDays: 7 }])).body
+        .agreements[0];
+      assert.equal((await jobsOf(ag.id)).length, 8);
+      // PostgreSQL: another process's services on the same database (its own pool). SQLite's writers
+      // are serial (a connection's transaction holds the thread): the same services, at once.
+      const otherDb =
+        dialect === 'postgres'
+          ? await connect({ databaseUrl: t.config.databaseUrl, sqliteFile: sqliteFile(t.config), poolSize: 5 })
+          : undefined;
+      const other = otherDb ? createServices(t.config, otherDb) : t.services;
+      try {
+        assert.equal(await rollAgreements(t.services, () => t.clock.now), 0, 'nothing behind today');
+        t.clock.now = NOW + 3 * 86_400_000;
+        token = await a.tokenFor(a.adminId);
+        const clock = () => t.clock.now;
+        const rolled = await Promise.all([
+          rollAgreements(t.services, clock),
+          rollAgreements(other, clock),
+          rollAgreements(t.services, clock),
+          rollAgreements(other, clock),
+        ]);
+        assert.ok(rolled.reduce((x, y) => x + y, 0) >= 1, JSON.stringify(rolled));
+        const jobs = await jobsOf(ag.id);
+        const dates = jobs.map((j) => j.occurrence);
+        assert.equal(new Set(dates).size, dates.length, 'one job per date');
+        // The past ones stay; the horizon now ends on 30 March.
+        assert.deepEqual(
+          dates,
+          Array.from({ length: 11 }, (_, k) => `2026-03-${String(20 + k).padStart(2, '0')}`),
+        );
+        assert.equal((await visitsOf(jobs.map((j) => j.id))).length, 11, 'one visit each');
+        const made = jobs.slice(8).map((j) => j.id);
+        const events = (await get(`/events?where=${q('collection = "jobs"')}&sort=-id&recordsPerPage=100&fields=*`))
+          .body.events as any[];
+        const mine = events.filter((e) => made.includes(e.item.id));
+        assert.equal(mine.length, 3, JSON.stringify(events.slice(0, 3)));
+        for (const e of mine) {
+          assert.equal(e.actor, null);
+          assert.equal(e.clientId, null);
+        }
+        // Done for today, in every process.
+        assert.deepEqual(await Promise.all([rollAgreements(t.services, clock), rollAgreements(other, clock)]), [0, 0]);
+      } finally {
+        t.clock.now = NOW;
+        token = await a.tokenFor(a.adminId);
+        await otherDb?.close();
+      }
     });
 
     it('Contractors: agreements 403; the generated visits assigned to them are theirs to see', async () => {

@@ -125,10 +125,13 @@ export const agreements = defineCollection({
     // `state`: ended past endDate or the rule's last date; a cancelled agreement stays cancelled.
     async fill(ctx) {
       const { caller, db, op, existing, row } = ctx;
-      if (op === 'delete' || existing?.state === 'cancelled') return;
+      if (op === 'delete') return;
+      const { today } = await todayOf(db, caller);
+      // The occurrences are made as of today (after, below): the daily roll starts from tomorrow.
+      row.rolled_on = today;
+      if (existing?.state === 'cancelled') return;
       const schedule = scheduleOf(merged(ctx));
       if (!schedule) return;
-      const { today } = await todayOf(db, caller);
       const state = hasEnded(schedule, today) ? 'ended' : 'active';
       if (state !== (existing?.state ?? 'active')) row.state = state;
     },

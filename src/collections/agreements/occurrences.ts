@@ -326,7 +326,8 @@ export async function syncOccurrences(
       ...address,
       status_id: status.id,
       priority: 'normal',
-      created_by: caller.userId ?? null,
+      // The background roll has no user: null.
+      created_by: caller.userId || null,
       deleted: 0,
       created: now,
       modified: now,
