@@ -26,6 +26,7 @@ select create_distributed_table('statuses', 'account_id', colocate_with => 'acco
 select create_distributed_table('clients', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('sites', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('contacts', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('agreements', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('jobs', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('visits', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('files', 'account_id', colocate_with => 'accounts');
@@ -57,6 +58,10 @@ select create_distributed_table('form_templates', 'account_id', colocate_with =>
 select create_distributed_table('job_form_templates', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('form_submissions', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('form_submission_files', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('assets', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('job_assets', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('agreement_skills', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('agreement_assets', 'account_id', colocate_with => 'accounts');
 
 select create_reference_table('file_deletions');
 select create_reference_table('logins');

@@ -19,6 +19,7 @@ import { routeTable } from './http/route-table.js';
 import { notFoundOr405 } from './http/route.js';
 import { startDeliveryWorker, type DeliveryWorker, type RequestActivity } from './webhooks/worker.js';
 import { startFilesMaintenance, type FilesMaintenance } from './collections/files/maintenance.js';
+import { startAgreementRoll, type AgreementRoll } from './collections/agreements/roll.js';
 import { watchBody } from './http/body-timeout.js';
 
 declare module 'fastify' {
@@ -131,6 +132,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   app.addHook('preClose', async () => {
     await worker?.stop();
+  });
+  // Service agreements' occurrences follow the day on every process (PRODUCT §16).
+  let roll: AgreementRoll | undefined;
+  app.addHook('onReady', async () => {
+    roll = startAgreementRoll(app.services, app.clock, app.log);
+  });
+  app.addHook('preClose', async () => {
+    await roll?.stop();
   });
   // The file store's housekeeping: leftovers of dead processes, removals that waited for the store.
   let files: FilesMaintenance | undefined;

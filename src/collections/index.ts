@@ -26,6 +26,8 @@ import { skills } from './skills/index.js';
 import { formTemplates } from './formTemplates/index.js';
 import { formSubmissions } from './formSubmissions/index.js';
 import { plans } from './plans/index.js';
+import { assets } from './assets/index.js';
+import { agreements } from './agreements/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of), and so does
@@ -58,6 +60,8 @@ export const registry: Registry = createRegistry([
   plans,
   formTemplates,
   formSubmissions,
+  assets,
+  agreements,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

@@ -36,6 +36,8 @@ import { oauthConsents } from './migrations/093_oauth_consents.js';
 import { accountDocuments } from './migrations/095_account_documents.js';
 import { planning } from './migrations/100_planning.js';
 import { plans } from './migrations/101_plans.js';
+import { assets } from './migrations/110_assets.js';
+import { agreements } from './migrations/111_agreements.js';
 import { forms } from './migrations/120_forms.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
@@ -76,6 +78,8 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '095_account_documents': accountDocuments,
   '100_planning': planning,
   '101_plans': plans,
+  '110_assets': assets,
+  '111_agreements': agreements,
   '120_forms': forms,
 };
 

@@ -32,6 +32,67 @@ export interface AccountsTable {
   paper_size: string | null;
 }
 
+export interface AgreementAssetsTable {
+  account_id: number;
+  agreement_id: number;
+  asset_id: number;
+}
+
+export interface AgreementSkillsTable {
+  account_id: number;
+  agreement_id: number;
+  skill_id: number;
+}
+
+export interface AgreementsTable {
+  id: Generated<number>;
+  account_id: number;
+  client_id: number;
+  site_id: number | null;
+  user_id: number | null;
+  name: string;
+  job_title: string;
+  job_description: string | null;
+  start_date: string;
+  end_date: string | null;
+  recurrence: string;
+  skip_dates: Generated<string>;
+  visit_time: Generated<string>;
+  visit_minutes: Generated<number>;
+  horizon_days: Generated<number>;
+  price: number | null;
+  billing: Generated<string>;
+  state: Generated<string>;
+  rolled_on: string | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+}
+
+export interface AssetsTable {
+  id: Generated<number>;
+  account_id: number;
+  site_id: number;
+  client_id: number;
+  name: string;
+  kind: string | null;
+  make: string | null;
+  model: string | null;
+  serial_number: string | null;
+  installed_on: string | null;
+  warranty_until: string | null;
+  service_interval_months: number | null;
+  notes: string | null;
+  deleted: Generated<number>;
+  created: number;
+  modified: number;
+  version: Generated<number>;
+  custom_fields: Generated<unknown>;
+  search_text: string | null;
+  search_vector: Generated<string | null>;
+}
+
 export interface AuthSessionsTable {
   id: Generated<number>;
   session_hash: string;
@@ -305,6 +366,12 @@ export interface InvoicesTable {
   custom_fields: Generated<unknown>;
 }
 
+export interface JobAssetsTable {
+  account_id: number;
+  job_id: number;
+  asset_id: number;
+}
+
 export interface JobFormTemplatesTable {
   account_id: number;
   job_id: number;
@@ -348,6 +415,9 @@ export interface JobsTable {
   custom_fields: Generated<unknown>;
   search_text: string | null;
   search_vector: Generated<string | null>;
+  agreement_id: number | null;
+  occurrence: string | null;
+  generated: number | null;
 }
 
 export interface LocationsTable {
@@ -713,6 +783,7 @@ export interface VisitsTable {
   arrival_window_start: number | null;
   arrival_window_end: number | null;
   locked: Generated<number>;
+  generated: number | null;
 }
 
 /** Per webhook, the last of its account's events whose deliveries are queued (src/webhooks/fanout.ts). */
@@ -766,6 +837,10 @@ export interface WorkgroupsTable {
 /** Every table. Booleans are integers 0/1 and times epoch milliseconds on both dialects. */
 export interface DB {
   accounts: AccountsTable;
+  agreement_assets: AgreementAssetsTable;
+  agreement_skills: AgreementSkillsTable;
+  agreements: AgreementsTable;
+  assets: AssetsTable;
   auth_sessions: AuthSessionsTable;
   charges: ChargesTable;
   clients: ClientsTable;
@@ -783,6 +858,7 @@ export interface DB {
   form_templates: FormTemplatesTable;
   idempotency_keys: IdempotencyKeysTable;
   invoices: InvoicesTable;
+  job_assets: JobAssetsTable;
   job_form_templates: JobFormTemplatesTable;
   job_skills: JobSkillsTable;
   jobs: JobsTable;

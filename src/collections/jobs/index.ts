@@ -5,11 +5,13 @@ import { seesJob } from '../policy.js';
 import type { Executor } from '../../db/runner.js';
 import {
   addressOf,
+  assetsOfJob,
   clientOfSite,
   defaultStatus,
   documentsOfJob,
   formsMissing,
   nextReference,
+  sitesOfAssets,
   statusGroup,
 } from './repository.js';
 import { jobFields } from './schema.js';
@@ -24,14 +26,16 @@ async function check(ctx: TxItemContext<'jobs'>): Promise<ApiErrorBody[]> {
   if (op === 'delete') return deletable(db, caller.accountId, existing!.id);
   const completion = await completable(ctx);
   if (completion.length) return completion;
-  if (item.site === undefined && item.client === undefined) return [];
+  const errors = await assetsCheck(ctx);
+  if (item.site === undefined && item.client === undefined) return errors;
   const site = item.site !== undefined ? idOf(item.site) : (existing?.site_id ?? null);
-  if (site === null) return [];
+  if (site === null) return errors;
   const client = item.client !== undefined ? idOf(item.client) : (existing?.client_id ?? null);
   const ofSite = await clientOfSite(db, caller.accountId, site);
   // A site that does not exist is reported by the reference check (1045).
-  if (ofSite === undefined || ofSite === client) return [];
+  if (ofSite === undefined || ofSite === client) return errors;
   return [
+    ...errors,
     validationError(
       'invalid',
       'site',
@@ -65,6 +69,28 @@ async function completable({ caller, db, op, item, existing, once }: TxItemConte
       `a completed job needs a submission of each form required to complete it (${shown})`,
     ),
   ];
+}
+
+/**
+ * A job's assets are assets of its site (PRODUCT §16), whichever of the two a write changes: the
+ * list sent, else the stored one when the site changes.
+ */
+async function assetsCheck({ caller, db, item, existing }: TxItemContext<'jobs'>): Promise<ApiErrorBody[]> {
+  if (item.assets === undefined && item.site === undefined) return [];
+  const site = item.site !== undefined ? idOf(item.site) : (existing?.site_id ?? null);
+  const ids =
+    item.assets !== undefined
+      ? (item.assets as { id: number }[]).map((a) => a.id)
+      : existing
+        ? await assetsOfJob(db, caller.accountId, existing.id)
+        : [];
+  if (!ids.length) return [];
+  const sites = await sitesOfAssets(db, caller.accountId, ids);
+  // An asset that does not exist is reported by the reference check.
+  const stray = ids.filter((id) => sites.has(id) && sites.get(id) !== site);
+  return stray.length
+    ? [validationError('invalid', 'assets', `assets ${stray.slice(0, 10).join(', ')} are not of the job's site`)]
+    : [];
 }
 
 /**

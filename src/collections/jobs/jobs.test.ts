@@ -56,6 +56,7 @@ for (const dialect of DIALECTS) {
           createdBy: { id: a.adminId },
           requiredSkills: [],
           formTemplates: [],
+          assets: [],
           account: { id: a.accountId },
           deleted: false,
           customFields: {},

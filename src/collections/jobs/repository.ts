@@ -245,6 +245,8 @@ export async function visitsVersion(db: Executor, accountId: number): Promise<nu
     .executeTakeFirst();
   const v = (row as { v?: number | string | null } | undefined)?.v;
   return v === null || v === undefined ? undefined : Number(v);
+}
+
 /** The group of a status of the account (undefined when there is none). */
 export async function statusGroup(db: Executor, accountId: number, statusId: number): Promise<string | undefined> {
   const row = await db
@@ -299,4 +301,27 @@ export async function formsMissing(
       ),
     );
   return (await q.orderBy('t.id').execute()).map((r) => r.name);
+}
+
+/** The ids of the assets a job lists. */
+export async function assetsOfJob(db: Executor, accountId: number, jobId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('job_assets')
+    .select('asset_id')
+    .where('account_id', '=', accountId)
+    .where('job_id', '=', jobId)
+    .execute();
+  return rows.map((r) => r.asset_id);
+}
+
+/** The site of each of these assets of the account (PRODUCT §16: a job lists its site's), by asset id. */
+export async function sitesOfAssets(db: Executor, accountId: number, ids: number[]): Promise<Map<number, number>> {
+  const rows = await db
+    .selectFrom('assets')
+    .select(['id', 'site_id'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .modifyEnd(dialectOf(db).lockClause('share'))
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.site_id]));
 }

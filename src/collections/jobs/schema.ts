@@ -57,5 +57,25 @@ export const jobFields: Record<string, Field> = {
     description:
       'The forms to fill in on the job; one with `requiredToComplete` needs a submission before the job takes a `completed` status.',
   }),
+  assets: linkList({
+    through: 'job_assets',
+    own: 'job_id',
+    other: 'asset_id',
+    target: 'assets',
+    members: ['name'],
+    oneWay: true,
+    description: "Equipment of the job's site the job services (`where=assets.id = N`: an asset's service history).",
+  }),
+  agreement: f.assoc('agreement_id', 'agreements', {
+    readOnly: true,
+    nullable: true,
+    members: ['name'],
+    description: 'The service agreement whose occurrence this job is (PRODUCT §16), or null.',
+  }),
+  occurrence: f.date('occurrence', {
+    readOnly: true,
+    nullable: true,
+    description: "The agreement's date this job is, or null.",
+  }),
   ...standardFields(),
 };

@@ -28,6 +28,7 @@ export const CUSTOM_COLLECTIONS = [
   'quotes',
   'invoices',
   'products',
+  'assets',
 ] as const;
 export const CUSTOM_KEY = '^[a-z][A-Za-z0-9]{0,39}$';
 /** The longest text value, in characters (code points). */

@@ -127,6 +127,8 @@ export interface AssocListField extends BaseField {
    * of owners with it may be remembered under the owner table's version (read.ts `rememberable`).
    */
   oneWay?: boolean;
+  /** The listed items' collection itself (set by the registry; `where=<list>.id` checks its read). */
+  targetCollection?: import('./collection.js').Collection;
 }
 
 export interface WriteOnlyField extends BaseField {

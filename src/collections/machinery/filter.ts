@@ -3,7 +3,7 @@ import { lowerText } from '../../db/text.js';
 import { dialectOf, type Executor } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
 import { permissionFor, type Caller, type Collection, type EB, type FilterColumn } from './collection.js';
-import { INT32_MAX, INT32_MIN, REFERENCE_TABLES, type AssocField } from './fields.js';
+import { INT32_MAX, INT32_MIN, REFERENCE_TABLES, type AssocField, type AssocListField } from './fields.js';
 import { scaledProblem, toScaled } from './money.js';
 import { fieldsIn, type Value, type WhereNode } from './where.js';
 
@@ -104,6 +104,8 @@ export function whereToSql(
   }
   const col = c.columns.get(node.field) ?? account.custom?.get(node.field);
   if (!col) {
+    const listed = listMember(c, node.field);
+    if (listed) return listedTerm(c, listed, node, eb, caller);
     const path = assocPath(c, node.field);
     if (!path) throw bad(`unknown field '${node.field}'`);
     // An item without the association has no associated row: no term on its members matches it.
@@ -114,6 +116,52 @@ export function whereToSql(
     );
   }
   return compare(node, col, `${c.table}.${col.column}`, eb, db, account.exponent);
+}
+
+/** The association list a name such as `assets.id` denotes (only its `id`), or undefined. */
+function listMember(c: Collection, name: string): AssocListField | undefined {
+  const [root, member, ...rest] = name.split('.');
+  const field = c.fields[root];
+  return member === 'id' && !rest.length && field?.kind === 'assocList' ? field : undefined;
+}
+
+/**
+ * `<list>.id = N` (PRODUCT §16: `where=assets.id = 7`, the jobs that include asset 7) and `!=`:
+ * whether the item's list holds that id, through the link table in the caller's account; the
+ * caller must be able to read the listed collection.
+ */
+function listedTerm(
+  c: Collection,
+  field: AssocListField,
+  node: Extract<WhereNode, { type: 'cmp' }>,
+  eb: EB,
+  caller: Caller | undefined,
+): Expression<SqlBool> {
+  if (!caller) throw bad(`unknown field '${node.field}'`);
+  const target = field.targetCollection;
+  if (target) {
+    const need = permissionFor(target, 'read');
+    if (!caller.permissions.has(need)) throw new ApiError('permissionMissing', need);
+    if (target.policy.read[caller.role] === 'none')
+      throw new ApiError('roleForbids', `${target.name} are not readable with this role`);
+  }
+  const { op, value } = node;
+  if (op !== '=' && op !== '!=') throw bad(`'${node.field}' takes = or !=, not '${op}'`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > INT32_MAX)
+    throw bad(`'${node.field}' needs an integer from 1 to ${INT32_MAX}`);
+  const holds = eb.exists(
+    eb
+      .selectFrom(`${field.through} as ${ASSOC}`)
+      .select(`${ASSOC}.${field.other}`)
+      .where((inner) =>
+        inner.and([
+          inner(`${ASSOC}.account_id`, '=', caller.accountId),
+          inner(`${ASSOC}.${field.own}`, '=', inner.ref(`${c.table}.id`)),
+          inner(`${ASSOC}.${field.other}`, '=', sql<number>`cast(${value} as bigint)`),
+        ]),
+      ),
+  );
+  return op === '=' ? holds : eb.not(holds);
 }
 
 /**

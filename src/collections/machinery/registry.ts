@@ -39,7 +39,7 @@ export function createRegistry(list: Collection[]): Registry {
   for (const c of list) {
     for (const [name, field] of Object.entries(c.fields)) {
       if (field.kind === 'assoc' || field.kind === 'assocList') resolve(field, `${c.name}.${name}`, targets);
-      if (field.kind === 'assoc') field.targetCollection = byName.get(field.target);
+      if (field.kind === 'assoc' || field.kind === 'assocList') field.targetCollection = byName.get(field.target);
     }
   }
   return {

@@ -100,6 +100,13 @@ export class ChangeRecorder {
   }
 
   /** Rows just inserted. */
+  /** A collection of the registry by name: a rule records the changes it makes to other collections' rows by it. */
+  collection(name: string): Collection {
+    const c = this.registry.get(name);
+    if (!c) throw new Error(`no collection '${name}'`);
+    return c;
+  }
+
   created(c: Collection, ids: number[]): void {
     if (c.recorded === false) return;
     const seen = this.of(c);
