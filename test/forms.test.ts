@@ -369,7 +369,8 @@ for (const dialect of DIALECTS) {
           { title: 'To sign', status: { id: open }, formTemplates: [{ id: must }, { id: template }] },
         ])
       ).body.jobs[0];
-      assert.deepEqual(j.formTemplates, [{ id: template }, { id: must }]); // in id order
+      const listed = await call(t.app, a.token, 'GET', `/jobs/${j.id}?fields=formTemplates`);
+      assert.deepEqual(listed.body.jobs[0].formTemplates, [{ id: template }, { id: must }]); // in id order
       const move = () => call(t.app, a.token, 'PATCH', '/jobs', { jobs: [{ id: j.id, status: { id: done } }] });
       assert.deepEqual(errorsOf(await move()), [code('invalid', 'status')]);
       const s = await post('formSubmissions', [{ template: { id: must }, job: { id: j.id }, answers: { ok: true } }]);

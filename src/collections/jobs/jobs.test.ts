@@ -55,7 +55,6 @@ for (const dialect of DIALECTS) {
           dueDate: null,
           createdBy: { id: a.adminId },
           requiredSkills: [],
-          formTemplates: [],
           account: { id: a.accountId },
           deleted: false,
           customFields: {},
