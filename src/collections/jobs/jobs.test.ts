@@ -55,8 +55,6 @@ for (const dialect of DIALECTS) {
           dueDate: null,
           createdBy: { id: a.adminId },
           requiredSkills: [],
-          formTemplates: [],
-          assets: [],
           account: { id: a.accountId },
           deleted: false,
           customFields: {},

@@ -54,8 +54,10 @@ export const jobFields: Record<string, Field> = {
     target: 'formTemplates',
     members: ['name', 'requiredToComplete'],
     oneWay: true,
+    // Not in the default set: the hot item read (W3) stays one statement for the job and one per default list.
+    extended: true,
     description:
-      'The forms to fill in on the job; one with `requiredToComplete` needs a submission before the job takes a `completed` status.',
+      'With `fields=*` or `fields=formTemplates`. The forms to fill in on the job; one with `requiredToComplete` needs a submission before the job takes a `completed` status.',
   }),
   assets: linkList({
     through: 'job_assets',
@@ -64,7 +66,10 @@ export const jobFields: Record<string, Field> = {
     target: 'assets',
     members: ['name'],
     oneWay: true,
-    description: "Equipment of the job's site the job services (`where=assets.id = N`: an asset's service history).",
+    // Not in the default set: the hot item read (W3) stays one statement for the job and one per default list.
+    extended: true,
+    description:
+      "With `fields=*` or `fields=assets`. Equipment of the job's site the job services (`where=assets.id = N`: an asset's service history).",
   }),
   agreement: f.assoc('agreement_id', 'agreements', {
     readOnly: true,

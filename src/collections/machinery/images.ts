@@ -3,11 +3,12 @@ import type Sharp from 'sharp';
 /**
  * Photos and signatures made small enough to print (PRODUCT §17's job report): a 12-megapixel
  * phone photo is decoded at a fraction of its size (libvips' shrink-on-load for JPEG), turned by its
- * EXIF orientation, fitted inside `PHOTO_EDGE` pixels and written as a JPEG; a signature stays a PNG
+ * EXIF orientation, fitted inside `PHOTO_EDGE` pixels (about 400 pixels per inch in the report's photo cells) and written as a JPEG; a signature stays a PNG
  * (it may be transparent), fitted inside `SIGNATURE_EDGE`. sharp is loaded by the first report, as
  * pdfkit is by the first document (documents.ts): a server that renders none does not carry it.
  */
-export const PHOTO_EDGE = 1200;
+/** 1000: a 4000 × 3000 phone photo is then decoded at exactly 1/4 (libjpeg's DCT scaling), never whole. */
+export const PHOTO_EDGE = 1000;
 export const SIGNATURE_EDGE = 800;
 /** Larger images are not decoded (a decompression bomb), nor bytes past this read. */
 const MAX_PIXELS = 60_000_000;
@@ -24,6 +25,8 @@ const load = () =>
     const lib = m.default as unknown as typeof Sharp;
     // Nothing kept between reports: the memory a report takes is given back after it.
     lib.cache(false);
+    // One libvips thread: a report's images are made one at a time, each thread would hold its own buffers.
+    lib.concurrency(1);
     return lib;
   }));
 
