@@ -9,6 +9,7 @@ import { oauthRateLimitPlugin } from './oauth/rate-limits.js';
 import { rateLimitPlugin } from './http/rate-limit.js';
 import { securityHeaders } from './http/security.js';
 import { fileDownloadsPlugin } from './http/file-downloads.js';
+import { exportPlugin } from './http/export.js';
 import { calendarFeedPlugin, calendarNotFound, isCalendarPath } from './http/calendar-feed.js';
 import { docsPlugin } from './http/docs.js';
 import { createServices, type Services } from './services.js';
@@ -157,6 +158,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(oauthPlugin);
   await app.register(fileDownloadsPlugin);
   await app.register(calendarFeedPlugin);
+  await app.register(exportPlugin);
   await app.register(docsPlugin);
   await app.register(apiPlugin);
   return app;

@@ -12,6 +12,7 @@ import {
   createTestApp,
   DIALECTS,
   PG_URL,
+  skipUnless,
   type Tenant,
   type TestApp,
 } from './helpers.js';
@@ -273,4 +274,131 @@ for (const [from, to] of pairs) {
     });
   });
 }
-void DIALECTS;
+
+const CLI = 'dist/src/cli/index.js';
+
+for (const dialect of DIALECTS) {
+  describe(`GET /export, the CLI, and a consistent snapshot (${dialect})`, { skip: skipUnless(dialect) }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    let b: Tenant;
+    before(async () => {
+      ({ t, a, b } = await appWithTenants(dialect));
+      await fill(t, a);
+    });
+    after(() => t?.close());
+    const env = () => ({ ...process.env, DATA_DIR: t.dataDir, DATABASE_URL: t.config.databaseUrl ?? '' });
+
+    it('GET /export streams the same lines without password hashes or file bytes, to an Administrator with every .read', async () => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/export',
+        headers: { authorization: `Bearer ${a.token}`, 'x-version': '1.0' },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.match(String(res.headers['content-type']), /^application\/x-ndjson/);
+      const lines = res.body
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      assert.ok(!res.body.includes('passwordHash') && !lines.some((l) => l.file));
+      const file = lines.find((l) => l.collection === 'files');
+      assert.match(file.item.downloadUrl, /^http/);
+      const cli = (await exportOf(t, a.accountId)).map((l) => {
+        if (l.collection === 'users') delete l.item.passwordHash;
+        return l;
+      });
+      assert.deepEqual(normalized(lines), normalized(cli));
+      assert.ok(
+        !res.body.includes(`"companyName":"${(lines[0].account.companyName as string).replace('Alpha', 'Beta')}"`),
+      );
+      // An Employee, or an Administrator's token without one .read: 403.
+      const employee = await addUser(t, a, 'employee');
+      const refused = await call(t.app, employee.token, 'GET', '/export');
+      assert.equal(refused.status, 403);
+      const partial = await a.tokenFor(a.adminId, ['jobs.read', 'clients.read']);
+      const missing = await call(t.app, partial, 'GET', '/export');
+      assert.equal(missing.status, 403);
+      assert.equal((await call(t.app, undefined, 'GET', '/export')).status, 401);
+      assert.equal((await call(t.app, a.token, 'POST', '/export')).status, 405);
+      void b;
+    });
+
+    it('an export taken while the API writes is one snapshot: every reference resolves, later items absent', async () => {
+      const lines: Line[] = [];
+      let wrote = false;
+      await exportAccount(t.database, registry, t.services.blobs, a.accountId, { hidden: true }, async (l) => {
+        lines.push(JSON.parse(l));
+        if (!wrote) {
+          wrote = true;
+          const c = await call(t.app, a.token, 'POST', '/clients', {
+            clients: [{ name: 'Written during the export' }],
+          });
+          assert.equal(c.status, 200, c.raw);
+          const j = await call(t.app, a.token, 'POST', '/jobs', {
+            jobs: [{ title: 'During', client: { id: c.body.clients[0].id } }],
+          });
+          assert.equal(j.status, 200, j.raw);
+        }
+      });
+      assert.ok(!JSON.stringify(lines).includes('Written during the export'));
+      assert.ok(!JSON.stringify(normalized(lines)).includes('unseen'));
+      // The next export has them.
+      assert.ok(JSON.stringify(await exportOf(t, a.accountId)).includes('Written during the export'));
+    });
+
+    it('fsm accounts export | fsm accounts import: a new account; SIGKILL halfway leaves none', async () => {
+      const { execFileSync, spawn } = await import('node:child_process');
+      const out = execFileSync(
+        process.execPath,
+        [CLI, 'accounts', 'export', '--account', String(a.accountId), '--files'],
+        {
+          env: env(),
+          maxBuffer: 64 * 1024 * 1024,
+        },
+      ).toString();
+      const lines = out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      assert.equal(lines[0].format, 'fsm-export');
+      assert.ok(lines.some((l) => l.file));
+      // Logins are unique in the whole server: imported here, the users need new ones.
+      const renamed = lines.map((l) =>
+        l.collection === 'users' && l.item.login ? { ...l, item: { ...l.item, login: `${l.item.login}-copy` } } : l,
+      );
+      const input = renamed.map((l) => JSON.stringify(l)).join('\n');
+      const accounts = async () =>
+        Number((await sql<{ n: number }>`select count(*) as n from accounts`.execute(t.database.db)).rows[0].n);
+      const before = await accounts();
+      // Killed while it reads: the header and some items written, the rest never comes.
+      const child = spawn(process.execPath, [CLI, 'accounts', 'import'], {
+        env: env(),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.stdin.write(
+        renamed
+          .slice(0, Math.ceil(renamed.length / 2))
+          .map((l) => JSON.stringify(l))
+          .join('\n') + '\n',
+      );
+      await new Promise((r) => setTimeout(r, 1500));
+      child.kill('SIGKILL');
+      await exited;
+      assert.equal(await accounts(), before, 'nothing of the killed import is left');
+      const done = execFileSync(process.execPath, [CLI, 'accounts', 'import'], { env: env(), input }).toString();
+      const result = JSON.parse(done);
+      assert.equal(await accounts(), before + 1);
+      assert.equal(result.webhooks.length, 1);
+      const again = await exportOf(t, result.account.id, true);
+      const copy = (x: Line[]) =>
+        normalized(x).map((l) =>
+          l.collection === 'users' && l.item.login
+            ? { ...l, item: { ...l.item, login: String(l.item.login).replace(/-copy$/, '') } }
+            : l,
+        );
+      assert.deepEqual(copy(again), normalized(lines));
+    });
+  });
+}

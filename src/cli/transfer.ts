@@ -44,8 +44,13 @@ export const accountsImport: Command = {
     'Prints {"account":{"id":N},"items":N,"webhooks":[{"id":N,"secret":"whsec_…"}]}: new ids, numbers and times kept, each webhook a new secret. A line it cannot take fails it with the line number.',
   async run({ database, services }) {
     const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+    // Its iterator made now: lines read before the import's transaction has begun are kept for it
+    // (a readline interface drops the lines it reads while nothing iterates it).
+    const iterator = lines[Symbol.asyncIterator]();
     try {
-      return await importAccount(database, services.registry, services.blobs, lines);
+      return await importAccount(database, services.registry, services.blobs, {
+        [Symbol.asyncIterator]: () => iterator,
+      });
     } catch (err) {
       if (err instanceof ImportError) throw new CommandError(err.message);
       throw err;

@@ -1,6 +1,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { dialectOf, execute, type Executor } from '../db/runner.js';
-import type { Caller, Collection, EB } from './machinery/collection.js';
+import { permissionFor, type Caller, type Collection, type EB } from './machinery/collection.js';
+import { ApiError } from '../errors.js';
 import type { AssocField } from './machinery/fields.js';
 
 /**
@@ -160,4 +161,16 @@ export function contractorSeesEvent(
       ]),
     );
   return terms.length ? eb.or(terms) : sql<SqlBool>`1 = 0`;
+}
+
+/**
+ * Who may take the whole account away with `GET /export` (PRODUCT §19): an Administrator whose token
+ * holds the read permission of every exported collection. Throws the 403 that says what is missing.
+ */
+export function checkMayExport(caller: Caller, collections: readonly Collection[]): void {
+  for (const c of collections) {
+    const need = permissionFor(c, 'read');
+    if (!caller.permissions.has(need)) throw new ApiError('permissionMissing', `${need} (an export needs every .read)`);
+  }
+  if (caller.role !== 'administrator') throw new ApiError('roleForbids', 'only an Administrator exports the account');
 }

@@ -38,6 +38,26 @@ export function operationsPaths(): Record<string, Json> {
         },
       },
     },
+    '/export': {
+      get: {
+        tags: ['operations'],
+        operationId: 'exportAccount',
+        summary: "The caller's account as NDJSON (PRODUCT §19): an Administrator whose token holds every `.read`",
+        description:
+          'One JSON object a line: `{"format":"fsm-export","version":1,"account":{…}}`, then `{"collection":"…","item":{…}}` for every item, references first; no password hashes, secrets or file bytes (files keep their `downloadUrl`). docs/reports.md.',
+        parameters: [{ $ref: '#/components/parameters/XVersion' }],
+        responses: {
+          200: {
+            description: 'The export, streamed',
+            content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+          },
+          400: { $ref: '#/components/responses/E400' },
+          401: { $ref: '#/components/responses/E401' },
+          403: { $ref: '#/components/responses/E403' },
+          429: { $ref: '#/components/responses/E429' },
+        },
+      },
+    },
     '/metrics': {
       get: {
         tags: ['operations'],

@@ -1,0 +1,53 @@
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authenticate } from '../auth/bearer.js';
+import { exportAccount, exportedCollections } from '../accounts/transfer/export.js';
+import { checkMayExport } from '../collections/policy.js';
+import type { Caller } from '../collections/machinery/collection.js';
+import { ApiError } from '../errors.js';
+import { API_VERSION } from './envelope.js';
+import { enforceRateLimit, tokenBucket } from './rate-limit.js';
+
+/**
+ * `GET /export` (PRODUCT §19): the caller's account as the CLI's export streams it, without
+ * password hashes or file bytes (files keep their signed `downloadUrl`), for an Administrator whose
+ * token holds every exported collection's `.read`. Read on one snapshot that holds no write lock
+ * (src/db: Database.snapshot), a page at a time as the client reads: other requests go on meanwhile.
+ */
+export async function exportPlugin(app: FastifyInstance): Promise<void> {
+  const collections = exportedCollections(app.services.registry);
+  app.get('/export', async (request: FastifyRequest, reply: FastifyReply) => {
+    const v = request.headers['x-version'];
+    if (v === undefined || v === '') throw new ApiError('versionMissing');
+    if (v !== API_VERSION) throw new ApiError('versionUnsupported');
+    if (Object.keys(request.query as object).length)
+      throw new ApiError('badModifier', 'GET /export takes no query parameters');
+    const auth = await authenticate(app.database, request.headers.authorization, app.clock());
+    await enforceRateLimit(reply, app.rateLimits.api, tokenBucket(auth.tokenHash));
+    const caller: Caller = { ...auth, publicUrl: app.config.publicUrl };
+    checkMayExport(caller, collections);
+    const out = new PassThrough();
+    const write = (line: string) =>
+      out.write(`${line}\n`) ? undefined : new Promise<void>((resolve) => out.once('drain', () => resolve()));
+    // A client that goes away ends the export at its next line (the snapshot is then released).
+    request.raw.once('close', () => out.destroy());
+    exportAccount(
+      app.database,
+      app.services.registry,
+      app.services.blobs,
+      auth.accountId,
+      { publicUrl: caller.publicUrl, now: auth.now },
+      (line) => {
+        if (out.destroyed) throw new Error('the client went away');
+        return write(line);
+      },
+    ).then(
+      () => out.end(),
+      (err: unknown) => {
+        if (!out.destroyed) request.log.error({ err }, 'export failed');
+        out.destroy(err as Error);
+      },
+    );
+    return reply.code(200).header('content-type', 'application/x-ndjson').send(out);
+  });
+}
