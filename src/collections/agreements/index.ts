@@ -74,7 +74,8 @@ async function check(ctx: TxItemContext<'agreements'>): Promise<ApiErrorBody[]> 
           ? await assetsOfAgreement(db, caller.accountId, existing.id)
           : [];
     const sites = await sitesOfAssets(db, caller.accountId, ids);
-    const stray = ids.filter((id) => sites.has(id) && sites.get(id) !== m.site);
+    // An asset that is not the account's is the reference failure alone.
+    const stray = ids.some((id) => !sites.has(id)) ? [] : ids.filter((id) => sites.get(id) !== m.site);
     if (stray.length)
       errors.push(
         validationError('invalid', 'assets', `assets ${stray.slice(0, 10).join(', ')} are not of the agreement's site`),

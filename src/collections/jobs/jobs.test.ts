@@ -56,6 +56,8 @@ for (const dialect of DIALECTS) {
           createdBy: { id: a.adminId },
           requiredSkills: [],
           assets: [],
+          agreement: null,
+          occurrence: null,
           account: { id: a.accountId },
           deleted: false,
           customFields: {},
