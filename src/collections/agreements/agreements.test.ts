@@ -93,6 +93,7 @@ for (const dialect of DIALECTS) {
         [{ name: undefined }, code('required', 'name')],
         [{ jobTitle: '' }, code('invalid', 'jobTitle')],
         [{ startDate: '2026-02-30' }, code('invalid', 'startDate')],
+        [{ startDate: '1969-12-31' }, code('invalid', 'startDate')],
         [{ endDate: '2026-03-19' }, code('invalid', 'endDate')],
         [{ recurrence: undefined }, code('required', 'recurrence')],
         [{ recurrence: 'FREQ=HOURLY' }, code('invalid', 'recurrence')],

@@ -33,6 +33,9 @@ function scheduleOf(m: ReturnType<typeof merged>): Schedule | undefined {
   return { rule, startDate: m.startDate, endDate: m.endDate, skipDates: m.skipDates, horizonDays: m.horizonDays };
 }
 
+/** The earliest start: a rule is expanded from its start, and nothing older is serviced by rule. */
+const FIRST_DATE = '1970-01-01';
+
 /** The members that make occurrences: a PATCH of a cancelled agreement that sends one is refused. */
 const MAKES_OCCURRENCES = [
   'recurrence',
@@ -83,6 +86,8 @@ async function check(ctx: TxItemContext<'agreements'>): Promise<ApiErrorBody[]> 
   }
   if (m.billing !== 'none' && m.price === null)
     errors.push(validationError('invalid', 'price', `billing '${m.billing}' needs a price`));
+  if (m.startDate !== undefined && m.startDate < FIRST_DATE)
+    errors.push(validationError('invalid', 'startDate', `must be ${FIRST_DATE} or later`));
   if (m.startDate !== undefined && m.endDate !== null && m.endDate < m.startDate)
     errors.push(validationError('invalid', 'endDate', 'must not be before startDate'));
   const schedule = scheduleOf(m);
