@@ -93,6 +93,7 @@ for (const dialect of DIALECTS) {
         [{ name: undefined }, code('required', 'name')],
         [{ jobTitle: '' }, code('invalid', 'jobTitle')],
         [{ startDate: '2026-02-30' }, code('invalid', 'startDate')],
+        [{ startDate: '1969-12-31' }, code('invalid', 'startDate')],
         [{ endDate: '2026-03-19' }, code('invalid', 'endDate')],
         [{ recurrence: undefined }, code('required', 'recurrence')],
         [{ recurrence: 'FREQ=HOURLY' }, code('invalid', 'recurrence')],
@@ -255,6 +256,9 @@ for (const dialect of DIALECTS) {
           '2026-03-29',
         ],
       );
+      // References are the account's J- numbers, distinct.
+      const refs = jobs.map((j) => j.reference);
+      assert.equal(new Set(refs).size, refs.length);
       // A PATCH that changes nothing of the occurrences rewrites nothing.
       const stamp = jobs.map((j) => j.modified);
       assert.equal((await patch('agreements', [{ id: ag.id, price: 25 }])).status, 200);
@@ -286,6 +290,18 @@ for (const dialect of DIALECTS) {
       assert.equal(refused.status, 422, refused.raw);
       assert.equal((await get(`/agreements/${ag.id}`)).body.agreements[0].recurrence, 'FREQ=DAILY');
       assert.equal((await call(t.app, token, 'POST', `/agreements/999999/cancel`)).status, 404);
+    });
+
+    it('a logically deleted agreement takes its untouched future occurrences with it', async () => {
+      const ag = (await post('agreements', [{ ...base(), recurrence: 'FREQ=DAILY', horizonDays: 7 }])).body
+        .agreements[0];
+      const jobs = await jobsOf(ag.id);
+      assert.equal((await patch('jobs', [{ id: jobs[0].id, title: 'Kept' }])).status, 200);
+      assert.equal((await patch('agreements', [{ id: ag.id, deleted: true }])).status, 200);
+      assert.deepEqual(
+        (await jobsOf(ag.id)).filter((j) => !j.deleted).map((j) => j.title),
+        ['Kept'],
+      );
     });
 
     it('state ended: past endDate or the rule’s last date; an ended agreement cannot be cancelled', async () => {

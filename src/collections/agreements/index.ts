@@ -33,6 +33,9 @@ function scheduleOf(m: ReturnType<typeof merged>): Schedule | undefined {
   return { rule, startDate: m.startDate, endDate: m.endDate, skipDates: m.skipDates, horizonDays: m.horizonDays };
 }
 
+/** The earliest start: a rule is expanded from its start, and nothing older is serviced by rule. */
+const FIRST_DATE = '1970-01-01';
+
 /** The members that make occurrences: a PATCH of a cancelled agreement that sends one is refused. */
 const MAKES_OCCURRENCES = [
   'recurrence',
@@ -74,7 +77,8 @@ async function check(ctx: TxItemContext<'agreements'>): Promise<ApiErrorBody[]> 
           ? await assetsOfAgreement(db, caller.accountId, existing.id)
           : [];
     const sites = await sitesOfAssets(db, caller.accountId, ids);
-    const stray = ids.filter((id) => sites.has(id) && sites.get(id) !== m.site);
+    // An asset that is not the account's is the reference failure alone.
+    const stray = ids.some((id) => !sites.has(id)) ? [] : ids.filter((id) => sites.get(id) !== m.site);
     if (stray.length)
       errors.push(
         validationError('invalid', 'assets', `assets ${stray.slice(0, 10).join(', ')} are not of the agreement's site`),
@@ -82,6 +86,8 @@ async function check(ctx: TxItemContext<'agreements'>): Promise<ApiErrorBody[]> 
   }
   if (m.billing !== 'none' && m.price === null)
     errors.push(validationError('invalid', 'price', `billing '${m.billing}' needs a price`));
+  if (m.startDate !== undefined && m.startDate < FIRST_DATE)
+    errors.push(validationError('invalid', 'startDate', `must be ${FIRST_DATE} or later`));
   if (m.startDate !== undefined && m.endDate !== null && m.endDate < m.startDate)
     errors.push(validationError('invalid', 'endDate', 'must not be before startDate'));
   const schedule = scheduleOf(m);

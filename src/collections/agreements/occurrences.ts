@@ -104,6 +104,34 @@ async function addressFor(db: Executor, accountId: number, a: AgreementRow): Pro
   return {};
 }
 
+/**
+ * `n` new job references (`J-000123`, as a job made by hand gets), drawn from the account's counter
+ * in one statement; any already taken (a reference given by hand) is replaced by the next free one.
+ */
+async function nextReferences(db: Executor, accountId: number, n: number): Promise<string[]> {
+  const { value } = await db
+    .insertInto('counters')
+    .values({ account_id: accountId, name: 'jobs', value: n })
+    .onConflict((oc) => oc.columns(['account_id', 'name']).doUpdateSet({ value: sql`counters.value + ${n}` }))
+    .returning('value')
+    .executeTakeFirstOrThrow();
+  const last = Number(value);
+  const drawn = Array.from({ length: n }, (_, k) => numbered('J', last - n + 1 + k));
+  const taken = new Set<string>();
+  for (let i = 0; i < drawn.length; i += 500) {
+    const rows = await db
+      .selectFrom('jobs')
+      .select('reference')
+      .where('account_id', '=', accountId)
+      .where('reference', 'in', drawn.slice(i, i + 500))
+      .execute();
+    for (const r of rows) taken.add(r.reference);
+  }
+  const out: string[] = [];
+  for (const r of drawn) out.push(taken.has(r) ? await nextReference(db, accountId) : r);
+  return out;
+}
+
 async function nextReference(db: Executor, accountId: number): Promise<string> {
   for (;;) {
     const reference = numbered('J', await nextCount(db, accountId, 'jobs'));
@@ -318,10 +346,11 @@ export async function syncOccurrences(
     .executeTakeFirstOrThrow();
   const address = await addressFor(db, accountId, a);
   const rows: Record<string, unknown>[] = [];
-  for (const date of fresh) {
+  const references = await nextReferences(db, accountId, fresh.length);
+  for (const [k, date] of fresh.entries()) {
     const row: Record<string, unknown> = {
       account_id: accountId,
-      reference: await nextReference(db, accountId),
+      reference: references[k],
       ...jobColumns,
       ...address,
       status_id: status.id,

@@ -17,7 +17,7 @@ export const assets = defineCollection({
     "Equipment at a client's site, with its service history: `GET /jobs?where=assets.id = N` lists the jobs that include it.",
   fields: assetFields,
   counted: true,
-  example: (ref) => ({ site: ref('sites'), name: 'Boiler', make: 'Vaillant', serialNumber: 'VA-1001' }),
+  example: (ref) => ({ site: ref('sites'), name: 'Boiler', make: 'Vaillant', model: 'ecoTEC plus' }),
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },

@@ -86,8 +86,9 @@ async function assetsCheck({ caller, db, item, existing }: TxItemContext<'jobs'>
         : [];
   if (!ids.length) return [];
   const sites = await sitesOfAssets(db, caller.accountId, ids);
-  // An asset that does not exist is reported by the reference check.
-  const stray = ids.filter((id) => sites.has(id) && sites.get(id) !== site);
+  // An asset that is not the account's is the reference failure alone.
+  if (ids.some((id) => !sites.has(id))) return [];
+  const stray = ids.filter((id) => sites.get(id) !== site);
   return stray.length
     ? [validationError('invalid', 'assets', `assets ${stray.slice(0, 10).join(', ')} are not of the job's site`)]
     : [];

@@ -55,6 +55,8 @@ for (const dialect of DIALECTS) {
           dueDate: null,
           createdBy: { id: a.adminId },
           requiredSkills: [],
+          agreement: null,
+          occurrence: null,
           account: { id: a.accountId },
           deleted: false,
           customFields: {},

@@ -22,7 +22,16 @@ export function addMonths(date: string, months: number): string {
 /** `date` plus `days` days (may be negative). */
 export function addDays(date: string, days: number): string {
   const [y, m, d] = date.split('-').map(Number);
-  return new Date(Date.UTC(y, m - 1, d + days)).toISOString().slice(0, 10);
+  return utc(y, m, d + days)
+    .toISOString()
+    .slice(0, 10);
+}
+
+/** The UTC midnight of a date (`day` may run past the month); years below 100 as they are (Date.UTC reads them as 19xx). */
+export function utc(year: number, month: number, day: number): Date {
+  const t = new Date(0);
+  t.setUTCFullYear(year, month - 1, day);
+  return t;
 }
 
 /**

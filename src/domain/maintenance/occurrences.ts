@@ -34,13 +34,19 @@ export function occurrenceDates(s: Schedule, today: string): string[] | undefine
   return dates.length > MAX_OCCURRENCES ? undefined : dates;
 }
 
-/** Whether the agreement has ended by `today`: past `endDate`, or past the rule's last date. */
+/**
+ * Whether the agreement has ended by `today`: past `endDate`, or past the rule's last date (COUNT
+ * dates before today; no date of the rule from today to UNTIL).
+ */
 export function hasEnded(s: Schedule, today: string): boolean {
   if (s.endDate !== null && s.endDate < today) return true;
-  if (s.rule.count === undefined && s.rule.until === undefined) return false;
-  if (s.rule.until !== undefined && s.rule.until < today) return true;
-  // Any date of the rule from today on (skipped or not) keeps it going.
-  return expand(s.rule, s.startDate, s.rule.until ?? addDays(today, 366 * 400), { from: today, limit: 0 }).length === 0;
+  if (s.rule.count !== undefined) {
+    if (s.startDate >= today) return false;
+    return expand(s.rule, s.startDate, addDays(today, -1)).length >= s.rule.count;
+  }
+  if (s.rule.until === undefined) return false;
+  if (s.rule.until < today) return true;
+  return expand(s.rule, s.startDate, s.rule.until, { from: today, limit: 0 }).length === 0;
 }
 
 /** A visit's start and end (epoch ms) on a local date at `visitTime` in the zone, that date's offset. */

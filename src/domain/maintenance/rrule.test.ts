@@ -389,6 +389,24 @@ describe('RRULE expansion (PRODUCT §16) against RFC 5545 3.8.5.3', () => {
     assert.equal(addMonths('2024-12-15', 1), '2025-01-15');
   });
 
+  it('a long past start costs little without COUNT, and a rule matching nothing ends its expansion', () => {
+    const started = performance.now();
+    assert.deepEqual(expand(rule('FREQ=DAILY'), '0001-01-01', '2026-12-03', { from: '2026-12-01' }), [
+      '2026-12-01',
+      '2026-12-02',
+      '2026-12-03',
+    ]);
+    assert.deepEqual(expand(rule('FREQ=WEEKLY;BYDAY=TU'), '0001-01-02', '0001-01-20'), [
+      '0001-01-02',
+      '0001-01-09',
+      '0001-01-16',
+    ]);
+    assert.deepEqual(expand(rule('FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30;COUNT=5'), '1970-01-01', '2500-01-01'), [
+      '1970-01-01',
+    ]);
+    assert.ok(performance.now() - started < 2000);
+  });
+
   it('refuses what the subset does not take, each with its reason', () => {
     for (const bad of [
       '',

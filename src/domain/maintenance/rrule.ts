@@ -12,7 +12,7 @@
  * 31 March, 30 April…), where the RFC skips such months. An explicit BYMONTHDAY=31 still skips
  * the months without a 31st, as the RFC does.
  */
-import { addDays, daysInMonth } from './dates.js';
+import { addDays, daysInMonth, utc } from './dates.js';
 
 export const FREQS = ['DAILY', 'WEEKLY', 'MONTHLY', 'YEARLY'] as const;
 export type Freq = (typeof FREQS)[number];
@@ -148,7 +148,7 @@ const ymd = (date: string): Ymd => {
 };
 const fmt = (y: number, m: number, d: number) =>
   `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
-const weekdayOf = (y: number, m: number, d: number) => new Date(Date.UTC(y, m - 1, d)).getUTCDay();
+const weekdayOf = (y: number, m: number, d: number) => utc(y, m, d).getUTCDay();
 const dayNumber = (date: string) => Date.parse(`${date}T00:00:00Z`) / 86_400_000;
 
 /** The dates of month `m` of `y` a BYDAY entry names (an ordinal picks one of them). */
@@ -285,7 +285,11 @@ export function expand(
   const s = ymd(start);
   const startDay = weekdayOf(s.y, s.m, s.d);
   const endDay = dayNumber(end);
-  for (let period = 0; ; period++) {
+  // Without COUNT nothing before `from` matters: the periods wholly before it are jumped over.
+  const first = rule.count === undefined ? firstPeriod(rule, s, ymd(from)) : 0;
+  for (let period = first; ; period++) {
+    // A rule that matches nothing for this long has no more dates (a bound on the work of one expansion).
+    if (period - first > MAX_PERIODS) return out;
     // The first day a period can hold: past the end, nothing more can come.
     const dates = applySetPos(rule, candidates(rule, s, period, startDay));
     if (!dates.length && periodStart(rule, s, period) > endDay) return out;
@@ -298,6 +302,21 @@ export function expand(
     }
     if (periodStart(rule, s, period) > endDay) return out;
   }
+}
+
+/** The most periods one expansion walks through (DAILY: some 270 years). */
+export const MAX_PERIODS = 100_000;
+
+/** A period a little before the one holding `from` (whole periods: the rule's dates are unchanged). */
+function firstPeriod(rule: Rule, s: Ymd, from: Ymd): number {
+  const days = dayNumber(fmt(from.y, from.m, from.d)) - dayNumber(fmt(s.y, s.m, s.d));
+  const steps = {
+    DAILY: days,
+    WEEKLY: Math.floor(days / 7),
+    MONTHLY: from.y * 12 + from.m - (s.y * 12 + s.m),
+    YEARLY: from.y - s.y,
+  }[rule.freq];
+  return Math.max(0, Math.floor(steps / rule.interval) - 1);
 }
 
 /** The day number of the first day of a period (periods only move forward). */
