@@ -55,7 +55,6 @@ for (const dialect of DIALECTS) {
           dueDate: null,
           createdBy: { id: a.adminId },
           requiredSkills: [],
-          assets: [],
           agreement: null,
           occurrence: null,
           account: { id: a.accountId },

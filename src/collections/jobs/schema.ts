@@ -54,7 +54,10 @@ export const jobFields: Record<string, Field> = {
     target: 'assets',
     members: ['name'],
     oneWay: true,
-    description: "Equipment of the job's site the job services (`where=assets.id = N`: an asset's service history).",
+    // Not a default field: a job read by id stays one statement (test/round-trips.test.ts, W3).
+    extended: true,
+    description:
+      "Equipment of the job's site the job services (`where=assets.id = N`: an asset's service history); with `fields=assets` or `*`.",
   }),
   agreement: f.assoc('agreement_id', 'agreements', {
     readOnly: true,
