@@ -167,7 +167,7 @@ for (const dialect of DIALECTS) {
       ]);
       assert.equal(job.status, 200, job.raw);
       const jobId = job.body.jobs[0].id;
-      // Not a default field (the hot item read stays one statement per default list): asked for.
+      // Not a default field (a job read stays one statement): asked by name.
       assert.equal(job.body.jobs[0].assets, undefined);
       assert.deepEqual((await get(`/jobs/${jobId}?fields=assets`)).body.jobs[0].assets, [
         { id: boiler.id },

@@ -47,18 +47,6 @@ export const jobFields: Record<string, Field> = {
     oneWay: true,
     description: 'The skills whoever does the job must hold (plans and slots match them).',
   }),
-  formTemplates: linkList({
-    through: 'job_form_templates',
-    own: 'job_id',
-    other: 'form_template_id',
-    target: 'formTemplates',
-    members: ['name', 'requiredToComplete'],
-    oneWay: true,
-    // Not in the default set: the hot item read (W3) stays one statement for the job and one per default list.
-    extended: true,
-    description:
-      'With `fields=*` or `fields=formTemplates`. The forms to fill in on the job; one with `requiredToComplete` needs a submission before the job takes a `completed` status.',
-  }),
   assets: linkList({
     through: 'job_assets',
     own: 'job_id',
@@ -66,10 +54,10 @@ export const jobFields: Record<string, Field> = {
     target: 'assets',
     members: ['name'],
     oneWay: true,
-    // Not in the default set: the hot item read (W3) stays one statement for the job and one per default list.
+    // Not a default field: a job read by id stays one statement (test/round-trips.test.ts, W3).
     extended: true,
     description:
-      "With `fields=*` or `fields=assets`. Equipment of the job's site the job services (`where=assets.id = N`: an asset's service history).",
+      "Equipment of the job's site the job services (`where=assets.id = N`: an asset's service history); with `fields=assets` or `*`.",
   }),
   agreement: f.assoc('agreement_id', 'agreements', {
     readOnly: true,
