@@ -47,6 +47,18 @@ export const jobFields: Record<string, Field> = {
     oneWay: true,
     description: 'The skills whoever does the job must hold (plans and slots match them).',
   }),
+  formTemplates: linkList({
+    through: 'job_form_templates',
+    own: 'job_id',
+    other: 'form_template_id',
+    target: 'formTemplates',
+    members: ['name', 'requiredToComplete'],
+    oneWay: true,
+    // Not in the default set: the hot item read (W3) stays one statement for the job and one per default list.
+    extended: true,
+    description:
+      'With `fields=*` or `fields=formTemplates`. The forms to fill in on the job; one with `requiredToComplete` needs a submission before the job takes a `completed` status.',
+  }),
   assets: linkList({
     through: 'job_assets',
     own: 'job_id',
