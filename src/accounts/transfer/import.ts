@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { Database } from '../../db/index.js';
 import { untyped, type Executor } from '../../db/tx.js';
+import { insertRows } from '../../db/runner.js';
 import { findLogin, moveLogin } from '../../auth/logins.js';
 import type { Registry } from '../../collections/machinery/registry.js';
 import type { Collection, Columns } from '../../collections/machinery/collection.js';
@@ -84,6 +85,34 @@ export async function importAccount(
         if (blob.sha256 !== r.sha256) throw new ImportError(`the bytes of file ${r.oldId} do not match its sha256`);
       };
 
+      // Consecutive items of one collection go in together (one statement per run of rows).
+      let batch: Batch | undefined;
+      const flush = async () => {
+        if (!batch) return;
+        const { c, entries } = batch;
+        batch = undefined;
+        let made: { id: number }[];
+        try {
+          made = await insertRows<{ id: number }>(
+            db,
+            c.table,
+            entries.map((e) => e.row),
+            ['id'],
+          );
+        } catch (err) {
+          throw lineError(entries[0].line, err, database, c.table, entries[entries.length - 1].line);
+        }
+        entries.forEach((e, i) => {
+          const newId = Number(made[i].id);
+          idsOf(c.name).set(e.oldId, newId);
+          items++;
+          for (const pending of e.lists) links.push({ line: e.line, table: c.table, own: newId, pending });
+          for (const ref of e.refs) later.push({ line: e.line, table: c.table, id: newId, ref });
+          if (e.answer && c.name === 'webhooks') webhooks.push({ id: newId, secret: String(e.answer.secret) });
+        });
+        for (let i = 0; i < entries.length; i++)
+          if (entries[i].login) await moveLogin(db, { accountId, userId: Number(made[i].id) }, null, entries[i].login!);
+      };
       for await (const text of lines) {
         n++;
         try {
@@ -123,14 +152,15 @@ export async function importAccount(
           if (!isObject(line.item) || typeof line.item.id !== 'number')
             throw new ImportError("has no 'item' with an id");
           const item = line.item;
+          // The items of earlier collections are in before this one's references are remapped.
+          if (batch && batch.c !== c) await flush();
           const { row, links: lists, later: refs } = rowOf(c, plan, item, accountId, remap);
           const answer = c.transfer?.onImport?.(row);
-          const newId = await insertItem(db, c, row, accountId);
-          idsOf(c.name).set(item.id as number, newId);
-          items++;
-          for (const pending of lists) links.push({ line: n, table: c.table, own: newId, pending });
-          for (const ref of refs) later.push({ line: n, table: c.table, id: newId, ref });
-          if (answer && c.name === 'webhooks') webhooks.push({ id: newId, secret: String(answer.secret) });
+          const login = await prepareRow(db, c, row, accountId);
+          const key = `${c.name}|${Object.keys(row).join(',')}`;
+          if (batch && (batch.key !== key || batch.entries.length >= BATCH)) await flush();
+          batch ??= { c, key, entries: [] };
+          batch.entries.push({ row, oldId: item.id as number, line: n, lists, refs, answer, login });
           if (c.name === 'files' && typeof row.sha256 === 'string')
             receiving = { oldId: item.id as number, sha256: row.sha256 };
         } catch (err) {
@@ -138,6 +168,7 @@ export async function importAccount(
         }
       }
       if (n === 0) throw new ImportError('line 1: the input is empty');
+      await flush();
       try {
         await finishFile();
       } catch (err) {
@@ -181,9 +212,10 @@ export async function importAccount(
   }
 }
 
-function lineError(n: number, err: unknown, database: Database, table?: string): ImportError {
+function lineError(n: number, err: unknown, database: Database, table?: string, last?: number): ImportError {
+  if (last !== undefined && last !== n) return lineError(n, err, database, table).withRange(last);
   if (err instanceof ImportError)
-    return new ImportError(err.message.startsWith('line ') ? err.message : `line ${n}: ${err.message}`);
+    return new ImportError(/^lines? \d/.test(err.message) ? err.message : `line ${n}: ${err.message}`);
   if (database.dialect.isUniqueViolation(err))
     return new ImportError(`line ${n}: a value unique in the account is there twice${table ? ` (${table})` : ''}`);
   if (database.dialect.isForeignKeyViolation(err)) return new ImportError(`line ${n}: a reference names no item`);
@@ -232,14 +264,33 @@ async function insertAccount(
   return { accountId: id, logo };
 }
 
-/** One item's row, with its searched text and its login (unique in the whole service). */
-async function insertItem(db: Executor, c: Collection, row: Columns, accountId: number): Promise<number> {
+/** Rows inserted by one statement at most. */
+const BATCH = 256;
+
+interface Batch {
+  c: Collection;
+  /** The collection and the columns set: the rows of one statement share both. */
+  key: string;
+  entries: {
+    row: Columns;
+    oldId: number;
+    line: number;
+    lists: PendingLinks[];
+    refs: PendingRef[];
+    answer: Record<string, unknown> | undefined;
+    login?: string;
+  }[];
+}
+
+/**
+ * An item's row made ready: its account, searched text, and its login checked free (unique in the
+ * whole service; written once the row is in). Answers the login to write.
+ */
+async function prepareRow(db: Executor, c: Collection, row: Columns, accountId: number): Promise<string | undefined> {
   row.account_id = accountId;
   if (c.search) row.search_text = searchTextOf(c, row);
   const login = c.fields.login?.kind === 'scalar' && typeof c.fields.login.unique === 'object' ? row.login : undefined;
-  if (typeof login === 'string' && (await findLogin(db, login)))
-    throw new ImportError(`the login '${login}' already exists in this server`);
-  const { id } = await untyped(db).insertInto(c.table).values(row).returning('id').executeTakeFirstOrThrow();
-  if (typeof login === 'string') await moveLogin(db, { accountId, userId: id }, null, login);
-  return id as number;
+  if (typeof login !== 'string') return undefined;
+  if (await findLogin(db, login)) throw new ImportError(`the login '${login}' already exists in this server`);
+  return login;
 }

@@ -84,7 +84,12 @@ export function transferPlan(list: readonly Collection[]): TransferPlan {
 }
 
 /** Why an import line is refused, with its line number (PRODUCT §19). */
-export class ImportError extends Error {}
+export class ImportError extends Error {
+  /** The same failure of a run of lines written together: `lines 4–9: …`. */
+  withRange(last: number): ImportError {
+    return new ImportError(this.message.replace(/^line (\d+):/, `lines $1–${last}:`));
+  }
+}
 
 /** What an item's row names: the new id of an item of `target` exported with id `id`. */
 export type Remap = (target: string, id: number, member: string) => number;
