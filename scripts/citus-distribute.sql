@@ -53,6 +53,7 @@ select create_distributed_table('skills', 'account_id', colocate_with => 'accoun
 select create_distributed_table('user_skills', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('job_skills', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('plans', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('messages', 'account_id', colocate_with => 'accounts');
 
 select create_reference_table('file_deletions');
 select create_reference_table('logins');

@@ -17,6 +17,7 @@ import { requestIdOptions } from './http/logging.js';
 import { metricsPlugin } from './http/metrics.js';
 import { routeTable } from './http/route-table.js';
 import { notFoundOr405 } from './http/route.js';
+import { startMailWorker, type MailWorker } from './mail/worker.js';
 import { startDeliveryWorker, type DeliveryWorker, type RequestActivity } from './webhooks/worker.js';
 import { startFilesMaintenance, type FilesMaintenance } from './collections/files/maintenance.js';
 import { watchBody } from './http/body-timeout.js';
@@ -131,6 +132,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   app.addHook('preClose', async () => {
     await worker?.stop();
+  });
+  // Messages go out the same way, through SMTP_URL (src/mail/); without it they stay queued.
+  let mailer: MailWorker | undefined;
+  app.addHook('onReady', async () => {
+    if (opts.deliveries !== false) mailer = startMailWorker(app.services, app.clock, app.log);
+  });
+  app.addHook('preClose', async () => {
+    await mailer?.stop();
   });
   // The file store's housekeeping: leftovers of dead processes, removals that waited for the store.
   let files: FilesMaintenance | undefined;

@@ -24,6 +24,7 @@ import { payments } from './payments/index.js';
 import { quotes } from './quotes/index.js';
 import { skills } from './skills/index.js';
 import { plans } from './plans/index.js';
+import { messages } from './messages/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of), and so does
@@ -54,6 +55,7 @@ export const registry: Registry = createRegistry([
   quotes,
   skills,
   plans,
+  messages,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

@@ -36,6 +36,7 @@ import { oauthConsents } from './migrations/093_oauth_consents.js';
 import { accountDocuments } from './migrations/095_account_documents.js';
 import { planning } from './migrations/100_planning.js';
 import { plans } from './migrations/101_plans.js';
+import { messages } from './migrations/130_messages.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -75,6 +76,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '095_account_documents': accountDocuments,
   '100_planning': planning,
   '101_plans': plans,
+  '130_messages': messages,
 };
 
 export class MigrationFailed extends Error {}

@@ -93,6 +93,7 @@ export interface ClientsTable {
   custom_fields: Generated<unknown>;
   search_text: string | null;
   search_vector: Generated<string | null>;
+  email_opt_out: Generated<number>;
 }
 
 export interface ContactsTable {
@@ -331,6 +332,30 @@ export interface LoginsTable {
   login: string;
   account: number;
   user_id: number;
+}
+
+export interface MessagesTable {
+  id: Generated<number>;
+  account_id: number;
+  to_address: string;
+  subject: string;
+  body: string;
+  job_id: number | null;
+  client_id: number | null;
+  quote_id: number | null;
+  invoice_id: number | null;
+  visit_id: number | null;
+  state: Generated<string>;
+  attempts: Generated<number>;
+  last_error: string | null;
+  sent_at: number | null;
+  message_id: string;
+  next_attempt_at: number;
+  lease_until: number | null;
+  lease_owner: string | null;
+  created: number;
+  modified: number;
+  version: Generated<number>;
 }
 
 export interface NotesTable {
@@ -742,6 +767,7 @@ export interface DB {
   locations: LocationsTable;
   login_attempts: LoginAttemptsTable;
   logins: LoginsTable;
+  messages: MessagesTable;
   notes: NotesTable;
   oauth_clients: OauthClientsTable;
   oauth_codes: OauthCodesTable;
