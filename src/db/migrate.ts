@@ -37,6 +37,7 @@ import { accountDocuments } from './migrations/095_account_documents.js';
 import { planning } from './migrations/100_planning.js';
 import { plans } from './migrations/101_plans.js';
 import { messages } from './migrations/130_messages.js';
+import { shareLinks } from './migrations/131_share_links.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -77,6 +78,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '100_planning': planning,
   '101_plans': plans,
   '130_messages': messages,
+  '131_share_links': shareLinks,
 };
 
 export class MigrationFailed extends Error {}

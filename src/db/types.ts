@@ -267,6 +267,10 @@ export interface InvoicesTable {
   modified: number;
   version: Generated<number>;
   custom_fields: Generated<unknown>;
+  /** SHA-256 of the share link token (shareLink); null when unshared */
+  share_token_hash: string | null;
+  share_expires_at: number | null;
+  viewed_at: number | null;
 }
 
 export interface JobSkillsTable {
@@ -514,6 +518,12 @@ export interface QuotesTable {
   modified: number;
   version: Generated<number>;
   custom_fields: Generated<unknown>;
+  /** SHA-256 of the share link token (shareLink); null when unshared */
+  share_token_hash: string | null;
+  share_expires_at: number | null;
+  viewed_at: number | null;
+  acceptance: string | null;
+  decline_reason: string | null;
 }
 
 export interface RateLimitsTable {

@@ -1,7 +1,7 @@
 import type { Collection } from '../collections/machinery/collection.js';
 import type { Services } from '../collections/machinery/services.js';
 import type { Executor } from '../db/tx.js';
-import { serverCaller } from '../webhooks/attempt.js';
+import { serverCaller } from '../collections/machinery/server-caller.js';
 import type { LeasedMessage } from './lease.js';
 import type { Attempt } from './transport.js';
 
