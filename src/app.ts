@@ -17,6 +17,7 @@ import { requestIdOptions } from './http/logging.js';
 import { metricsPlugin } from './http/metrics.js';
 import { routeTable } from './http/route-table.js';
 import { notFoundOr405 } from './http/route.js';
+import { sharePagesPlugin } from './http/share-pages.js';
 import { startMailWorker, type MailWorker } from './mail/worker.js';
 import { startDeliveryWorker, type DeliveryWorker, type RequestActivity } from './webhooks/worker.js';
 import { startFilesMaintenance, type FilesMaintenance } from './collections/files/maintenance.js';
@@ -157,6 +158,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(oauthPlugin);
   await app.register(fileDownloadsPlugin);
   await app.register(calendarFeedPlugin);
+  await app.register(sharePagesPlugin);
   await app.register(docsPlugin);
   await app.register(apiPlugin);
   return app;

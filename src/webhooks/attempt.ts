@@ -1,4 +1,4 @@
-import type { Caller, Collection, Item } from '../collections/machinery/collection.js';
+import type { Collection, Item } from '../collections/machinery/collection.js';
 import type { Executor } from '../db/tx.js';
 import type { Services } from '../collections/machinery/services.js';
 import { present } from '../collections/machinery/present.js';

@@ -11,7 +11,6 @@ export const clientFields: Record<string, Field> = {
   notes: f.text('notes', { nullable: true }),
   emailOptOut: f.boolean('email_opt_out', {
     default: false,
-    extended: true,
     description:
       'The client asked for no e-mail: messages to it, its address or its contacts are `failed` (`opted out`).',
   }),

@@ -106,6 +106,12 @@ export const invoices = defineCollection({
   },
   // Each invoice sees the charges the batch's earlier invoices billed or released: none is billed twice.
   rules: { check, fill, after, sequential: true },
-  actions: { issue, void: voidInvoice, pdf, shareLink: shareLinkAction('invoices'), unshare: unshareAction('invoices') },
+  actions: {
+    issue,
+    void: voidInvoice,
+    pdf,
+    shareLink: shareLinkAction('invoices'),
+    unshare: unshareAction('invoices'),
+  },
   actionDocs: invoiceActionDocs,
 });

@@ -42,7 +42,6 @@ export const invoiceFields: Record<string, Field> = {
   currency: f.string('currency', { readOnly: true, description: "The account's ISO 4217 code." }),
   viewedAt: f.time('viewed_at', {
     nullable: true,
-    extended: true,
     description: 'When a share link of the invoice was first opened.',
   }),
   ...standardFields(),

@@ -41,18 +41,16 @@ export const quoteFields: Record<string, Field> = {
   currency: f.string('currency', { readOnly: true, description: "The account's ISO 4217 code." }),
   viewedAt: f.time('viewed_at', {
     nullable: true,
-    extended: true,
-    description: 'When a share link of the quote was first opened.' }),
+    description: 'When a share link of the quote was first opened.',
+  }),
   acceptance: f.json('acceptance', Acceptance, {
     readOnly: true,
-    extended: true,
     nullable: true,
     description:
       "How the customer accepted it on its share page: the signer's name, the signature (an `image/png` `files` item of the job), when, from which address and browser, and `documentSha256` (the SHA-256 of the RFC 8785 canonical JSON of `{lines, subtotal, taxTotal, total}` as the page showed them).",
   }),
   declineReason: f.string('decline_reason', {
     readOnly: true,
-    extended: true,
     nullable: true,
     maxLength: 2000,
     description: 'What the customer wrote when declining it on its share page.',
