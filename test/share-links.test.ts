@@ -229,6 +229,64 @@ for (const dialect of DIALECTS) {
       assert.equal(q.acceptance, null);
     });
 
+    it('POST /quotes/:id/email and /invoices/:id/email queue a message with a fresh link to the client', async () => {
+      const { quote, client, job } = await sentQuote(t, a);
+      const old = pathOf((await call(t.app, a.token, 'POST', `/quotes/${quote.id}/shareLink`)).body.quotes[0].shareUrl);
+      const res = await call(t.app, a.token, 'POST', `/quotes/${quote.id}/email`);
+      assert.equal(res.status, 200, res.raw);
+      const [m] = res.body.messages;
+      assert.equal(m.to, 'jane@customer.example');
+      assert.equal(m.state, 'queued', 'no SMTP_URL: it stays queued');
+      assert.deepEqual([m.quote, m.client, m.job], [{ id: quote.id }, { id: client.id }, { id: job.id }]);
+      assert.match(m.subject, new RegExp(`Quote ${quote.number} from Alpha`));
+      const link = /http:\/\/\S+\/share\/quotes\/\S+/.exec(m.text)![0];
+      assert.equal((await open(pathOf(link))).statusCode, 200);
+      assert.equal((await open(old)).statusCode, 404, 'the new link replaces the old');
+      assert.ok(m.text.includes('140.48 USD'));
+      // A draft quote: 1280. A client without an address: its primary contact's, else 422.
+      const bare = (await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: 'No Address' }] })).body
+        .clients[0];
+      const job2 = (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'J', client: { id: bare.id } }] }))
+        .body.jobs[0];
+      const draft = (
+        await call(t.app, a.token, 'POST', '/quotes', {
+          quotes: [{ job: { id: job2.id }, lines: [{ description: 'X', quantity: 1, unitPrice: 1 }] }],
+        })
+      ).body.quotes[0];
+      const refused = await call(t.app, a.token, 'POST', `/quotes/${draft.id}/email`);
+      assert.equal(refused.status, 422, `${refused.raw} ${JSON.stringify(draft)}`);
+      assert.equal(refused.body.error?.code ?? refused.body.errors?.[0]?.code, 1280, refused.raw);
+      await call(t.app, a.token, 'POST', `/quotes/${draft.id}/send`);
+      const none = await call(t.app, a.token, 'POST', `/quotes/${draft.id}/email`);
+      assert.equal(none.status, 422, none.raw);
+      await call(t.app, a.token, 'POST', '/contacts', {
+        contacts: [
+          { client: { id: bare.id }, firstName: 'P', lastName: 'C', email: 'primary@contact.example', isPrimary: true },
+        ],
+      });
+      const viaContact = await call(t.app, a.token, 'POST', `/quotes/${draft.id}/email`);
+      assert.equal(viaContact.status, 200, viaContact.raw);
+      assert.equal(viaContact.body.messages[0].to, 'primary@contact.example');
+      // An invoice: issued or paid only.
+      const inv = (
+        await call(t.app, a.token, 'POST', '/invoices', {
+          invoices: [
+            {
+              job: { id: job.id },
+              client: { id: client.id },
+              lines: [{ description: 'W', quantity: 1, unitPrice: 5 }],
+            },
+          ],
+        })
+      ).body.invoices[0];
+      assert.equal((await call(t.app, a.token, 'POST', `/invoices/${inv.id}/email`)).status, 422);
+      await call(t.app, a.token, 'POST', `/invoices/${inv.id}/issue`);
+      const sent = await call(t.app, a.token, 'POST', `/invoices/${inv.id}/email`);
+      assert.equal(sent.status, 200, sent.raw);
+      assert.deepEqual(sent.body.messages[0].invoice, { id: inv.id });
+      assert.equal((await call(t.app, b.token, 'POST', `/invoices/${inv.id}/email`)).status, 404);
+    });
+
     it('replaced, unshared, expired, void and malformed links answer 404; the token is never logged', async () => {
       const { quote, job, client } = await sentQuote(t, a);
       const share = async () =>

@@ -2,6 +2,8 @@ import { accountSecret, hashToken, safeEqual } from '../../auth/secrets.js';
 import { ApiError } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
 import type { ActionAnswer, ActionRequest, Collection } from './collection.js';
+import { formatAmount } from './documents.js';
+import { exponentOf } from './money.js';
 import { readByIds } from './read.js';
 import { NO_ITEMS } from './write/index.js';
 
@@ -125,4 +127,90 @@ export const shareActionDocs = (noun: string) => ({
     summary: `End the ${noun}'s share link`,
     description: 'The share URL answers 404 from now on.',
   },
+  email: {
+    on: 'item' as const,
+    summary: `E-mail the ${noun} to its client`,
+    description: `Makes a share link (replacing the one before) and queues a message with it to the client's e-mail, else its primary contact's; answers \`messages\`. ${noun === 'quote' ? 'A sent quote' : 'An issued or paid invoice'} only (otherwise 422, code 1280); a client without an address: 422, code 1336.`,
+    answers: 'messages',
+  },
 });
+
+/** The address a document's e-mail goes to: its client's, else its primary contact's. */
+async function clientAddress(db: Executor, accountId: number, clientId: number | null): Promise<string | undefined> {
+  if (clientId === null) return undefined;
+  const client = await db
+    .selectFrom('clients')
+    .select('email')
+    .where('account_id', '=', accountId)
+    .where('id', '=', clientId)
+    .executeTakeFirst();
+  if (client?.email) return client.email;
+  const contact = await db
+    .selectFrom('contacts')
+    .select('email')
+    .where('account_id', '=', accountId)
+    .where('client_id', '=', clientId)
+    .where('is_primary', '=', 1)
+    .where('email', 'is not', null)
+    .executeTakeFirst();
+  return contact?.email ?? undefined;
+}
+
+/**
+ * `POST /<table>/:id/email`: makes a share link (replacing the one before) and queues a message to
+ * the client's e-mail (else its primary contact's) with the link; answers `messages`. A document
+ * in another state is 1280; a client without an address, 1336.
+ */
+export function emailAction(table: SharedTable, states: readonly string[]) {
+  const noun = table === 'quotes' ? 'quote' : 'invoice';
+  return async (request: ActionRequest): Promise<ActionAnswer> => {
+    const { caller, item, services } = request;
+    if (item === undefined)
+      throw new ApiError('unknownAction', `'email' applies to one ${noun}: POST /${table}/:id/email`);
+    const db = services.database.db;
+    const row = await db
+      .selectFrom(table)
+      .select(['id', 'state', 'deleted', 'number', 'client_id', 'job_id', 'total', 'currency'])
+      .where('account_id', '=', caller.accountId)
+      .where('id', '=', item)
+      .executeTakeFirst();
+    if (!row) throw new ApiError('itemNotFound');
+    if (row.deleted || !states.includes(row.state))
+      throw new ApiError(
+        'stateForbids',
+        `the ${noun} is ${row.deleted ? 'deleted' : row.state}; 'email' needs ${states.join(' or ')}`,
+      );
+    const to = await clientAddress(db, caller.accountId, row.client_id);
+    if (!to)
+      throw new ApiError('generic', `the ${noun}'s client has no e-mail address (nor a primary contact with one)`);
+    const account = await db
+      .selectFrom('accounts')
+      .select('company_name')
+      .where('id', '=', caller.accountId)
+      .executeTakeFirstOrThrow();
+    const { token, url } = shareToken(caller.accountId, caller.publicUrl, table);
+    await setLink(request, table, hashToken(token), caller.now + SHARE_DAYS * DAY);
+    const total = `${formatAmount(Number(row.total), exponentOf(row.currency))} ${row.currency}`;
+    const what = table === 'quotes' ? 'view it, and accept or decline it' : 'view and download it';
+    const out = await services.writer.write({
+      collection: services.registry.get('messages')!,
+      caller,
+      op: 'create',
+      input: [
+        {
+          to,
+          subject: `${noun === 'quote' ? 'Quote' : 'Invoice'} ${row.number ?? ''} from ${account.company_name}`.slice(
+            0,
+            200,
+          ),
+          text: `Hello,\n\n${account.company_name} sent you ${noun} ${row.number ?? ''} for ${total}. You can ${what} here:\n\n${url}\n\nThe link works for ${SHARE_DAYS} days.\n`,
+          client: row.client_id === null ? null : { id: row.client_id },
+          job: row.job_id === null ? null : { id: row.job_id },
+          [noun]: { id: row.id },
+        },
+      ],
+    });
+    if (out.result === 'failure') return { status: 422, body: out };
+    return { status: 200, body: { result: 'success', messages: out.items, metadata: out.metadata } };
+  };
+}

@@ -4,7 +4,7 @@ import { documentView, renderDocument, storeDocument } from '../machinery/docume
 import { accountMoney, dateIn } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { lockDocument } from '../machinery/document-queries.js';
-import { shareActionDocs, shareLinkAction, unshareAction } from '../machinery/share-links.js';
+import { emailAction, shareActionDocs, shareLinkAction, unshareAction } from '../machinery/share-links.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
   if (request.item === undefined)
@@ -101,6 +101,7 @@ export const quoteActions: Record<string, ActionHandler> = {
   pdf,
   shareLink: shareLinkAction('quotes'),
   unshare: unshareAction('quotes'),
+  email: emailAction('quotes', ['sent']),
 };
 
 const doc = (summary: string, description: string, answers?: string): ActionDoc => ({
