@@ -38,6 +38,7 @@ import { planning } from './migrations/100_planning.js';
 import { plans } from './migrations/101_plans.js';
 import { messages } from './migrations/130_messages.js';
 import { shareLinks } from './migrations/131_share_links.js';
+import { visitEta } from './migrations/132_visit_eta.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -79,6 +80,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '101_plans': plans,
   '130_messages': messages,
   '131_share_links': shareLinks,
+  '132_visit_eta': visitEta,
 };
 
 export class MigrationFailed extends Error {}

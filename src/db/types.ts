@@ -705,6 +705,7 @@ export interface VisitsTable {
   arrival_window_start: number | null;
   arrival_window_end: number | null;
   locked: Generated<number>;
+  eta: number | null;
 }
 
 /** Per webhook, the last of its account's events whose deliveries are queued (src/webhooks/fanout.ts). */
