@@ -31,6 +31,14 @@ export async function documentSha256(services: Services, accountId: number, id: 
 /** The first opening of a link sets `viewedAt`: an event with actor null. */
 export async function markViewed(services: Services, table: SharedTable, accountId: number, id: number, now: number) {
   const collection = services.registry.get(table)!;
+  // Every later opening reads, and writes nothing.
+  const seen = await services.database.db
+    .selectFrom(table)
+    .select('viewed_at')
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!seen || seen.viewed_at !== null) return;
   await services.writer.transact(serverCaller(services, accountId, now), async (tx, changes) => {
     const row = await lockDocument(tx, table, accountId, id);
     if (!row || row.viewed_at !== null) return;
