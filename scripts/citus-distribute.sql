@@ -62,6 +62,7 @@ select create_distributed_table('assets', 'account_id', colocate_with => 'accoun
 select create_distributed_table('job_assets', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('agreement_skills', 'account_id', colocate_with => 'accounts');
 select create_distributed_table('agreement_assets', 'account_id', colocate_with => 'accounts');
+select create_distributed_table('messages', 'account_id', colocate_with => 'accounts');
 
 select create_reference_table('file_deletions');
 select create_reference_table('logins');

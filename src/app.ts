@@ -18,6 +18,8 @@ import { requestIdOptions } from './http/logging.js';
 import { metricsPlugin } from './http/metrics.js';
 import { routeTable } from './http/route-table.js';
 import { notFoundOr405 } from './http/route.js';
+import { sharePagesPlugin } from './http/share-pages.js';
+import { startMailWorker, type MailWorker } from './mail/worker.js';
 import { startDeliveryWorker, type DeliveryWorker, type RequestActivity } from './webhooks/worker.js';
 import { startFilesMaintenance, type FilesMaintenance } from './collections/files/maintenance.js';
 import { startAgreementRoll, type AgreementRoll } from './collections/agreements/roll.js';
@@ -142,6 +144,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     await roll?.stop();
   });
+  // Messages go out the same way, through SMTP_URL (src/mail/); without it they stay queued.
+  let mailer: MailWorker | undefined;
+  app.addHook('onReady', async () => {
+    if (opts.deliveries !== false) mailer = startMailWorker(app.services, app.clock, app.log);
+  });
+  app.addHook('preClose', async () => {
+    await mailer?.stop();
+  });
   // The file store's housekeeping: leftovers of dead processes, removals that waited for the store.
   let files: FilesMaintenance | undefined;
   app.addHook('onReady', async () => {
@@ -159,6 +169,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(fileDownloadsPlugin);
   await app.register(calendarFeedPlugin);
   await app.register(exportPlugin);
+  await app.register(sharePagesPlugin);
   await app.register(docsPlugin);
   await app.register(apiPlugin);
   return app;

@@ -51,6 +51,12 @@ export interface Config {
   travelSpeedKmh: number;
   /** ROUTING_URL: an OSRM-compatible `table` service giving travel durations; unset, great-circle times. */
   routingUrl?: string;
+  /** SMTP_URL: the relay messages are sent through (`smtp://` or `smtps://`, optional user and password); unset, they stay queued. */
+  smtpUrl?: string;
+  /** MAIL_FROM: the sender of messages (an address, or `Name <address>`). */
+  mailFrom: string;
+  /** MAIL_RETRY_SCHEDULE: delays before each retry of a message refused temporarily, in ms. */
+  mailRetrySchedule: number[];
 }
 
 export interface S3Config {
@@ -210,6 +216,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyTimeoutMs: duration(env, 'BODY_TIMEOUT', '30s', 100),
     travelSpeedKmh: int(env, 'TRAVEL_SPEED_KMH', 40, 1, 1000),
     routingUrl: routingUrl(env),
+    smtpUrl: smtpUrl(env),
+    mailFrom: mailFrom(env, publicUrl),
+    mailRetrySchedule: parseSchedule(env.MAIL_RETRY_SCHEDULE || '1m,5m,30m,2h,12h', 'MAIL_RETRY_SCHEDULE'),
   };
 }
 
@@ -225,6 +234,38 @@ function routingUrl(env: NodeJS.ProcessEnv): string | undefined {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('ROUTING_URL must be http(s)');
   return raw.replace(/\/+$/, '');
+}
+
+/** SMTP_URL: smtp:// or smtps://, a host, an optional port, user and password, nothing else. */
+function smtpUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.SMTP_URL;
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^smtps?:$/.test(url.protocol) || !url.hostname || (url.pathname !== '' && url.pathname !== '/'))
+    throw new ConfigError('SMTP_URL must be smtp://[user:password@]host[:port] or smtps://…');
+  return raw;
+}
+
+/** An address: no spaces, controls or angle brackets; `@` and a dotted domain (the `email` kind's rule). */
+const MAIL_ADDRESS = /^[^\s@<>"(),;:\\\p{Cc}]+@[^\s@<>"(),;:\\\p{Cc}]+\.[^\s@<>"(),;:\\\p{Cc}]+$/u;
+
+/** MAIL_FROM: `address` or `Display Name <address>` on one line; default `no-reply@` the public host. */
+function mailFrom(env: NodeJS.ProcessEnv, publicUrl: string): string {
+  const raw = env.MAIL_FROM;
+  if (!raw) {
+    const host = new URL(publicUrl).hostname.replace(/^\[|\]$/g, '');
+    return `no-reply@${host.includes('.') && !/^[\d.:]+$/.test(host) ? host : 'localhost.localdomain'}`;
+  }
+  const m = /^(?:([^<>\p{Cc}"]{1,100}) <([^<>]+)>|([^<>]+))$/u.exec(raw);
+  const address = m?.[2] ?? m?.[3];
+  if (!address || !MAIL_ADDRESS.test(address))
+    throw new ConfigError('MAIL_FROM must be an e-mail address, or Name <address>, on one line');
+  return raw;
 }
 
 /** The SQLite file under DATA_DIR; the server and the admin CLI share it. */

@@ -123,6 +123,7 @@ const LAYERS: string[][] = [
   ['collections/*'],
   ['collections/index.ts'],
   ['accounts', 'webhooks'],
+  ['mail'],
   ['services.ts'],
   ['http'],
   ['oauth'],

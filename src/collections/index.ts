@@ -28,6 +28,7 @@ import { formSubmissions } from './formSubmissions/index.js';
 import { plans } from './plans/index.js';
 import { assets } from './assets/index.js';
 import { agreements } from './agreements/index.js';
+import { messages } from './messages/index.js';
 
 /** Every collection the API serves: the one list everything else is derived from. */
 // `events` reads the registry it is part of (which collections a token may see events of), and so does
@@ -62,6 +63,7 @@ export const registry: Registry = createRegistry([
   formSubmissions,
   assets,
   agreements,
+  messages,
 ]);
 
 /** The permission names: `<collection>.read` and `<collection>.write` of every collection. */

@@ -39,6 +39,9 @@ import { plans } from './migrations/101_plans.js';
 import { assets } from './migrations/110_assets.js';
 import { agreements } from './migrations/111_agreements.js';
 import { forms } from './migrations/120_forms.js';
+import { messages } from './migrations/130_messages.js';
+import { shareLinks } from './migrations/131_share_links.js';
+import { visitEta } from './migrations/132_visit_eta.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -81,6 +84,9 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '110_assets': assets,
   '111_agreements': agreements,
   '120_forms': forms,
+  '130_messages': messages,
+  '131_share_links': shareLinks,
+  '132_visit_eta': visitEta,
 };
 
 export class MigrationFailed extends Error {}

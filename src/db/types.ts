@@ -154,6 +154,7 @@ export interface ClientsTable {
   custom_fields: Generated<unknown>;
   search_text: string | null;
   search_vector: Generated<string | null>;
+  email_opt_out: Generated<number>;
 }
 
 export interface ContactsTable {
@@ -364,6 +365,10 @@ export interface InvoicesTable {
   modified: number;
   version: Generated<number>;
   custom_fields: Generated<unknown>;
+  /** SHA-256 of the share link token (shareLink); null when unshared */
+  share_token_hash: string | null;
+  share_expires_at: number | null;
+  viewed_at: number | null;
 }
 
 export interface JobAssetsTable {
@@ -444,6 +449,30 @@ export interface LoginsTable {
   login: string;
   account: number;
   user_id: number;
+}
+
+export interface MessagesTable {
+  id: Generated<number>;
+  account_id: number;
+  to_address: string;
+  subject: string;
+  body: string;
+  job_id: number | null;
+  client_id: number | null;
+  quote_id: number | null;
+  invoice_id: number | null;
+  visit_id: number | null;
+  state: Generated<string>;
+  attempts: Generated<number>;
+  last_error: string | null;
+  sent_at: number | null;
+  message_id: string;
+  next_attempt_at: number;
+  lease_until: number | null;
+  lease_owner: string | null;
+  created: number;
+  modified: number;
+  version: Generated<number>;
 }
 
 export interface NotesTable {
@@ -602,6 +631,12 @@ export interface QuotesTable {
   modified: number;
   version: Generated<number>;
   custom_fields: Generated<unknown>;
+  /** SHA-256 of the share link token (shareLink); null when unshared */
+  share_token_hash: string | null;
+  share_expires_at: number | null;
+  viewed_at: number | null;
+  acceptance: string | null;
+  decline_reason: string | null;
 }
 
 export interface RateLimitsTable {
@@ -784,6 +819,7 @@ export interface VisitsTable {
   arrival_window_end: number | null;
   locked: Generated<number>;
   generated: number | null;
+  eta: number | null;
 }
 
 /** Per webhook, the last of its account's events whose deliveries are queued (src/webhooks/fanout.ts). */
@@ -865,6 +901,7 @@ export interface DB {
   locations: LocationsTable;
   login_attempts: LoginAttemptsTable;
   logins: LoginsTable;
+  messages: MessagesTable;
   notes: NotesTable;
   oauth_clients: OauthClientsTable;
   oauth_codes: OauthCodesTable;

@@ -6,8 +6,11 @@ import {
   type RawRequestDefaultExpression,
 } from 'fastify';
 
-/** Never log a query string: it may carry codes, `where` values or (refused) credentials. */
-export const redactUrl = (url: string) => url.split('?')[0];
+/**
+ * Never log a query string (it may carry codes, `where` values or refused credentials), nor the
+ * token of a share link (`/share/<collection>/<token>`: the whole secret of the link).
+ */
+export const redactUrl = (url: string) => url.split('?')[0].replace(/^(\/share\/[^/]*\/)[^/]+/, '$1[token]');
 
 /** A client's own X-Request-Id is kept when it is short and plain; anything else is replaced. */
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;

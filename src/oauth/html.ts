@@ -1,8 +1,6 @@
-import type { FastifyReply } from 'fastify';
+import { esc } from '../http/html.js';
 
-/** Everything placed in a page goes through this. */
-export const esc = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+export { esc, sendPage } from '../http/html.js';
 
 const CSS = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
 main{max-width:26rem;margin:2rem auto;background:#fff;padding:1.5rem;border-radius:8px;box-shadow:0 1px 3px #0002}
@@ -27,21 +25,4 @@ export function layout(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)}</title>
 <style>${CSS}</style></head><body><main>${body}</main></body></html>`;
-}
-
-/**
- * Pages are never framed (clickjacking), cached or leak their URL (it carries state) in a Referer:
- * the app's onRequest hook already sets X-Frame-Options, Referrer-Policy, nosniff and no-store on
- * every response (src/http/security.ts, envelope.ts). A page replaces the content type and lets
- * its inline style through the Content-Security-Policy.
- */
-export function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply
-    .code(status)
-    .header('content-type', 'text/html;charset=utf-8')
-    .header(
-      'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-    )
-    .send(html);
 }

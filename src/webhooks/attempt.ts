@@ -1,7 +1,8 @@
-import type { Caller, Collection, Item } from '../collections/machinery/collection.js';
+import type { Collection, Item } from '../collections/machinery/collection.js';
 import type { Executor } from '../db/tx.js';
 import type { Services } from '../collections/machinery/services.js';
 import { present } from '../collections/machinery/present.js';
+import { serverCaller } from '../collections/machinery/server-caller.js';
 import type { Leased } from './lease.js';
 import { sendDelivery, type Sent } from './send.js';
 import { signedHeaders } from '../collections/webhooks/sign.js';
@@ -9,16 +10,7 @@ import { signedHeaders } from '../collections/webhooks/sign.js';
 /** A webhook none of whose deliveries succeeded for this long is disabled (`failing`). */
 export const FAILING_AFTER_MS = 5 * 86_400_000;
 
-/** The server acting on an account by itself: no user (actor null), no client. */
-export const serverCaller = (services: Services, accountId: number, now: number): Caller => ({
-  accountId,
-  userId: 0,
-  role: 'administrator',
-  permissions: new Set(),
-  clientId: '',
-  now,
-  publicUrl: services.config.publicUrl,
-});
+export { serverCaller };
 
 /**
  * The bodies of a webhook's leased deliveries, `{type, timestamp, data}` with data the event item

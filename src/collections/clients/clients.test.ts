@@ -52,6 +52,7 @@ for (const dialect of DIALECTS) {
           mobile: '+447700900001',
           address,
           notes: 'Gate code 1234',
+          emailOptOut: false,
           account: { id: a.accountId },
           deleted: false,
           customFields: {},

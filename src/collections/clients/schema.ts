@@ -9,5 +9,10 @@ export const clientFields: Record<string, Field> = {
   address: kinds.address(),
   distance: kinds.distance(),
   notes: f.text('notes', { nullable: true }),
+  emailOptOut: f.boolean('email_opt_out', {
+    default: false,
+    description:
+      'The client asked for no e-mail: messages to it, its address or its contacts are `failed` (`opted out`).',
+  }),
   ...standardFields(),
 };

@@ -130,7 +130,7 @@ export const files: Collection = defineCollection({
         mime_type: up.mimeType,
         size: up.staged.size,
         sha256: up.staged.sha256,
-        user_id: caller.userId,
+        user_id: caller.userId || null,
       });
     },
     // Publishing the bytes inside the transaction, under the digest lock, means a concurrent delete

@@ -5,6 +5,7 @@ import { accountMoney, dateIn } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { billedBy, invoiceRow, paymentCount, setInvoice } from './repository.js';
 import { lockDocument } from '../machinery/document-queries.js';
+import { shareActionDocs } from '../machinery/share-links.js';
 import { nextCount, numbered } from '../../db/counters.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
@@ -99,12 +100,12 @@ export function voidInvoice(request: ActionRequest): Promise<ActionAnswer> {
 }
 
 /** `POST /invoices/:id/pdf`: the invoice as a PDF, stored as a `files` item attached to its job. */
-export async function pdf(request: ActionRequest): Promise<ActionAnswer> {
-  const id = itemOf(request, 'pdf');
-  const { caller, services } = request;
-  const db = services.database.db;
-  const row = await invoiceRow(db, caller.accountId, id);
-  if (!row) throw new ApiError('itemNotFound');
+/** An invoice as its PDF and its share page show it: dates, and what was paid once issued. */
+export async function invoiceView(
+  services: ActionRequest['services'],
+  accountId: number,
+  row: NonNullable<Awaited<ReturnType<typeof invoiceRow>>>,
+) {
   const dates: [string, string][] = [];
   if (row.issue_date) dates.push(['Issue date', row.issue_date]);
   if (row.due_date) dates.push(['Due date', row.due_date]);
@@ -115,14 +116,22 @@ export async function pdf(request: ActionRequest): Promise<ActionAnswer> {
           ['Paid', Number(row.amount_paid)],
           ['Balance due', Number(row.balance)],
         ];
-  const bytes = await renderDocument(
-    await documentView(db, services.blobs, caller.accountId, 'INVOICE', row, { dates, extra }),
-  );
+  return documentView(services.database.db, services.blobs, accountId, 'INVOICE', row, { dates, extra });
+}
+
+export async function pdf(request: ActionRequest): Promise<ActionAnswer> {
+  const id = itemOf(request, 'pdf');
+  const { caller, services } = request;
+  const db = services.database.db;
+  const row = await invoiceRow(db, caller.accountId, id);
+  if (!row) throw new ApiError('itemNotFound');
+  const bytes = await renderDocument(await invoiceView(services, caller.accountId, row));
   const name = `${row.number ?? `invoice-${row.id}-draft`}.pdf`;
   return storeDocument(request, bytes, name, row.job_id);
 }
 
 export const invoiceActionDocs: Record<string, ActionDoc> = {
+  ...shareActionDocs('invoice'),
   issue: {
     on: 'item',
     summary: 'Issue a draft invoice',

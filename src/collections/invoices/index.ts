@@ -7,6 +7,7 @@ import { invoiceActionDocs, issue, pdf, voidInvoice } from './actions.js';
 import { billedBy, invoicedFrom, setInvoice, unbilledCharges } from './repository.js';
 import { jobClient, lockDocument, lockJob } from '../machinery/document-queries.js';
 import { invoiceFields } from './schema.js';
+import { emailAction, shareLinkAction, unshareAction } from '../machinery/share-links.js';
 
 /** What check found for an item and fill/after act on: the charges it bills, those it releases. */
 const billing = new WeakMap<object, { bill: number[]; release: number[] }>();
@@ -105,6 +106,13 @@ export const invoices = defineCollection({
   },
   // Each invoice sees the charges the batch's earlier invoices billed or released: none is billed twice.
   rules: { check, fill, after, sequential: true },
-  actions: { issue, void: voidInvoice, pdf },
+  actions: {
+    issue,
+    void: voidInvoice,
+    pdf,
+    shareLink: shareLinkAction('invoices'),
+    unshare: unshareAction('invoices'),
+    email: emailAction('invoices', ['issued', 'paid']),
+  },
   actionDocs: invoiceActionDocs,
 });

@@ -40,5 +40,9 @@ export const invoiceFields: Record<string, Field> = {
   amountPaid: f.money('amount_paid', { readOnly: true }),
   balance: f.money('balance', { readOnly: true }),
   currency: f.string('currency', { readOnly: true, description: "The account's ISO 4217 code." }),
+  viewedAt: f.time('viewed_at', {
+    nullable: true,
+    description: 'When a share link of the invoice was first opened.',
+  }),
   ...standardFields(),
 };

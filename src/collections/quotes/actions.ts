@@ -4,6 +4,7 @@ import { documentView, renderDocument, storeDocument } from '../machinery/docume
 import { accountMoney, dateIn } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { lockDocument } from '../machinery/document-queries.js';
+import { emailAction, shareActionDocs, shareLinkAction, unshareAction } from '../machinery/share-links.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
   if (request.item === undefined)
@@ -66,22 +67,29 @@ async function invoice(request: ActionRequest): Promise<ActionAnswer> {
   return { status: 200, body: { result: 'success', invoices: out.items, metadata: out.metadata } };
 }
 
+/** A quote as its PDF and its share page show it: the business, client, job, lines, dates. */
+export async function quoteView(services: ActionRequest['services'], accountId: number, row: QuoteRow) {
+  const db = services.database.db;
+  const { timeZone } = await accountMoney(db, accountId);
+  const dates: [string, string][] = [['Date', dateIn(timeZone, Number(row.created))]];
+  if (row.valid_until) dates.push(['Valid until', row.valid_until]);
+  return documentView(db, services.blobs, accountId, 'QUOTE', row, { dates });
+}
+
+type QuoteRow = Parameters<typeof documentView>[4] & { created: number | string; valid_until: string | null };
+
 /** `POST /quotes/:id/pdf`: the quote as a PDF, stored as a `files` item attached to its job. */
 async function pdf(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'pdf');
   const { caller, services } = request;
-  const db = services.database.db;
-  const row = await db
+  const row = await services.database.db
     .selectFrom('quotes')
     .selectAll()
     .where('account_id', '=', caller.accountId)
     .where('id', '=', id)
     .executeTakeFirst();
   if (!row) throw new ApiError('itemNotFound');
-  const { timeZone } = await accountMoney(db, caller.accountId);
-  const dates: [string, string][] = [['Date', dateIn(timeZone, Number(row.created))]];
-  if (row.valid_until) dates.push(['Valid until', row.valid_until]);
-  const bytes = await renderDocument(await documentView(db, services.blobs, caller.accountId, 'QUOTE', row, { dates }));
+  const bytes = await renderDocument(await quoteView(services, caller.accountId, row));
   return storeDocument(request, bytes, `${row.number}.pdf`, row.job_id);
 }
 
@@ -91,6 +99,9 @@ export const quoteActions: Record<string, ActionHandler> = {
   decline: transition('decline', 'sent', 'declined'),
   invoice,
   pdf,
+  shareLink: shareLinkAction('quotes'),
+  unshare: unshareAction('quotes'),
+  email: emailAction('quotes', ['sent']),
 };
 
 const doc = (summary: string, description: string, answers?: string): ActionDoc => ({
@@ -100,6 +111,7 @@ const doc = (summary: string, description: string, answers?: string): ActionDoc 
   ...(answers ? { answers } : {}),
 });
 export const quoteActionDocs: Record<string, ActionDoc> = {
+  ...shareActionDocs('quote'),
   send: doc('Send a draft quote', 'A draft with at least one line becomes `sent`; otherwise 422, code 1280.'),
   accept: doc('Accept a sent quote', 'A sent quote becomes `accepted`; otherwise 422, code 1280.'),
   decline: doc('Decline a sent quote', 'A sent quote becomes `declined`; otherwise 422, code 1280.'),

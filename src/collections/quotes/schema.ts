@@ -1,9 +1,19 @@
-import { f, standardFields, type Field } from '../machinery/fields.js';
+import { Type } from '@sinclair/typebox';
+import { AssocRef, f, standardFields, type Field } from '../machinery/fields.js';
 import { linesField } from '../machinery/lines.js';
 
 export const QUOTE_STATES = ['draft', 'sent', 'accepted', 'declined'] as const;
 
 const live = { deleted: 0 };
+
+const Acceptance = Type.Object({
+  signerName: Type.String(),
+  signature: AssocRef,
+  at: Type.String({ format: 'date-time' }),
+  ip: Type.String(),
+  userAgent: Type.String(),
+  documentSha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+});
 
 export const quoteFields: Record<string, Field> = {
   job: f.assoc('job_id', 'jobs', {
@@ -29,5 +39,21 @@ export const quoteFields: Record<string, Field> = {
   taxTotal: f.money('tax_total', { readOnly: true }),
   total: f.money('total', { readOnly: true }),
   currency: f.string('currency', { readOnly: true, description: "The account's ISO 4217 code." }),
+  viewedAt: f.time('viewed_at', {
+    nullable: true,
+    description: 'When a share link of the quote was first opened.',
+  }),
+  acceptance: f.json('acceptance', Acceptance, {
+    readOnly: true,
+    nullable: true,
+    description:
+      "How the customer accepted it on its share page: the signer's name, the signature (an `image/png` `files` item of the job), when, from which address and browser, and `documentSha256` (the SHA-256 of the RFC 8785 canonical JSON of `{lines, subtotal, taxTotal, total}` as the page showed them).",
+  }),
+  declineReason: f.string('decline_reason', {
+    readOnly: true,
+    nullable: true,
+    maxLength: 2000,
+    description: 'What the customer wrote when declining it on its share page.',
+  }),
   ...standardFields(),
 };

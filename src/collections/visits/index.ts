@@ -3,6 +3,7 @@ import { canSeeJob, isCaller } from '../policy.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
 import { visitFields } from './schema.js';
 import { checkIn, checkOut, visitActionDocs } from './actions.js';
+import { onMyWay, onMyWayDoc } from './on-my-way.js';
 
 const idOf = (v: unknown) => (v as { id?: number } | null | undefined)?.id;
 
@@ -88,6 +89,6 @@ export const visits = defineCollection({
     ownsNew: (caller, item) => idOf(item.user) === caller.userId,
   },
   rules: { authorize, check },
-  actions: { checkIn, checkOut },
-  actionDocs: visitActionDocs,
+  actions: { checkIn, checkOut, onMyWay },
+  actionDocs: { ...visitActionDocs, onMyWay: onMyWayDoc },
 });

@@ -23,6 +23,11 @@ export const visitFields: Record<string, Field> = {
   startTime: f.instant('start_time', { required: true }),
   endTime: f.instant('end_time', { required: true, description: 'After startTime.' }),
   state: f.enum('state', VISIT_STATES, { default: 'scheduled' }),
+  eta: f.time('eta', {
+    nullable: true,
+    description:
+      "Set by POST /visits/:id/onMyWay: now plus the travel from the user's latest location of the last 30 minutes to the job; null without one.",
+  }),
   checkInTime: f.time('check_in_time', {
     nullable: true,
     description: 'Set by POST /visits/:id/checkIn (the server clock).',

@@ -57,6 +57,7 @@ for (const dialect of DIALECTS) {
           startTime: '2030-01-01T09:00:00.000Z',
           endTime: '2030-01-01T10:30:00.000Z',
           state: 'scheduled',
+          eta: null,
           checkInTime: null,
           checkOutTime: null,
           checkInLocation: null,

@@ -1,0 +1,216 @@
+import { accountSecret, hashToken, safeEqual } from '../../auth/secrets.js';
+import { ApiError } from '../../errors.js';
+import type { Executor } from '../../db/tx.js';
+import type { ActionAnswer, ActionRequest, Collection } from './collection.js';
+import { formatAmount } from './documents.js';
+import { exponentOf } from './money.js';
+import { readByIds } from './read.js';
+import { NO_ITEMS } from './write/index.js';
+
+/** Where share pages are served (src/http/share-pages.ts): `/share/<collection>/<token>`. */
+export const SHARE_PATH = '/share';
+/** A link ends 60 days after it was made (PRODUCT §18). */
+export const SHARE_DAYS = 60;
+const DAY = 86_400_000;
+
+/** The documents a link shares. */
+export type SharedTable = 'quotes' | 'invoices';
+
+/** A token as made: `<account>.<43 base64url characters>` (256 bits from the CSPRNG). */
+const TOKEN = /^(\d{1,10})\.[A-Za-z0-9_-]{43}$/;
+/** Compared against when a token is unknown, so a wrong token costs what a right one does. */
+const NO_HASH = hashToken('no share link');
+
+/** Whether a document may be shared: not deleted, an invoice not void. */
+const shareable = (row: { deleted: number; state: string }) => row.deleted === 0 && row.state !== 'void';
+
+async function setLink(
+  request: ActionRequest,
+  table: SharedTable,
+  hash: string | null,
+  expires: number | null,
+): Promise<Collection> {
+  const { caller, item, services } = request;
+  const collection = services.registry.get(table)!;
+  if (item === undefined)
+    throw new ApiError('unknownAction', `this action applies to one item: POST /${table}/:id/shareLink`);
+  const row = await services.database.db
+    .selectFrom(table)
+    .select(['id', 'deleted', 'state'])
+    .where('account_id', '=', caller.accountId)
+    .where('id', '=', item)
+    .executeTakeFirst();
+  if (!row) throw new ApiError('itemNotFound');
+  if (hash !== null && !shareable(row))
+    throw new ApiError('stateForbids', `a ${row.deleted ? 'deleted' : row.state} document is not shared`);
+  await services.database.db
+    .updateTable(table)
+    .set({ share_token_hash: hash, share_expires_at: expires })
+    .where('account_id', '=', caller.accountId)
+    .where('id', '=', item)
+    .execute();
+  return collection;
+}
+
+const answer = async (request: ActionRequest, collection: Collection) =>
+  readByIds(request.services.database.db, collection, request.caller, [request.item!], {
+    fields: collection.defaultFields,
+    expand: new Map(),
+  });
+
+/**
+ * `POST /<table>/:id/shareLink`: a new link (the old one answers 404 from now on), shown only in
+ * this answer as `shareUrl` (never kept for an Idempotency-Key replay); stored only as its hash.
+ */
+export function shareLinkAction(table: SharedTable) {
+  return async (request: ActionRequest): Promise<ActionAnswer> => {
+    const { token, url } = shareToken(request.caller.accountId, request.caller.publicUrl, table);
+    const collection = await setLink(request, table, hashToken(token), request.caller.now + SHARE_DAYS * DAY);
+    const items = await answer(request, collection);
+    return {
+      status: 200,
+      body: { result: 'success', [table]: items, metadata: NO_ITEMS },
+      revealed: { result: 'success', [table]: items.map((i) => ({ ...i, shareUrl: url })), metadata: NO_ITEMS },
+    };
+  };
+}
+
+/** A fresh token and its URL. */
+export function shareToken(accountId: number, publicUrl: string, table: string): { token: string; url: string } {
+  const token = accountSecret(accountId);
+  return { token, url: `${publicUrl}${SHARE_PATH}/${table}/${token}` };
+}
+
+/** `POST /<table>/:id/unshare`: the link answers 404 from now on. */
+export function unshareAction(table: SharedTable) {
+  return async (request: ActionRequest): Promise<ActionAnswer> => {
+    const collection = await setLink(request, table, null, null);
+    return { status: 200, body: { result: 'success', [table]: await answer(request, collection), metadata: NO_ITEMS } };
+  };
+}
+
+/**
+ * The document behind a token: its account and id, or undefined (404) for a malformed, wrong,
+ * replaced, ended or expired link, a deleted document or a void invoice. Looked up by the token's
+ * hash within the account the token names, the hash compared again in constant time.
+ */
+export async function findShared(
+  db: Executor,
+  table: SharedTable,
+  token: string,
+  now: number,
+): Promise<{ accountId: number; id: number } | undefined> {
+  const m = TOKEN.exec(token);
+  const hash = hashToken(token);
+  const row = m
+    ? await db
+        .selectFrom(table)
+        .select(['id', 'account_id', 'share_token_hash', 'share_expires_at', 'deleted', 'state'])
+        .where('account_id', '=', Number(m[1]))
+        .where('share_token_hash', '=', hash)
+        .executeTakeFirst()
+    : undefined;
+  const same = safeEqual(hash, row?.share_token_hash ?? NO_HASH);
+  if (!row || !same || Number(row.share_expires_at ?? 0) <= now || !shareable(row)) return undefined;
+  return { accountId: row.account_id, id: row.id };
+}
+
+/** The action docs of both, for a document collection. */
+export const shareActionDocs = (noun: string) => ({
+  shareLink: {
+    on: 'item' as const,
+    summary: `Make the ${noun}'s share link`,
+    description: `Answers the ${noun} with \`shareUrl\`, shown only in this answer: a page of the ${noun} for the customer, served without a token or cookie, for 60 days. Calling it again replaces the URL (the old one answers 404); \`unshare\`, deleting${noun === 'invoice' ? ', voiding' : ''} end it. Administrators and Employees.`,
+  },
+  unshare: {
+    on: 'item' as const,
+    summary: `End the ${noun}'s share link`,
+    description: 'The share URL answers 404 from now on.',
+  },
+  email: {
+    on: 'item' as const,
+    summary: `E-mail the ${noun} to its client`,
+    description: `Makes a share link (replacing the one before) and queues a message with it to the client's e-mail, else its primary contact's; answers \`messages\`. ${noun === 'quote' ? 'A sent quote' : 'An issued or paid invoice'} only (otherwise 422, code 1280); a client without an address: 422, code 1336.`,
+    answers: 'messages',
+  },
+});
+
+/** The address a document's e-mail goes to: its client's, else its primary contact's. */
+async function clientAddress(db: Executor, accountId: number, clientId: number | null): Promise<string | undefined> {
+  if (clientId === null) return undefined;
+  const client = await db
+    .selectFrom('clients')
+    .select('email')
+    .where('account_id', '=', accountId)
+    .where('id', '=', clientId)
+    .executeTakeFirst();
+  if (client?.email) return client.email;
+  const contact = await db
+    .selectFrom('contacts')
+    .select('email')
+    .where('account_id', '=', accountId)
+    .where('client_id', '=', clientId)
+    .where('is_primary', '=', 1)
+    .where('email', 'is not', null)
+    .executeTakeFirst();
+  return contact?.email ?? undefined;
+}
+
+/**
+ * `POST /<table>/:id/email`: makes a share link (replacing the one before) and queues a message to
+ * the client's e-mail (else its primary contact's) with the link; answers `messages`. A document
+ * in another state is 1280; a client without an address, 1336.
+ */
+export function emailAction(table: SharedTable, states: readonly string[]) {
+  const noun = table === 'quotes' ? 'quote' : 'invoice';
+  return async (request: ActionRequest): Promise<ActionAnswer> => {
+    const { caller, item, services } = request;
+    if (item === undefined)
+      throw new ApiError('unknownAction', `'email' applies to one ${noun}: POST /${table}/:id/email`);
+    const db = services.database.db;
+    const row = await db
+      .selectFrom(table)
+      .select(['id', 'state', 'deleted', 'number', 'client_id', 'job_id', 'total', 'currency'])
+      .where('account_id', '=', caller.accountId)
+      .where('id', '=', item)
+      .executeTakeFirst();
+    if (!row) throw new ApiError('itemNotFound');
+    if (row.deleted || !states.includes(row.state))
+      throw new ApiError(
+        'stateForbids',
+        `the ${noun} is ${row.deleted ? 'deleted' : row.state}; 'email' needs ${states.join(' or ')}`,
+      );
+    const to = await clientAddress(db, caller.accountId, row.client_id);
+    if (!to)
+      throw new ApiError('generic', `the ${noun}'s client has no e-mail address (nor a primary contact with one)`);
+    const account = await db
+      .selectFrom('accounts')
+      .select('company_name')
+      .where('id', '=', caller.accountId)
+      .executeTakeFirstOrThrow();
+    const { token, url } = shareToken(caller.accountId, caller.publicUrl, table);
+    await setLink(request, table, hashToken(token), caller.now + SHARE_DAYS * DAY);
+    const total = `${formatAmount(Number(row.total), exponentOf(row.currency))} ${row.currency}`;
+    const what = table === 'quotes' ? 'view it, and accept or decline it' : 'view and download it';
+    const out = await services.writer.write({
+      collection: services.registry.get('messages')!,
+      caller,
+      op: 'create',
+      input: [
+        {
+          to,
+          subject: `${noun === 'quote' ? 'Quote' : 'Invoice'} ${row.number ?? ''} from ${account.company_name}`.slice(
+            0,
+            200,
+          ),
+          text: `Hello,\n\n${account.company_name} sent you ${noun} ${row.number ?? ''} for ${total}. You can ${what} here:\n\n${url}\n\nThe link works for ${SHARE_DAYS} days.\n`,
+          client: row.client_id === null ? null : { id: row.client_id },
+          job: row.job_id === null ? null : { id: row.job_id },
+          [noun]: { id: row.id },
+        },
+      ],
+    });
+    if (out.result === 'failure') return { status: 422, body: out };
+    return { status: 200, body: { result: 'success', messages: out.items, metadata: out.metadata } };
+  };
+}

@@ -1,0 +1,179 @@
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.js';
+import { renderDocument, type DocumentView } from '../collections/machinery/documents.js';
+import { findShared, SHARE_PATH, type SharedTable } from '../collections/machinery/share-links.js';
+import type { Services } from '../collections/machinery/services.js';
+import { quoteView } from '../collections/quotes/actions.js';
+import { decide, markViewed, Refused, SIGNATURE_MAX_BYTES } from '../collections/quotes/share.js';
+import { invoiceView } from '../collections/invoices/actions.js';
+import { invoiceRow } from '../collections/invoices/repository.js';
+import { esc, sendPage } from './html.js';
+import { addressBucket, enforceRateLimit } from './rate-limit.js';
+import { toApiError } from './envelope.js';
+import { decisionForm, documentSection, FORM_CSP, messagePage, notFoundPage, page, SIGN_CSP } from './share-view.js';
+
+/** A form with a signature of at most 1 MiB (base64: a third more) and the rest. */
+const FORM_LIMIT = 2 * 1024 * 1024;
+const METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'HEAD', 'OPTIONS'] as const;
+const TITLES: Record<SharedTable, string> = { quotes: 'Quote', invoices: 'Invoice' };
+
+/** The form's CSRF token, bound to the link: only who holds the link can make it. */
+export const shareCsrf = (token: string): string =>
+  crypto.createHmac('sha256', token).update('share-form').digest('base64url');
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function formOf(body: unknown): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  if (!Buffer.isBuffer(body)) return out;
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    return out;
+  }
+  for (const [k, v] of new URLSearchParams(text)) if (!(k in out)) out[k] = v;
+  return out;
+}
+
+interface Shown {
+  table: SharedTable;
+  token: string;
+  accountId: number;
+  id: number;
+}
+
+async function viewOf(services: Services, s: Shown): Promise<{ view: DocumentView; state: string; version: number }> {
+  const db = services.database.db;
+  if (s.table === 'quotes') {
+    const row = await db
+      .selectFrom('quotes')
+      .selectAll()
+      .where('account_id', '=', s.accountId)
+      .where('id', '=', s.id)
+      .executeTakeFirstOrThrow();
+    return { view: await quoteView(services, s.accountId, row), state: row.state, version: row.version };
+  }
+  const row = (await invoiceRow(db, s.accountId, s.id))!;
+  return { view: await invoiceView(services, s.accountId, row), state: row.state, version: row.version };
+}
+
+/** The page of a shared document, with the decision form on a sent quote. */
+async function documentPage(app: FastifyInstance, reply: FastifyReply, s: Shown, error?: [number, string]) {
+  const { view, state, version } = await viewOf(app.services, s);
+  const url = `${SHARE_PATH}/${s.table}/${s.token}`;
+  const title = TITLES[s.table];
+  let tail: string;
+  if (s.table === 'quotes' && state === 'sent') tail = decisionForm(url, shareCsrf(s.token), version, error?.[1]);
+  else tail = `<p class="state">This ${title.toLowerCase()} is ${esc(state)}.</p>`;
+  const signing = s.table === 'quotes' && state === 'sent';
+  const html = page(
+    `${title} ${view.number ?? ''} · ${view.seller.company}`,
+    documentSection(view, title, `${url}/pdf`) + tail,
+    signing,
+  );
+  return sendPage(reply, error?.[0] ?? 200, html, signing ? SIGN_CSP : FORM_CSP);
+}
+
+/**
+ * The customer's pages (PRODUCT §18): `GET /share/<quotes|invoices>/<token>` (the document),
+ * `…/pdf` (its PDF, made afresh), `POST /share/quotes/<token>` (accept or decline). No bearer token,
+ * cookie or X-Version: the token in the path is the whole secret (never logged: src/http/logging.ts).
+ * Counted per client address like the sign-in pages (RATE_LIMIT_AUTH). Anything else under
+ * `/share/` is the same 404 page, echoing nothing of the URL.
+ */
+export async function sharePagesPlugin(app: FastifyInstance): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: FORM_LIMIT }, (_req, body, done) => done(null, body));
+  app.setErrorHandler((err, request, reply) => {
+    const apiError = toApiError(err);
+    if (apiError.status >= 500)
+      request.log.error({ err: (err as Error).message, stack: (err as Error).stack }, 'share page failed');
+    for (const [k, v] of Object.entries(apiError.headers)) reply.header(k, v);
+    if (apiError.status === 404) return sendPage(reply, 404, notFoundPage());
+    const message =
+      apiError.status === 429
+        ? 'Too many requests from your address. Wait a minute and try again.'
+        : apiError.status === 413
+          ? `The form is too large (a signature is at most ${SIGNATURE_MAX_BYTES / 1024 / 1024} MiB).`
+          : apiError.status >= 500
+            ? 'Something went wrong on our side. Try again in a moment.'
+            : 'This request cannot be completed.';
+    return sendPage(reply, apiError.status, messagePage('Sorry', message));
+  });
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    await enforceRateLimit(reply, app.rateLimits.auth, addressBucket(request));
+    const [table, token, extra, ...rest] = ((request.params as { '*'?: string })['*'] ?? '').split('/');
+    if (
+      (table !== 'quotes' && table !== 'invoices') ||
+      !token ||
+      rest.length ||
+      (extra !== undefined && extra !== 'pdf')
+    )
+      throw new ApiError('itemNotFound');
+    const method = request.method;
+    if (!(method === 'GET' || (method === 'POST' && table === 'quotes' && extra === undefined)))
+      throw new ApiError('itemNotFound');
+    const now = app.clock();
+    const found = await findShared(app.services.database.db, table, token, now);
+    if (!found) throw new ApiError('itemNotFound');
+    const s: Shown = { table, token, ...found };
+    if (method === 'GET') {
+      await markViewed(app.services, table, s.accountId, s.id, now);
+      if (extra === 'pdf') {
+        const { view } = await viewOf(app.services, s);
+        const pdf = await renderDocument(view);
+        return reply
+          .code(200)
+          .header('content-type', 'application/pdf')
+          .header(
+            'content-disposition',
+            `inline; filename="${(view.number ?? 'document').replace(/[^A-Za-z0-9-]/g, '')}.pdf"`,
+          )
+          .send(pdf);
+      }
+      return documentPage(app, reply, s);
+    }
+    const form = formOf(request.body);
+    const csrf = shareCsrf(token);
+    if (
+      !form.csrf ||
+      form.csrf.length !== csrf.length ||
+      !crypto.timingSafeEqual(Buffer.from(form.csrf), Buffer.from(csrf))
+    )
+      return sendPage(
+        reply,
+        403,
+        messagePage('Sorry', 'This form has expired. Reload the page and try again.', request.url),
+      );
+    const decision = form.decision;
+    const version = Number(form.version);
+    if ((decision !== 'accept' && decision !== 'decline') || !Number.isInteger(version))
+      return documentPage(app, reply, s, [422, 'Choose to accept or to decline.']);
+    try {
+      await decide(
+        app.services,
+        s.accountId,
+        s.id,
+        {
+          decision,
+          version,
+          signerName: form.signerName,
+          signature: form.signature,
+          reason: form.reason,
+          ip: request.ip,
+          userAgent: String(request.headers['user-agent'] ?? ''),
+        },
+        app.clock(),
+      );
+    } catch (err) {
+      if (!(err instanceof Refused)) throw err;
+      if (err.status === 422) return documentPage(app, reply, s, [422, err.message]);
+      return sendPage(reply, err.status, messagePage('This quote changed', err.message, request.url));
+    }
+    return reply.code(303).header('location', request.url).send();
+  };
+  app.route({ method: [...METHODS], url: `${SHARE_PATH}/*`, handler });
+}
