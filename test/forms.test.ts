@@ -2,7 +2,17 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
-import { DIALECTS, addUser, appWithTenants, call, errorsOf, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import {
+  DIALECTS,
+  addUser,
+  canonicalByHand,
+  appWithTenants,
+  call,
+  errorsOf,
+  skipUnless,
+  type Tenant,
+  type TestApp,
+} from './helpers.js';
 import { VALIDATION } from '../src/errors.js';
 
 /**
@@ -15,20 +25,6 @@ const image = (format: 'png' | 'jpeg', w = 8, h = 6) => {
   const made = sharp({ create: { width: w, height: h, channels: 3, background: '#3366aa' } });
   return (format === 'png' ? made.png() : made.jpeg()).toBuffer();
 };
-
-/**
- * RFC 8785 canonical JSON written out by hand for the shape §17 hashes (keys in code-unit order),
- * independent of the server's canonicalizer: integers, ASCII keys and strings JSON.stringify gives exactly.
- */
-function canonicalByHand(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalByHand).join(',')}]`;
-  if (v && typeof v === 'object')
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalByHand((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(v);
-}
 
 const FIELDS = [
   { key: 'notes', label: 'Notes', type: 'text' },

@@ -455,3 +455,19 @@ export async function checkResponsesAgainstOpenApi(app: FastifyInstance): Promis
 
 const lower = (h: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
+
+/**
+ * RFC 8785 canonical JSON written out by hand for the shapes the API hashes (§17's submissions,
+ * §18's accepted quotes), independent of the server's canonicalizer: members sorted by their names'
+ * UTF-16 code units (the default sort), values as JSON.stringify writes them (ECMAScript's number
+ * form, which RFC 8785 adopts), no whitespace.
+ */
+export function canonicalByHand(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalByHand).join(',')}]`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalByHand((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(v);
+}

@@ -36,7 +36,7 @@ test('the collections with writable money are those whose rules check the curren
     .filter((c) => Object.values(c.fields).some((f) => f.kind === 'scalar' && f.money && !f.readOnly))
     .map((c) => c.name)
     .sort();
-  assert.deepEqual(writable, ['charges', 'payments', 'products']);
+  assert.deepEqual(writable, ['agreements', 'charges', 'payments', 'products']);
 });
 
 for (const dialect of DIALECTS) {
@@ -69,6 +69,19 @@ for (const dialect of DIALECTS) {
         ]);
         assert.equal(invoice.status, 422, invoice.raw);
         assert.match(messageOf(invoice, 'lines[0].unitPrice'), USD);
+        const agreement = await post('agreements', [
+          {
+            client: { id: client },
+            name: 'Boiler care',
+            jobTitle: 'Service',
+            startDate: '2030-01-07',
+            recurrence: 'FREQ=YEARLY',
+            price: NOISY,
+            billing: 'yearly',
+          },
+        ]);
+        assert.equal(agreement.status, 422, agreement.raw);
+        assert.match(messageOf(agreement, 'price'), USD);
         const listed = await call(t.app, a.token, 'GET', '/products');
         assert.equal(listed.body.metadata.recordsCount, 0, 'nothing rounded was written');
         // The storage's own bounds still answer at the field: not a number, past 1e9.

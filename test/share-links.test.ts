@@ -1,10 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import canonicalize from 'canonicalize';
 import {
   DIALECTS,
   appWithTenants,
+  canonicalByHand,
   call,
   createTestApp,
   createTenant,
@@ -183,7 +183,12 @@ for (const dialect of DIALECTS) {
       const expected = crypto
         .createHash('sha256')
         .update(
-          canonicalize({ lines: shown.lines, subtotal: shown.subtotal, taxTotal: shown.taxTotal, total: shown.total })!,
+          canonicalByHand({
+            lines: shown.lines,
+            subtotal: shown.subtotal,
+            taxTotal: shown.taxTotal,
+            total: shown.total,
+          }),
         )
         .digest('hex');
       assert.equal(accepted.acceptance.documentSha256, expected);

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
-import canonicalize from 'canonicalize';
 import { ApiError } from '../../errors.js';
+import { canonicalJson } from '../../domain/forms/jcs.js';
 import type { Item } from '../machinery/collection.js';
 import type { Services } from '../machinery/services.js';
 import { readByIds } from '../machinery/read.js';
@@ -25,7 +25,7 @@ export async function documentSha256(services: Services, accountId: number, id: 
     expand: new Map(),
   });
   const shown = Object.fromEntries(fields.map((k) => [k, (item as Item)[k]]));
-  return crypto.createHash('sha256').update(canonicalize(shown)!).digest('hex');
+  return crypto.createHash('sha256').update(canonicalJson(shown)).digest('hex');
 }
 
 /** The first opening of a link sets `viewedAt`: an event with actor null. */
