@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import type { Collection } from '../src/collections/machinery/collection.js';
+import { CMP_OPS } from '../src/collections/machinery/where.js';
 
 /**
  * Hostile input for property-based tests (fast-check). Bodies are built as JSON text by hand so
@@ -299,7 +300,7 @@ export function bodyOf(c: Collection, ids: number[], otherNames: string[]): fc.A
 /** `where` expressions: valid by the grammar over a collection's real columns, mutated, or junk. */
 export function whereOf(c: Collection): fc.Arbitrary<string> {
   const fields = [...c.columns.keys()];
-  const op = fc.constantFrom('~', '!~', '=', '!=', '<', '<=', '>', '>=');
+  const op = fc.constantFrom(...CMP_OPS);
   const value = fc.oneof(
     fc
       .tuple(

@@ -157,6 +157,44 @@ for (const dialect of DIALECTS) {
       const res = await get('/jobs?where=client.name ~ "jones"', narrow);
       assert.equal(res.status, 403, res.raw);
       assert.equal((await get('/jobs?where=title ~ "roof"', narrow)).status, 200);
+
+      // `fields` asks the same gate as `where` (one access layer): a Contractor's job shows its
+      // client as {id}; naming a client member is 403, as filtering on it is.
+      const own = await get(`/jobs/${jobJones}?fields=client`, con.token);
+      assert.equal(own.status, 200, own.raw);
+      assert.deepEqual(own.body.jobs[0].client, { id: jones });
+      assert.equal((await get(`/jobs/${jobJones}?fields=client.id`, con.token)).status, 200);
+      for (const url of [`/jobs/${jobJones}?fields=client.name`, '/jobs?fields=title,client.name']) {
+        const refused = await get(url, con.token);
+        assert.equal(refused.status, 403, `${url}: ${refused.raw}`);
+        assert.equal(refused.body.error.code, 1021, refused.raw);
+        assert.doesNotMatch(refused.raw, /JONES/);
+      }
+      // `[*]` expands only what the caller may read: the client stays {id}, the visit's user (the
+      // Contractor themself) is expanded.
+      const all = await get(`/jobs/${jobJones}?fields=*,[*]`, con.token);
+      assert.equal(all.status, 200, all.raw);
+      assert.deepEqual(all.body.jobs[0].client, { id: jones });
+      assert.doesNotMatch(all.raw, /JONES/);
+      const visit = await get('/visits?fields=user.lastName,job.title', con.token);
+      assert.equal(visit.status, 200, visit.raw);
+      assert.deepEqual(
+        visit.body.visits.map((v: { user: unknown; job: unknown }) => [v.user, v.job]),
+        [
+          [
+            { id: con.id, lastName: 'Contractorson' },
+            { id: jobJones, title: 'Fix roof' },
+          ],
+        ],
+      );
+      // The office's token without clients.read: 403 on a client member, 200 on the client's id.
+      assert.equal((await get(`/jobs/${jobJones}?fields=client.name`, narrow)).status, 403);
+      assert.equal((await get(`/jobs/${jobJones}?fields=client.name`)).body.jobs[0].client.name, 'Mrs JONES');
+      // An expanded item outside the role's scope stays {id}: the job's creator is no user a
+      // Contractor reads.
+      const creator = await get(`/jobs/${jobJones}?fields=createdBy.firstName`, con.token);
+      assert.equal(creator.status, 200, creator.raw);
+      assert.deepEqual(Object.keys(creator.body.jobs[0].createdBy), ['id']);
     });
   });
 }

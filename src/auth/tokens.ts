@@ -47,9 +47,10 @@ export async function issueToken(
 }
 
 /**
- * Revokes every token of a user (deletion), issued from one code (replay) or of one refresh token's
- * line (the token and those made from it), in their account; or of a client, in every account (the
- * operator revoking it).
+ * Revokes every live token of a user (deletion, the operator's `fsm tokens revoke --user`), issued
+ * from one code (replay) or of one refresh token's line (the token and those made from it), in
+ * their account; or of a client, in every account (the operator revoking it). Answers how many
+ * were still live.
  *
  * The rows are locked in key order first (PostgreSQL; SQLite's writers take turns). Two
  * revocations of one grant at once, as the losers of a refresh-token race start them, otherwise
@@ -59,9 +60,9 @@ export async function issueToken(
 export async function revokeTokens(
   db: Executor,
   where: { accountId: number; userId?: number; codeId?: number; refreshId?: number } | { clientId: string },
-): Promise<void> {
+): Promise<number> {
   const matches = (eb: ExpressionBuilder<DB, 'oauth_tokens'>) => {
-    const parts: Expression<SqlBool>[] = [];
+    const parts: Expression<SqlBool>[] = [eb('revoked', '=', 0)];
     if ('accountId' in where) parts.push(eb('account_id', '=', where.accountId));
     if ('userId' in where && where.userId !== undefined) parts.push(eb('user_id', '=', where.userId));
     if ('codeId' in where && where.codeId !== undefined) parts.push(eb('code_id', '=', where.codeId));
@@ -70,7 +71,7 @@ export async function revokeTokens(
     if ('clientId' in where) parts.push(eb('client_id', '=', where.clientId));
     return eb.and(parts);
   };
-  await db
+  const revoked = await db
     .updateTable('oauth_tokens')
     .set({ revoked: 1 })
     .where(matches)
@@ -88,10 +89,11 @@ export async function revokeTokens(
           .$asTuple('account_id', 'id'),
       ),
     )
-    .execute();
+    .executeTakeFirst();
   // A whole client (the operator revoking it) or a whole user (deleted): their remembered consents
   // go too, so a restored user or client is asked again (docs/oauth.md "Remembered consent").
   if ('clientId' in where) await forgetConsent(db, { clientId: where.clientId });
   else if (where.userId !== undefined && where.codeId === undefined && where.refreshId === undefined)
     await forgetConsent(db, { accountId: where.accountId, userId: where.userId });
+  return Number(revoked.numUpdatedRows);
 }

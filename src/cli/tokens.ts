@@ -1,7 +1,7 @@
 import { purgeEvents } from '../collections/events/retention.js';
 import { idOption, type Command } from './command.js';
 import { CommandError, UsageError } from './validate.js';
-import { forgetConsent } from '../auth/consents.js';
+import { revokeTokens } from '../auth/tokens.js';
 
 export const tokensRevoke: Command = {
   name: 'tokens revoke',
@@ -15,25 +15,17 @@ export const tokensRevoke: Command = {
     if ((values.user === undefined) === (values.client === undefined))
       throw new UsageError('give exactly one of --user and --client');
     const db = database.db;
-    let q = db.updateTable('oauth_tokens').set({ revoked: 1 }).where('revoked', '=', 0);
+    // The same revocation as the API's (its lock order, its consent rule), in the user's account.
     if (values.user !== undefined) {
       const id = idOption(values, 'user');
-      if (!(await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()))
-        throw new CommandError(`no user ${id}`);
-      q = q.where('user_id', '=', id);
-    } else {
-      const clientId = values.client as string;
-      if (!(await db.selectFrom('oauth_clients').select('id').where('client_id', '=', clientId).executeTakeFirst()))
-        throw new CommandError(`no client '${clientId}'`);
-      q = q.where('client_id', '=', clientId);
+      const user = await db.selectFrom('users').select('account_id').where('id', '=', id).executeTakeFirst();
+      if (!user) throw new CommandError(`no user ${id}`);
+      return { revoked: await revokeTokens(db, { accountId: user.account_id, userId: id }) };
     }
-    const r = await q.executeTakeFirst();
-    // The remembered consent goes too (docs/oauth.md): the next authorization asks the owner again.
-    await forgetConsent(
-      db,
-      values.user !== undefined ? { userId: idOption(values, 'user') } : { clientId: values.client as string },
-    );
-    return { revoked: Number(r.numUpdatedRows) };
+    const clientId = values.client as string;
+    if (!(await db.selectFrom('oauth_clients').select('id').where('client_id', '=', clientId).executeTakeFirst()))
+      throw new CommandError(`no client '${clientId}'`);
+    return { revoked: await revokeTokens(db, { clientId }) };
   },
 };
 

@@ -4,13 +4,13 @@ import multipart from '@fastify/multipart';
 import { authenticate } from '../auth/bearer.js';
 import type { AuthContext } from '../auth/context.js';
 import {
-  permissionFor,
   type ActionRequest,
   type Caller,
   type Collection,
   type MultipartPart,
 } from '../collections/machinery/collection.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
+import { gate } from '../collections/machinery/access.js';
 import { list } from '../collections/machinery/read.js';
 import { rememberedList } from '../collections/machinery/answers.js';
 import { isPlainObject } from '../collections/machinery/validate.js';
@@ -204,8 +204,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
       );
     }
     const need = method === 'GET' || (route.action && c.readActions?.includes(route.action)) ? 'read' : 'write';
-    if (!ctx.permissions.has(permissionFor(c, need))) throw new ApiError('permissionMissing', permissionFor(c, need));
-    if (c.policy[need][ctx.role] === 'none') throw new ApiError('roleForbids');
+    gate(c, ctx, need);
     // Such an id cannot exist, and must not reach SQL (ids are int4 in PostgreSQL).
     if (route.item !== undefined && !isItemId(route.item)) throw new ApiError('itemNotFound');
 

@@ -7,7 +7,8 @@ import { authenticate } from '../auth/bearer.js';
 import type { AuthContext } from '../auth/context.js';
 import { execute, sharedOf, untyped } from '../db/runner.js';
 import { ApiError } from '../errors.js';
-import { permissionFor, type Caller, type Collection, type EB, type Row } from '../collections/machinery/collection.js';
+import type { Caller, Collection, EB, Row } from '../collections/machinery/collection.js';
+import { gate } from '../collections/machinery/access.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { present } from '../collections/machinery/present.js';
 import { whereToSql } from '../collections/machinery/filter.js';
@@ -181,9 +182,7 @@ export class EventStreams {
       publicUrl: this.app.config.publicUrl,
       privateUrls: this.app.config.webhooksAllowPrivateUrls,
     };
-    if (!caller.permissions.has(permissionFor(c, 'read')))
-      throw new ApiError('permissionMissing', permissionFor(c, 'read'));
-    if (c.policy.read[caller.role] === 'none') throw new ApiError('roleForbids');
+    gate(c, caller, 'read');
     const q = parseListQuery(c, request.query as Record<string, unknown>);
     const header = lastEventId(request);
     const { start, rest } = splitStart(q.where);

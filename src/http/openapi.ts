@@ -1,6 +1,7 @@
 import { locationColumns } from '../collections/machinery/near.js';
 import { nounsOf, type Collection } from '../collections/machinery/collection.js';
 import { MAX_ID } from '../collections/machinery/fields.js';
+import { CMP_OPS } from '../collections/machinery/where.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../collections/machinery/modifiers.js';
 import { MAX_ITEMS } from '../collections/machinery/write/index.js';
 import { API_VERSION } from './envelope.js';
@@ -170,8 +171,7 @@ const PARAMETERS: Record<string, Json> = {
     name: 'where',
     in: 'query',
     schema: { type: 'string' },
-    description:
-      "Filter: `term (and|or term)*` with parentheses; `field op value`, op one of `~ !~ = != < <= > >=`; values quoted strings, numbers, true, false, null; e.g. `lastName ~ 'smi' and role.id = 2`",
+    description: `Filter: \`term (and|or term)*\` with parentheses; \`field op value\`, op one of \`${CMP_OPS.join(' ')}\`; values quoted strings, numbers, true, false, null; e.g. \`lastName ~ 'smi' and role.id = 2\``,
   },
   sort: {
     name: 'sort',

@@ -1,7 +1,7 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { untyped } from '../../db/runner.js';
 import { defineCollection, type Item, type TxItemContext } from '../machinery/collection.js';
-import { definitionChanged, refreshSearchText } from '../machinery/custom.js';
+import { CUSTOM_COLLECTIONS, definitionChanged, refreshSearchText } from '../machinery/custom.js';
 import type { Registry } from '../machinery/registry.js';
 import { definitionFields } from './schema.js';
 
@@ -69,8 +69,7 @@ export const customFieldDefinitionsCollection = (registry: () => Registry) =>
   defineCollection({
     name: 'customFieldDefinitions',
     table: 'custom_field_definitions',
-    description:
-      "The account's own fields of users, clients, sites, contacts, jobs, visits, quotes, invoices and products: their items carry the values in `customFields`.",
+    description: `The account's own fields of ${CUSTOM_COLLECTIONS.slice(0, -1).join(', ')} and ${CUSTOM_COLLECTIONS.at(-1)}: their items carry the values in \`customFields\`.`,
     fields: definitionFields,
     // Imported items' values are not in custom_unique_values: a unique field is marked incomplete
     // (migration 092), so nothing relies on that table holding them.

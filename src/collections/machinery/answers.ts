@@ -3,7 +3,8 @@ import { untyped, type Executor } from '../../db/runner.js';
 import type { Caller, Collection } from './collection.js';
 import type { ListQuery } from './modifiers.js';
 import { fieldsKey } from './present.js';
-import { readAccess, rememberable, scope } from './read.js';
+import { readAccess } from './access.js';
+import { rememberable, scope } from './read.js';
 
 /**
  * Answers of unfiltered lists are remembered under their table's change version (src/db/memo.ts):

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { dialectOf, execute, query, slot, untyped, type Executor } from '../../db/runner.js';
 import type { Caller, Collection } from './collection.js';
-import { readAccess, scope } from './read.js';
+import { readAccess } from './access.js';
+import { scope } from './read.js';
 
 /**
  * An item's strong ETag: its id and row version. The version is bumped by a trigger on every

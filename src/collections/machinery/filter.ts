@@ -2,7 +2,8 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import { lowerText } from '../../db/text.js';
 import { dialectOf, type Executor } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
-import { permissionFor, type Caller, type Collection, type EB, type FilterColumn } from './collection.js';
+import { gateThrough } from './access.js';
+import { type Caller, type Collection, type EB, type FilterColumn } from './collection.js';
 import { INT32_MAX, INT32_MIN, REFERENCE_TABLES, type AssocField, type AssocListField } from './fields.js';
 import { scaledProblem, toScaled } from './money.js';
 import { fieldsIn, type Value, type WhereNode } from './where.js';
@@ -46,14 +47,7 @@ function associated(c: Collection, path: AssocPath, caller: Caller | undefined, 
   const { field } = path;
   const target = field.targetCollection;
   if (!caller) throw bad(`unknown field '${field.target}'`);
-  let access: 'all' | 'own' = 'all';
-  if (target) {
-    const need = permissionFor(target, 'read');
-    if (!caller.permissions.has(need)) throw new ApiError('permissionMissing', need);
-    const role = target.policy.read[caller.role];
-    if (role === 'none') throw new ApiError('roleForbids', `${target.name} are not readable with this role`);
-    access = role;
-  }
+  const access = target ? gateThrough(target, caller) : 'all';
   return eb
     .selectFrom(`${field.table} as ${ASSOC}`)
     .where((inner) =>
@@ -139,12 +133,7 @@ function listedTerm(
 ): Expression<SqlBool> {
   if (!caller) throw bad(`unknown field '${node.field}'`);
   const target = field.targetCollection;
-  if (target) {
-    const need = permissionFor(target, 'read');
-    if (!caller.permissions.has(need)) throw new ApiError('permissionMissing', need);
-    if (target.policy.read[caller.role] === 'none')
-      throw new ApiError('roleForbids', `${target.name} are not readable with this role`);
-  }
+  if (target) gateThrough(target, caller);
   const { op, value } = node;
   if (op !== '=' && op !== '!=') throw bad(`'${node.field}' takes = or !=, not '${op}'`);
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > INT32_MAX)

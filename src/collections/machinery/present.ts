@@ -1,18 +1,36 @@
 import { untyped, type Executor } from '../../db/tx.js';
-import type { Caller, Collection, Item, Row } from './collection.js';
+import type { Caller, Collection, EB, Item, Row } from './collection.js';
+import { gateThrough, passes } from './access.js';
 import type { AssocField } from './fields.js';
 import { loadLists } from './links.js';
 import type { Projection } from './modifiers.js';
 import { converterOf, toApi } from './values.js';
 import { visibleKeys, visibleValues } from './custom.js';
 
+/**
+ * The associated items' members, as the target collection lets the caller read them (the gate and
+ * the role's scope, as `where` on the same members): a member named in `fields` of a collection the
+ * caller cannot read is a 403; with `[*]` such an association stays `{id}`, and so does an item
+ * outside the caller's scope.
+ */
 async function loadAssoc(db: Executor, caller: Caller, field: AssocField, ids: number[], members: Set<string> | '*') {
+  const target = field.targetCollection;
+  let access: 'all' | 'own' = 'all';
+  // `client.id` is the id every projection of `client` shows: it reads nothing of the target.
+  if (members !== '*' && [...members].every((m) => m === 'id')) return new Map<number, unknown>();
+  if (target) {
+    if (members === '*' && !passes(target, caller, 'read')) return new Map<number, unknown>();
+    access = gateThrough(target, caller);
+  }
   const names = Object.keys(field.members).filter((m) => members === '*' || members.has(m));
   const rows = await untyped(db)
     .selectFrom(field.table)
     .select(['id', ...names.map((m) => `${field.members[m].column} as ${m}`)])
     .where('id', 'in', ids)
     .where(field.accountColumn, '=', caller.accountId)
+    .$if(access === 'own' && !!target?.policy.own, (q) =>
+      q.where((eb: EB) => target!.policy.own!(caller, eb, field.table)),
+    )
     .execute();
   return new Map(
     rows.map((r) => [
@@ -140,7 +158,8 @@ export async function present(
           field,
           caller.accountId,
           rows.map((r) => r.id),
-          p.expand.has(name),
+          // `[*]` expands a list only of a collection the caller reads (else `[{id}]`).
+          p.expand.has(name) && (!field.targetCollection || passes(field.targetCollection, caller, 'read')),
         ),
       );
     }

@@ -10,16 +10,13 @@ import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
 import { distanceColumn, nearCondition, nearestOrder } from './near.js';
 import { customColumns } from './custom.js';
 import { readShared, type SharedRead } from '../../db/batched.js';
+import { readAccess } from './access.js';
 
 /** The rows a caller may see: always the account, narrowed by the policy for 'own' access. */
 export function scope(c: Collection, ctx: Caller, eb: EB, access: 'all' | 'own' = 'all'): Expression<SqlBool> {
   const account = eb(`${c.table}.account_id`, '=', ctx.accountId);
   if (access === 'own' && c.policy.own) return eb.and([account, c.policy.own(ctx, eb, c.table)]);
   return account;
-}
-
-export function readAccess(c: Collection, ctx: Caller): 'all' | 'own' {
-  return c.policy.read[ctx.role] === 'own' && !c.policy.everyRow?.(ctx) ? 'own' : 'all';
 }
 
 /**

@@ -4,7 +4,8 @@ import type { Caller, Collection, EB, Row } from './collection.js';
 import { moneyIn, whereToSql } from './filter.js';
 import { accountMoney, divRound, MONEY_SCALE } from './money.js';
 import { customColumns } from './custom.js';
-import { readAccess, scope } from './read.js';
+import { readAccess } from './access.js';
+import { scope } from './read.js';
 import { converterOf, isoTime } from './values.js';
 import type { Aggregate, GroupKey, SummaryQuery } from './summary-query.js';
 

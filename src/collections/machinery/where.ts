@@ -5,7 +5,16 @@ import { ApiError } from '../../errors.js';
  * The `where` modifier: `term (and|or term)*` with parentheses, `and` binding tighter than `or`.
  * A term is `field op value`. The parser builds a tree; values are bound as parameters later.
  */
-export type CmpOp = '~' | '!~' | '=' | '!=' | '<' | '<=' | '>' | '>=';
+/** The comparison operators (PRODUCT §3), written once: the SDK's `Operator`, README and OpenAPI are pinned to it. */
+export const CMP_OPS = ['~', '!~', '=', '!=', '<', '<=', '>', '>='] as const;
+export type CmpOp = (typeof CMP_OPS)[number];
+/** An operator at the start of the text, the longest first (`<=` before `<`). */
+const OP_AT = new RegExp(
+  `^(${[...CMP_OPS]
+    .sort((x, y) => y.length - x.length)
+    .map((o) => o.replace(/[~!<>=]/g, '\\$&'))
+    .join('|')})`,
+);
 export type Value = string | number | boolean | null;
 export type WhereNode =
   { type: 'and' | 'or'; left: WhereNode; right: WhereNode } | { type: 'cmp'; field: string; op: CmpOp; value: Value };
@@ -47,7 +56,7 @@ function tokenize(src: string): Token[] {
       i++;
       continue;
     }
-    const op = /^(!~|<=|>=|!=|~|=|<|>)/.exec(src.slice(i, i + 2));
+    const op = OP_AT.exec(src.slice(i, i + 2));
     if (op) {
       out.push({ t: 'op', v: op[1] as CmpOp, at: i });
       i += op[1].length;

@@ -1,6 +1,7 @@
 import type { Executor } from '../../../db/tx.js';
 import { ApiError, validationError } from '../../../errors.js';
-import { readAccess, rowsByIds } from '../read.js';
+import { readAccess } from '../access.js';
+import { rowsByIds } from '../read.js';
 import type { Registry } from '../registry.js';
 import type { Batch } from './batch.js';
 

@@ -1,0 +1,37 @@
+import { ApiError } from '../../errors.js';
+import { permissionFor, type Caller, type Collection } from './collection.js';
+
+/**
+ * The one gate of a collection (PRODUCT §2: "permission granted to the token AND allowed by the
+ * owner's role"): 403 `permissionMissing` without the token's `<collection>.<need>`, 403
+ * `roleForbids` when the role has no access, else the role's access. Every path that reads or
+ * writes a collection asks it: the dispatcher for the route's collection, and a member reached
+ * through another collection (an association member in `fields`, `where` or `sort`, a listed
+ * `<list>.id`), the event stream.
+ */
+export function gate(c: Collection, caller: Caller, need: 'read' | 'write', why?: string): 'all' | 'own' {
+  const permission = permissionFor(c, need);
+  if (!caller.permissions.has(permission)) throw new ApiError('permissionMissing', permission);
+  const access = c.policy[need][caller.role];
+  if (access === 'none') throw new ApiError('roleForbids', why);
+  return access;
+}
+
+/** The rows of a collection the caller reads: 'own' narrows them by the policy's scope. */
+export function readAccess(c: Collection, caller: Caller): 'all' | 'own' {
+  return c.policy.read[caller.role] === 'own' && !c.policy.everyRow?.(caller) ? 'own' : 'all';
+}
+
+/**
+ * The gate for a collection read through another's member (the message names the collection),
+ * answering the scope its rows are read with.
+ */
+export function gateThrough(target: Collection, caller: Caller): 'all' | 'own' {
+  gate(target, caller, 'read', `${target.name} are not readable with this role`);
+  return readAccess(target, caller);
+}
+
+/** Whether the caller passes the gate, without throwing (`fields=[*]` leaves unreadable members as `{id}`). */
+export function passes(c: Collection, caller: Caller, need: 'read' | 'write'): boolean {
+  return caller.permissions.has(permissionFor(c, need)) && c.policy[need][caller.role] !== 'none';
+}
