@@ -121,6 +121,60 @@ for (const dialect of DIALECTS) {
       assert.notEqual(touch.status, 200);
     });
 
+    test('writes on a job: one rule (policy onSeenJob) for notes, charges, visits and timesheets, per item of a batch', async () => {
+      const notesBefore = (await call(t.app, a.token, 'GET', '/notes')).body.metadata.recordsCount;
+      // A batch of three notes, the middle one on a job they cannot see: it alone fails, naming
+      // job as missing, and nothing is written.
+      const batch = await call(t.app, crew.token, 'POST', '/notes', {
+        notes: [mine, theirs, mine].map((id) => ({ job: { id }, body: 'on site' })),
+      });
+      assert.equal(batch.status, 422, batch.raw);
+      assert.deepEqual(batch.body.metadata.invalidItems, [1]);
+      assert.deepEqual(errorsOf(batch), ['1045:job']);
+      assert.equal((await call(t.app, a.token, 'GET', '/notes')).body.metadata.recordsCount, notesBefore);
+      const charge = (job: number) => ({
+        job: { id: job },
+        kind: 'labour',
+        description: 'Labour',
+        unitPrice: 10,
+        quantity: 1,
+        stage: 'actual',
+      });
+      const charges = await call(t.app, crew.token, 'POST', '/charges', { charges: [charge(mine), charge(theirs)] });
+      assert.deepEqual(errorsOf(charges), ['1045:job'], charges.raw);
+      // A visit on their job is theirs to add (assigned to themself); one on another job is not.
+      const visits = await call(t.app, crew.token, 'POST', '/visits', {
+        visits: [visit(mine, crew.id), visit(theirs, crew.id)],
+      });
+      assert.deepEqual(visits.body.metadata?.invalidItems, [1], visits.raw);
+      assert.deepEqual(errorsOf(visits), ['1045:job']);
+      // A timesheet whose job is derived from a visit of another job: the derived job is checked.
+      const entry = (extra: Record<string, unknown>) => ({
+        startTime: '2026-11-02T09:00:00Z',
+        endTime: '2026-11-02T10:00:00Z',
+        ...extra,
+      });
+      const derived = await call(t.app, crew.token, 'POST', '/timesheets', {
+        timesheets: [entry({ visit: { id: otherVisit } })],
+      });
+      assert.equal(derived.status, 422, derived.raw);
+      assert.deepEqual(errorsOf(derived), ['1045:job']);
+      const named = await call(t.app, crew.token, 'POST', '/timesheets', {
+        timesheets: [entry({ job: { id: theirs } })],
+      });
+      assert.deepEqual(errorsOf(named), ['1045:job'], named.raw);
+      const ok = await call(t.app, crew.token, 'POST', '/timesheets', {
+        timesheets: [entry({ visit: { id: myVisit } })],
+      });
+      assert.equal(ok.status, 200, ok.raw);
+      assert.equal(ok.body.timesheets[0].job.id, mine);
+      // The office writes on any job of the account.
+      assert.equal(
+        (await call(t.app, office.token, 'POST', '/notes', { notes: [{ job: { id: theirs }, body: 'x' }] })).status,
+        200,
+      );
+    });
+
     test('events: their visits, their jobs with notes and files, their own user; nothing else', async () => {
       const myNote = await post(a.token, 'notes', { job: { id: mine }, body: 'Gate code 1234' });
       const otherNote = await post(a.token, 'notes', { job: { id: theirs }, body: 'Not for crew' });

@@ -27,18 +27,6 @@ export function seesJob(caller: Caller, eb: EB, jobColumn: string): Expression<S
   );
 }
 
-/** Whether the Contractor can see the job (seesJob, for one id inside a write). */
-export async function canSeeJob(db: Executor, caller: Caller, jobId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('visits')
-    .select('id')
-    .where('account_id', '=', caller.accountId)
-    .where('job_id', '=', jobId)
-    .where('user_id', '=', caller.userId)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /** The rows whose `column` names the caller's own user. */
 export function isCaller(caller: Caller, eb: EB, userColumn: string): Expression<SqlBool> {
   return eb(userColumn, '=', caller.userId);

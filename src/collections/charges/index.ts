@@ -1,7 +1,7 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
 import { accountMoney, checkCurrencyDecimals, lineAmounts, withinLimit } from '../machinery/money.js';
-import { canSeeJob, seesJob } from '../policy.js';
+import { seesJob } from '../policy.js';
 import { chargeFields } from './schema.js';
 import { productOf, taxPercentOf, visitJobOf } from './repository.js';
 
@@ -35,9 +35,6 @@ async function check(ctx: TxItemContext<'charges'>): Promise<ApiErrorBody[]> {
   if (op === 'delete') return [];
   const { exponent } = await once('money', () => accountMoney(db, caller.accountId));
   const errors = checkCurrencyDecimals(chargeFields, item, exponent);
-  const jobId = row.job_id ?? existing!.job_id;
-  if (caller.role === 'contractor' && item.job !== undefined && !(await canSeeJob(db, caller, jobId)))
-    errors.push(validationError('reference', 'job'));
   if (op === 'create') {
     const productId = idOf(item.product);
     const product = productId !== undefined ? await productOf(db, caller.accountId, productId) : undefined;
@@ -57,6 +54,7 @@ async function check(ctx: TxItemContext<'charges'>): Promise<ApiErrorBody[]> {
     }
     if (item.user === undefined) row.user_id = caller.userId || null;
   }
+  const jobId = row.job_id ?? existing!.job_id;
   const visitId = row.visit_id !== undefined ? row.visit_id : existing?.visit_id;
   if (visitId !== null && visitId !== undefined && (item.visit !== undefined || item.job !== undefined)) {
     const visitJob = await visitJobOf(db, caller.accountId, visitId);
@@ -93,8 +91,9 @@ export const charges = defineCollection({
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
     ownReads: ['visits'],
-    // The job is checked in the transaction (check); the user and stage by authorize.
+    // The job is checked in the transaction (onSeenJob); the user and stage by authorize.
     ownsNew: () => true,
+    onSeenJob: 'job',
   },
   rules: { authorize, check },
 });

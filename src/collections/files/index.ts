@@ -13,7 +13,7 @@ import { fileFields } from './schema.js';
 import { downloadPaths } from './download-doc.js';
 import { receiveUpload, storeUnavailable, uploadDoc, type Received } from './upload.js';
 import { collectBytes, lockDigest } from './bytes.js';
-import { canSeeJob, seesJob } from '../policy.js';
+import { seesJob } from '../policy.js';
 import { submissionsNaming } from './repository.js';
 
 function toJob(raw: string | undefined): unknown {
@@ -85,8 +85,9 @@ export const files: Collection = defineCollection({
     // PRODUCT §2: a Contractor's files are those of the jobs they can see (crews photograph the work).
     own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
     ownReads: ['visits'],
-    // Which job is theirs is checked in the transaction (check).
+    // Which job is theirs is checked in the transaction (onSeenJob).
     ownsNew: () => true,
+    onSeenJob: 'job',
   },
   actions: { upload },
   actionDocs: { upload: uploadDoc },
@@ -111,8 +112,7 @@ export const files: Collection = defineCollection({
       if (caller.role !== 'contractor' || op === 'delete') return [];
       if (item.job === undefined) return op === 'create' ? [validationError('required', 'job')] : [];
       if (item.job === null) return [validationError('required', 'job')];
-      const job = (item.job as { id: number }).id;
-      return (await canSeeJob(db, caller, job)) ? [] : [validationError('reference', 'job')];
+      return [];
     },
     // The dispatcher already refuses POST /files (createVia); this guards any other writer.
     validate({ op, attached }) {

@@ -5,7 +5,7 @@ import { checkAnswers, hashedAnswers, namedFileIds, type FileFacts } from '../..
 import { canonicalJson } from '../../domain/forms/jcs.js';
 import { MAGIC_BYTES, imageKind, type ImageKind } from '../../domain/forms/magic.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
-import { canSeeJob, seesJob } from '../policy.js';
+import { seesJob } from '../policy.js';
 import { filesOf, linkFiles, submissionOf, templateNow, visitJob } from './repository.js';
 import { formSubmissionFields } from './schema.js';
 
@@ -55,8 +55,6 @@ async function check(ctx: TxItemContext<'form_submissions'>): Promise<ApiErrorBo
   const { caller, db, item, row } = ctx;
   const account = caller.accountId;
   const jobId = idOf(item.job)!;
-  if (caller.role === 'contractor' && !(await canSeeJob(db, caller, jobId)))
-    return [validationError('reference', 'job')];
   const errors: ApiErrorBody[] = [];
   const visit = idOf(item.visit);
   if (visit !== undefined && (await visitJob(db, account, visit)) !== jobId)
@@ -123,8 +121,9 @@ export const formSubmissions = defineCollection({
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
     ownReads: ['visits'],
-    // Which job is theirs is checked in the transaction (check).
+    // Which job is theirs is checked in the transaction (onSeenJob), before check.
     ownsNew: () => true,
+    onSeenJob: 'job',
   },
   rules: {
     prepare,

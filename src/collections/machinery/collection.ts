@@ -60,6 +60,14 @@ export interface Policy {
   ownReads?: readonly string[];
   /** Whether an 'own' writer may create items (the item is then checked by `ownsNew`). */
   ownsNew?(caller: Caller, item: Item): boolean;
+  /**
+   * The association to `jobs` an item is written on (notes, charges, files, visits, timesheets,
+   * form submissions: `'job'`). A caller who reads only some jobs (a Contractor: PRODUCT §2) writes
+   * such an item only on one of those: any other job is a failure naming the member, as if it
+   * were missing. Checked by the write pipeline for a whole batch in one query (authorize.ts,
+   * checkJobsSeen), on the job the item's row ends up with, however the collection derives it.
+   */
+  onSeenJob?: string;
 }
 
 /** What every rule hook receives about one item of a write: one argument, always this shape. */

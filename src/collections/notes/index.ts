@@ -1,6 +1,6 @@
-import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
-import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
-import { canSeeJob, seesJob } from '../policy.js';
+import { ApiError } from '../../errors.js';
+import { defineCollection, type ItemContext } from '../machinery/collection.js';
+import { seesJob } from '../policy.js';
 import { noteFields } from './schema.js';
 
 /** A Contractor changes only their own notes (they read every note of their jobs). */
@@ -8,13 +8,6 @@ function authorize({ caller, op, existing }: ItemContext<'notes'>): void {
   if (caller.role !== 'contractor' || op === 'create') return;
   if (existing && existing.author_id !== caller.userId)
     throw new ApiError('roleForbids', 'contractors change only their own notes');
-}
-
-/** A Contractor writes on the jobs they can see; any other job looks missing, as when they read it. */
-async function check({ caller, db, op, item }: TxItemContext<'notes'>): Promise<ApiErrorBody[]> {
-  if (caller.role !== 'contractor' || op === 'delete' || item.job === undefined) return [];
-  const job = (item.job as { id: number }).id;
-  return (await canSeeJob(db, caller, job)) ? [] : [validationError('reference', 'job')];
 }
 
 export const notes = defineCollection({
@@ -30,12 +23,12 @@ export const notes = defineCollection({
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
     ownReads: ['visits'],
-    // Which job is theirs is checked in the transaction (check).
+    // Which job is theirs is checked in the transaction (onSeenJob).
     ownsNew: () => true,
+    onSeenJob: 'job',
   },
   rules: {
     authorize,
-    check,
     async fill({ caller, op, row }) {
       if (op === 'create') row.author_id = caller.userId || null;
     },

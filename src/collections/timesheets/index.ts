@@ -1,6 +1,6 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { INT32_MAX } from '../machinery/fields.js';
-import { canSeeJob, isCaller, lockUsersTime, overlappingEntries } from '../policy.js';
+import { isCaller, lockUsersTime, overlappingEntries } from '../policy.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
 import { entryUsers, visitJob } from './repository.js';
 import { timesheetFields } from './schema.js';
@@ -60,15 +60,6 @@ async function check(ctx: TxItemContext<'timesheets'>): Promise<ApiErrorBody[]> 
       else if (row.job_id !== job) errors.push(validationError('invalid', 'visit', 'the visit is of another job'));
     }
   }
-  // A Contractor books time only on the jobs they can see.
-  const jobId = Object.hasOwn(row, 'job_id') ? row.job_id : existing?.job_id;
-  if (
-    caller.role === 'contractor' &&
-    jobId != null &&
-    (item.job !== undefined || item.visit !== undefined) &&
-    !(await canSeeJob(db, caller, jobId))
-  )
-    errors.push(validationError('reference', 'job'));
   return errors;
 }
 
@@ -94,6 +85,8 @@ export const timesheets = defineCollection({
     own: (caller, eb, table) => isCaller(caller, eb, `${table}.user_id`),
     ownReads: [],
     ownsNew: (caller, item) => item.user === undefined || idOf(item.user) === caller.userId,
+    // A Contractor books time only on the jobs they can see (the job given, or their visit's).
+    onSeenJob: 'job',
   },
   rules: {
     validate,

@@ -68,3 +68,24 @@ export function authorizeRules(b: Batch): void {
       authorize({ ...ctx, op: 'delete' });
   });
 }
+
+/**
+ * The policy's `onSeenJob` (collection.ts) for the items at `indexes`: the jobs their rows set,
+ * read within the caller's scope of `jobs` in one query; an item whose job is outside it fails
+ * naming the member. Nothing to do for a caller who reads every job.
+ */
+export async function checkJobsSeen(b: Batch, db: Executor, indexes: number[]): Promise<number[]> {
+  const { collection: c, caller, op } = b.request;
+  const name = c.policy.onSeenJob;
+  const field = name !== undefined ? c.fields[name] : undefined;
+  if (op === 'delete' || field?.kind !== 'assoc' || !field.targetCollection) return [];
+  const jobs = field.targetCollection;
+  if (readAccess(jobs, caller) !== 'own') return [];
+  const named = indexes.filter((i) => !b.errors[i].length && b.rows[i][field.column] != null);
+  if (!named.length) return [];
+  const ids = [...new Set(named.map((i) => Number(b.rows[i][field.column])))];
+  const seen = await rowsByIds(db, jobs, caller, ids, 'own');
+  const refused = named.filter((i) => !seen.has(Number(b.rows[i][field.column])));
+  for (const i of refused) b.errors[i].push(validationError('reference', name!));
+  return refused;
+}

@@ -5,7 +5,7 @@ import { itemToRow } from '../validate.js';
 import { lockRows } from './lock-rows.js';
 import type { Services } from '../services.js';
 import { applyAll, isSequential, RetryOneByOne } from './apply.js';
-import { authorizeRules, loadAndAuthorize, roleAccess } from './authorize.js';
+import { authorizeRules, checkJobsSeen, loadAndAuthorize, roleAccess } from './authorize.js';
 import { Batch, type WriteRequest } from './batch.js';
 import { ChangeRecorder, type ChangeHook } from './changes.js';
 import { checkItems, validateRules } from './check-items.js';
@@ -145,9 +145,23 @@ async function checkAll(b: Batch, db: Executor, changes: ChangeRecorder): Promis
     await checkReferences(b, db);
     await checkUnique(b, db);
   }
+  // An item on a job the caller does not see fails before its collection's check reads anything
+  // of that job; a job the check derives (a timesheet's, from its visit) is checked after it.
+  const all = b.items.map((_, i) => i);
+  const refused = new Set(await checkJobsSeen(b, db, all));
+  const column =
+    c.policy.onSeenJob !== undefined ? (c.fields[c.policy.onSeenJob] as { column?: string }).column : undefined;
+  const before = b.rows.map((r) => (column ? r[column] : undefined));
   // A sequential collection's check runs item by item as it is written (applyAll).
   if (c.rules.check && !isSequential(c))
-    for (let i = 0; i < b.items.length; i++) b.errors[i].push(...(await c.rules.check(b.txContext(i, db, changes))));
+    for (let i = 0; i < b.items.length; i++)
+      if (!refused.has(i)) b.errors[i].push(...(await c.rules.check(b.txContext(i, db, changes))));
+  if (column)
+    await checkJobsSeen(
+      b,
+      db,
+      all.filter((i) => !refused.has(i) && b.rows[i][column] !== before[i]),
+    );
   stopOnErrors(b.errors);
   await checkIfMatch(b, db);
 }
