@@ -1,6 +1,7 @@
 import { localDate } from '../../domain/planning/local-time.js';
 import type { Caller } from '../machinery/collection.js';
 import type { Services } from '../machinery/services.js';
+import { billPeriods } from '../machinery/agreement-billing.js';
 import { hasEnded, scheduleOfRow, syncOccurrences } from './occurrences.js';
 import { accountsWithAgreements, behind, lockForRoll, setRolledOn, setState } from './repository.js';
 
@@ -47,6 +48,8 @@ export async function rollAgreements(services: Services, clock: () => number): P
           const row = await lockForRoll(tx, account.id, id);
           if (!row || row.state !== 'active' || row.deleted || (row.rolled_on !== null && row.rolled_on >= today))
             return false;
+          // The periods begun by today (or by its end) are billed first.
+          await billPeriods(tx, changes, caller, id);
           const schedule = scheduleOfRow(row);
           if (schedule && hasEnded(schedule, today)) {
             await changes.touch(agreements, [id]);
