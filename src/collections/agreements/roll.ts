@@ -5,8 +5,11 @@ import { billPeriods } from '../machinery/agreement-billing.js';
 import { hasEnded, scheduleOfRow, syncOccurrences } from './occurrences.js';
 import { accountsWithAgreements, behind, lockForRoll, setRolledOn, setState } from './repository.js';
 
-/** How often a process looks for agreements whose account's day has moved on. */
-const ROLL_EVERY_MS = 60_000;
+/**
+ * How often a process looks for agreements whose account's day has moved on. The reliability test
+ * (test/reliability/maintenance.test.ts) alone sets FSM_TEST_ROLL_EVERY_MS, to roll at once in two processes.
+ */
+const ROLL_EVERY_MS = Number(process.env.FSM_TEST_ROLL_EVERY_MS) || 60_000;
 /** Agreements rolled per account and pass (the rest wait for the next pass, a moment later). */
 const BATCH = 200;
 
