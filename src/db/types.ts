@@ -68,6 +68,7 @@ export interface AgreementsTable {
   created: number;
   modified: number;
   version: Generated<number>;
+  billed_through: string | null;
 }
 
 export interface AssetsTable {

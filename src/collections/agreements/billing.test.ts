@@ -140,6 +140,15 @@ for (const dialect of DIALECTS) {
       const res = await call(t.app, token, 'PATCH', '/agreements', { agreements: [{ id, name: 'Care plan+' }] });
       assert.equal(res.status, 200, res.raw);
       assert.equal((await invoicesOf(id)).length, 4);
+      // A draft deleted by hand is not made again (its period was billed).
+      const gone = await call(t.app, token, 'DELETE', `/invoices/${drafts[1].id}`);
+      assert.equal(gone.status, 200, gone.raw);
+      const again = await call(t.app, token, 'PATCH', '/agreements', { agreements: [{ id, name: 'Care plan' }] });
+      assert.equal(again.status, 200, again.raw);
+      assert.deepEqual(
+        (await invoicesOf(id)).map((i) => i.id),
+        [drafts[0].id, drafts[2].id, drafts[3].id],
+      );
     });
 
     it('quarterly and yearly: every period begun, clamped; none past endDate; none for a future start', async () => {

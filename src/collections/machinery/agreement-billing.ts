@@ -102,7 +102,19 @@ export async function billPeriods(
   const accountId = caller.accountId;
   const a = await db
     .selectFrom('agreements')
-    .select(['id', 'client_id', 'name', 'price', 'billing', 'start_date', 'end_date', 'recurrence', 'state', 'deleted'])
+    .select([
+      'id',
+      'client_id',
+      'name',
+      'price',
+      'billing',
+      'start_date',
+      'end_date',
+      'recurrence',
+      'state',
+      'deleted',
+      'billed_through',
+    ])
     .where('account_id', '=', accountId)
     .where('id', '=', agreementId)
     .executeTakeFirst();
@@ -114,19 +126,15 @@ export async function billPeriods(
   const until = [today, a.end_date, last].reduce<string>((x, y) => (y != null && y < x ? y : x), today);
   const periods = periodsBegun(a.start_date, a.billing, until);
   if (!periods.length) return 0;
-  const billed = new Set<string>();
-  for (let i = 0; i < periods.length; i += 500) {
-    const rows = await db
-      .selectFrom('invoices')
-      .select('agreement_period')
-      .where('account_id', '=', accountId)
-      .where('agreement_id', '=', agreementId)
-      .where('agreement_period', 'in', periods.slice(i, i + 500))
-      .execute();
-    for (const r of rows) billed.add(r.agreement_period!);
-  }
-  const wanted = periods.filter((p) => !billed.has(p));
+  // Periods after the last one billed: a draft deleted since is not made again.
+  const wanted = periods.filter((p) => a.billed_through === null || p > a.billed_through);
   if (!wanted.length) return 0;
+  await db
+    .updateTable('agreements')
+    .set({ billed_through: periods[periods.length - 1] })
+    .where('account_id', '=', accountId)
+    .where('id', '=', agreementId)
+    .execute();
   const base = await draftRow(db, accountId, a, caller.now);
   return insertDrafts(
     db,

@@ -8,7 +8,8 @@ import { linkKey, sqliteAtomically, sqliteRebuildWithLink, type Link } from './s
  * `agreement_period` (the first day of the period it bills, `monthly` / `quarterly` / `yearly`) and
  * `agreement_visit_id` (the visit it bills, `perVisit`). The unique indexes make one invoice per
  * agreement and period, and one per visit, whatever the number of writers (NULLs never collide:
- * invoices made by hand have none).
+ * invoices made by hand have none). Agreements gain `billed_through`, the first day of the last
+ * period billed: a draft the user deleted (drafts are deleted physically) is not made again.
  */
 const LINK: Link = { column: 'agreement_id', table: 'agreements', onDelete: 'set null' };
 
@@ -16,6 +17,7 @@ async function up(db: AnyDb, dialect: Dialect): Promise<void> {
   await db.schema.alterTable('invoices').addColumn('agreement_id', 'integer').execute();
   await db.schema.alterTable('invoices').addColumn('agreement_period', 'text').execute();
   await db.schema.alterTable('invoices').addColumn('agreement_visit_id', 'integer').execute();
+  await db.schema.alterTable('agreements').addColumn('billed_through', 'text').execute();
   if (dialect === 'sqlite') await sqliteRebuildWithLink(db, 'invoices', LINK);
   await linkKey(db, dialect, 'invoices', LINK);
   await sql`create unique index invoices_agreement_period on invoices (account_id, agreement_id, agreement_period)`.execute(
