@@ -15,6 +15,7 @@ import { crewTime } from './crewtime.js';
 import { benchForms } from './forms.js';
 import { PLACES_ROWS, placesWorkloads } from './places.js';
 import { benchPlanning } from './planning.js';
+import { benchMaintenance } from './maintenance.js';
 import { benchCustom } from './custom.js';
 import { liveStreams } from './streams.js';
 import { benchMoney } from './money.js';
@@ -479,6 +480,25 @@ async function main() {
     });
     extra.ratios.push(...planning.ratios);
     extra.targets.push(...planning.targets);
+  }
+  // Maintenance (issue 46): 1,000 agreements and their roll against W4, a service history against W2.
+  if (runs('maintenance')) {
+    const maintenance = await benchMaintenance({
+      server,
+      copy,
+      headers: w.W4.headers,
+      accountId: main.accounts[0].accountId,
+      w1: w.W1,
+      w2: w.W2,
+      w4: w.W4,
+      load,
+      turnOf,
+      mergeTurns,
+      record,
+      log,
+    });
+    extra.ratios.push(...maintenance.ratios);
+    extra.targets.push(...maintenance.targets);
   }
   // Forms (issue 47): a submission of 50 answers beside W4, and the job report's time and memory.
   if (runs('forms'))

@@ -38,6 +38,7 @@ import { planning } from './migrations/100_planning.js';
 import { plans } from './migrations/101_plans.js';
 import { assets } from './migrations/110_assets.js';
 import { agreements } from './migrations/111_agreements.js';
+import { agreementBilling } from './migrations/112_agreement_billing.js';
 import { forms } from './migrations/120_forms.js';
 import { messages } from './migrations/130_messages.js';
 import { shareLinks } from './migrations/131_share_links.js';
@@ -83,6 +84,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '101_plans': plans,
   '110_assets': assets,
   '111_agreements': agreements,
+  '112_agreement_billing': agreementBilling,
   '120_forms': forms,
   '130_messages': messages,
   '131_share_links': shareLinks,

@@ -68,6 +68,7 @@ export interface AgreementsTable {
   created: number;
   modified: number;
   version: Generated<number>;
+  billed_through: string | null;
 }
 
 export interface AssetsTable {
@@ -365,6 +366,9 @@ export interface InvoicesTable {
   modified: number;
   version: Generated<number>;
   custom_fields: Generated<unknown>;
+  agreement_id: number | null;
+  agreement_period: string | null;
+  agreement_visit_id: number | null;
   /** SHA-256 of the share link token (shareLink); null when unshared */
   share_token_hash: string | null;
   share_expires_at: number | null;

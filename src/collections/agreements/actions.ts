@@ -1,6 +1,7 @@
 import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
+import { billPeriods } from '../machinery/agreement-billing.js';
 import { lockAgreement, setState } from './repository.js';
 import { hasEnded, scheduleOfRow, syncOccurrences, todayOf } from './occurrences.js';
 
@@ -25,6 +26,8 @@ export async function cancel(request: ActionRequest): Promise<ActionAnswer> {
         'stateForbids',
         `the agreement is ${row.deleted ? 'deleted' : ended ? 'ended' : row.state}; 'cancel' needs an active agreement`,
       );
+    // The periods begun by today are billed before it is cancelled (none later).
+    await billPeriods(tx, changes, caller, id);
     await changes.touch(agreements, [id]);
     await setState(tx, caller.accountId, id, 'cancelled', caller.now);
     await syncOccurrences(tx, changes, caller, id);

@@ -4,6 +4,7 @@ import { parseRule } from '../../domain/maintenance/rrule.js';
 import { defineCollection, type TxItemContext } from '../machinery/collection.js';
 import { accountMoney, checkCurrencyDecimals } from '../machinery/money.js';
 import { agreementActionDocs, cancel } from './actions.js';
+import { billPeriods } from '../machinery/agreement-billing.js';
 import { hasEnded, syncOccurrences, todayOf } from './occurrences.js';
 import { assetsOfAgreement, clientOfSite, sitesOfAssets } from './repository.js';
 import { agreementFields } from './schema.js';
@@ -142,7 +143,9 @@ export const agreements = defineCollection({
       if (state !== (existing?.state ?? 'active')) row.state = state;
     },
     async after({ caller, db, op, changes, id }) {
-      if (op !== 'delete') await syncOccurrences(db, changes, caller, id);
+      if (op === 'delete') return;
+      await syncOccurrences(db, changes, caller, id);
+      await billPeriods(db, changes, caller, id);
     },
   },
 });

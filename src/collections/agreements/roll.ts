@@ -1,11 +1,15 @@
 import { localDate } from '../../domain/planning/local-time.js';
 import type { Caller } from '../machinery/collection.js';
 import type { Services } from '../machinery/services.js';
+import { billPeriods } from '../machinery/agreement-billing.js';
 import { hasEnded, scheduleOfRow, syncOccurrences } from './occurrences.js';
 import { accountsWithAgreements, behind, lockForRoll, setRolledOn, setState } from './repository.js';
 
-/** How often a process looks for agreements whose account's day has moved on. */
-const ROLL_EVERY_MS = 60_000;
+/**
+ * How often a process looks for agreements whose account's day has moved on. The reliability test
+ * (test/reliability/maintenance.test.ts) alone sets FSM_TEST_ROLL_EVERY_MS, to roll at once in two processes.
+ */
+const ROLL_EVERY_MS = Number(process.env.FSM_TEST_ROLL_EVERY_MS) || 60_000;
 /** Agreements rolled per account and pass (the rest wait for the next pass, a moment later). */
 const BATCH = 200;
 
@@ -47,6 +51,8 @@ export async function rollAgreements(services: Services, clock: () => number): P
           const row = await lockForRoll(tx, account.id, id);
           if (!row || row.state !== 'active' || row.deleted || (row.rolled_on !== null && row.rolled_on >= today))
             return false;
+          // The periods begun by today (or by its end) are billed first.
+          await billPeriods(tx, changes, caller, id);
           const schedule = scheduleOfRow(row);
           if (schedule && hasEnded(schedule, today)) {
             await changes.touch(agreements, [id]);

@@ -20,6 +20,13 @@ export const invoiceFields: Record<string, Field> = {
     members: ['number', 'state'],
     description: 'The quote the invoice was made from (POST /quotes/:id/invoice), or null.',
   }),
+  agreement: f.assoc('agreement_id', 'agreements', {
+    readOnly: true,
+    nullable: true,
+    members: ['name'],
+    description:
+      "The service agreement whose billing made this draft (PRODUCT §16: a visit's check-out with `perVisit`, a period begun with `monthly`, `quarterly` or `yearly`), or null.",
+  }),
   number: f.string('number', {
     readOnly: true,
     nullable: true,

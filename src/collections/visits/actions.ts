@@ -6,6 +6,7 @@ import { PointSchema } from '../machinery/geo.js';
 import { isPlainObject } from '../machinery/validate.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { failure } from '../machinery/write/outcome.js';
+import { billVisit } from '../machinery/agreement-billing.js';
 import { lockUsersTime } from '../policy.js';
 import { endEntries, entriesFrom, lockVisit, markVisit, runningEntries, startEntry, type Point } from './repository.js';
 
@@ -126,6 +127,8 @@ function visitStep(step: Step) {
       // The visit as read under its lock is what it was before: no second read.
       await changes.touchRows(visits, [visit as unknown as Row]);
       await markVisit(tx, accountId, id, step, now, location);
+      // PRODUCT §16: a visit of an agreement billed per visit makes its draft invoice (once).
+      if (step === 'checkOut') await billVisit(tx, changes, { ...caller, now }, visit);
       await changes.settle();
       return changes.item(visits, id)!;
     });

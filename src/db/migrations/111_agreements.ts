@@ -1,7 +1,14 @@
 import { sql, type Migration } from 'kysely';
 import type { Dialect } from '../index.js';
 import { flag, withTimes, type AnyDb } from './columns.js';
-import { createItemTable, createLinkTable, linkKey, sqliteLinkClause, type Link } from './scheme.js';
+import {
+  createItemTable,
+  createLinkTable,
+  linkKey,
+  sqliteAtomically,
+  sqliteRebuildWithLink,
+  type Link,
+} from './scheme.js';
 
 /**
  * Service agreements (PRODUCT §16): the rule (`recurrence`, RFC 5545 RRULE text), the dates
@@ -100,72 +107,21 @@ async function up(db: AnyDb, dialect: Dialect): Promise<void> {
   await db.schema.alterTable('jobs').addColumn('occurrence', 'text').execute();
   await db.schema.alterTable('jobs').addColumn('generated', 'integer').execute();
   await db.schema.alterTable('visits').addColumn('generated', 'integer').execute();
-  if (dialect === 'sqlite') await sqliteWithAgreementKey(db);
+  if (dialect === 'sqlite') await sqliteRebuildWithLink(db, 'jobs', AGREEMENT_LINK);
   await linkKey(db, dialect, 'jobs', AGREEMENT_LINK);
   await sql`create unique index jobs_agreement_occurrence on jobs (account_id, agreement_id, occurrence)`.execute(db);
-}
-
-/**
- * SQLite cannot add a foreign key to a table: `jobs` is made again from its own definition with the
- * key added (its columns, constraints, rows, rowids, indexes, triggers and AUTOINCREMENT counter
- * kept), as migration 050 did for `site_id`.
- */
-async function sqliteWithAgreementKey(db: AnyDb): Promise<void> {
-  const { rows: def } = await sql<{ sql: string }>`select sql from sqlite_master
-    where type = 'table' and name = 'jobs'`.execute(db);
-  const { rows: kept } = await sql<{ sql: string }>`select sql from sqlite_master
-    where tbl_name = 'jobs' and type in ('index', 'trigger') and sql is not null order by type, name`.execute(db);
-  const { rows: seq } = await sql<{ seq: number }>`select seq from sqlite_sequence where name = 'jobs'`.execute(db);
-  const text = def[0].sql;
-  const header = /^create table\s+("jobs"|'jobs'|`jobs`|jobs)\s*\(/i;
-  if (!header.test(text)) throw new Error('jobs: unexpected table definition');
-  const end = text.lastIndexOf(')');
-  const created =
-    text.slice(0, end).replace(header, 'create table jobs__new (') +
-    `, ${sqliteLinkClause('jobs', AGREEMENT_LINK)}` +
-    text.slice(end);
-  const { rows: columns } = await sql<{
-    name: string;
-  }>`select name from pragma_table_info('jobs') order by cid`.execute(db);
-  const names = columns.map((c) => c.name).join(', ');
-  // Foreign keys are off (agreements() below): dropping `jobs` must not cascade to its visits.
-  await sql`pragma legacy_alter_table = on`.execute(db);
-  try {
-    await sql.raw(created).execute(db);
-    await sql.raw(`insert into jobs__new (${names}) select ${names} from jobs`).execute(db);
-    await sql`drop table jobs`.execute(db);
-    await sql`alter table jobs__new rename to jobs`.execute(db);
-    for (const k of kept) await sql.raw(k.sql).execute(db);
-    await sql`delete from sqlite_sequence where name in ('jobs', 'jobs__new')`.execute(db);
-    if (seq.length) await sql`insert into sqlite_sequence (name, seq) values ('jobs', ${seq[0].seq})`.execute(db);
-  } finally {
-    await sql`pragma legacy_alter_table = off`.execute(db);
-  }
 }
 
 export const agreements = (dialect: Dialect): Migration => ({
   async up(db: AnyDb) {
     if (dialect === 'postgres') return up(db, dialect);
-    // SQLite: one transaction of its own (Kysely runs SQLite's migrations without one), so a
-    // process stopped half way leaves nothing done; foreign keys are switched off outside it.
-    const { rows: done } = await sql`select 1 from sqlite_master where type = 'table' and name = 'agreements'`.execute(
+    // SQLite: one transaction of its own, so a process stopped half way leaves nothing done.
+    await sqliteAtomically(
       db,
+      async () =>
+        (await sql`select 1 from sqlite_master where type = 'table' and name = 'agreements'`.execute(db)).rows.length >
+        0,
+      () => up(db, dialect),
     );
-    if (done.length) return;
-    await sql`pragma foreign_keys = off`.execute(db);
-    try {
-      await sql`begin immediate`.execute(db);
-      try {
-        await up(db, dialect);
-        const { rows } = await sql`pragma foreign_key_check`.execute(db);
-        if (rows.length) throw new Error('rows link outside their account or to nothing');
-        await sql`commit`.execute(db);
-      } catch (err) {
-        await sql`rollback`.execute(db);
-        throw err;
-      }
-    } finally {
-      await sql`pragma foreign_keys = on`.execute(db);
-    }
   },
 });

@@ -233,3 +233,65 @@ export async function counted(db: AnyDb, dialect: Dialect, table: string): Promi
     )
     .execute(db);
 }
+
+/**
+ * SQLite cannot add a foreign key to a table: the table is made again from its own definition with
+ * the link's key added (its columns, constraints, rows, rowids, indexes, triggers and AUTOINCREMENT
+ * counter kept), as migration 050 did for `site_id`. The caller has foreign keys switched off (so
+ * dropping the old table cascades to nothing) and runs this in a transaction of its own.
+ */
+export async function sqliteRebuildWithLink(db: AnyDb, table: string, l: Link): Promise<void> {
+  const { rows: def } = await sql<{ sql: string }>`select sql from sqlite_master
+    where type = 'table' and name = ${table}`.execute(db);
+  const { rows: kept } = await sql<{ sql: string }>`select sql from sqlite_master
+    where tbl_name = ${table} and type in ('index', 'trigger') and sql is not null order by type, name`.execute(db);
+  const { rows: seq } = await sql<{ seq: number }>`select seq from sqlite_sequence where name = ${table}`.execute(db);
+  const text = def[0].sql;
+  const header = new RegExp(`^create table\\s+("${table}"|'${table}'|\`${table}\`|${table})\\s*\\(`, 'i');
+  if (!header.test(text)) throw new Error(`${table}: unexpected table definition`);
+  const end = text.lastIndexOf(')');
+  const created =
+    text.slice(0, end).replace(header, `create table ${table}__new (`) +
+    `, ${sqliteLinkClause(table, l)}` +
+    text.slice(end);
+  const { rows: columns } = await sql<{
+    name: string;
+  }>`select name from pragma_table_info(${table}) order by cid`.execute(db);
+  const names = columns.map((c) => c.name).join(', ');
+  await sql`pragma legacy_alter_table = on`.execute(db);
+  try {
+    await sql.raw(created).execute(db);
+    await sql.raw(`insert into ${table}__new (${names}) select ${names} from ${table}`).execute(db);
+    await sql.raw(`drop table ${table}`).execute(db);
+    await sql.raw(`alter table ${table}__new rename to ${table}`).execute(db);
+    for (const k of kept) await sql.raw(k.sql).execute(db);
+    await sql`delete from sqlite_sequence where name in (${table}, ${`${table}__new`})`.execute(db);
+    if (seq.length) await sql`insert into sqlite_sequence (name, seq) values (${table}, ${seq[0].seq})`.execute(db);
+  } finally {
+    await sql`pragma legacy_alter_table = off`.execute(db);
+  }
+}
+
+/**
+ * A SQLite migration in one transaction of its own (Kysely runs SQLite's migrations without one),
+ * foreign keys switched off outside it and checked before the commit: a process stopped half way
+ * leaves nothing done. `done` tells a migration already applied (nothing is run again).
+ */
+export async function sqliteAtomically(db: AnyDb, done: () => Promise<boolean>, up: () => Promise<void>) {
+  if (await done()) return;
+  await sql`pragma foreign_keys = off`.execute(db);
+  try {
+    await sql`begin immediate`.execute(db);
+    try {
+      await up();
+      const { rows } = await sql`pragma foreign_key_check`.execute(db);
+      if (rows.length) throw new Error('rows link outside their account or to nothing');
+      await sql`commit`.execute(db);
+    } catch (err) {
+      await sql`rollback`.execute(db);
+      throw err;
+    }
+  } finally {
+    await sql`pragma foreign_keys = on`.execute(db);
+  }
+}
