@@ -269,7 +269,11 @@ for (const dialect of DIALECTS) {
       const huge = await submit(good(many));
       assert.ok(huge.status >= 400 && huge.status < 500, huge.raw.slice(0, 300));
       const errors = errorsOf(huge);
-      assert.ok(errors.length >= 1 && errors.every((e) => e === code('unknown', e.split(':')[1]) && /^answers\.k\d+$/.test(e.split(':')[1])), errors.slice(0, 3).join());
+      assert.ok(
+        errors.length >= 1 &&
+          errors.every((e) => e === code('unknown', e.split(':')[1]) && /^answers\.k\d+$/.test(e.split(':')[1])),
+        errors.slice(0, 3).join(),
+      );
     });
 
     it('photos are image files of the same job by their bytes; a signature is a PNG file', async () => {

@@ -86,8 +86,7 @@ export async function documentFonts(doc: PDFKit.PDFDocument): Promise<DocumentFo
   // pdfkit takes a parsed fontkit font as well as bytes (PDFFontFactory.open: any source with
   // `layout`; its types name only bytes): one parse per process, its tables and layout caches shared
   // by every document, each of which still makes its own subset.
-  const register = (face: Face, font: Font) =>
-    doc.registerFont(face, font as unknown as PDFKit.Mixins.PDFFontSource);
+  const register = (face: Face, font: Font) => doc.registerFont(face, font as unknown as PDFKit.Mixins.PDFFontSource);
   for (const face of ['regular', 'bold'] as const) register(face, fonts[face]);
   const registered = new Set<Face>();
   /** The CJK face, registered on this document on its first use. */

@@ -17,6 +17,8 @@ export interface ImageSource {
   open(): Promise<Readable | undefined>;
 }
 
+/** A renderer still at work after this long is stopped (the report fails). */
+const TIMEOUT_MS = 120_000;
 /** At most this many reports render at once (each child is up to about 130 MB); others wait. */
 const AT_ONCE = 2;
 let running = 0;
@@ -59,6 +61,7 @@ export function renderJobReportApart(view: JobReportView<number | undefined>, im
       for (const p of pending.splice(0)) p({ t: 'error', message: gone.message });
     });
     child.once('error', () => undefined);
+    const timer = setTimeout(() => child.kill('SIGKILL'), TIMEOUT_MS);
     const reply = () =>
       new Promise<Reply>((resolve) => {
         if (replies.length) resolve(replies.shift()!);
@@ -86,6 +89,7 @@ export function renderJobReportApart(view: JobReportView<number | undefined>, im
       const { data } = await expect('pdf');
       return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     } finally {
+      clearTimeout(timer);
       if (!gone) child.kill();
     }
   });
