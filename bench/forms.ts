@@ -1,13 +1,14 @@
 import sharp from 'sharp';
 import { measure, type LoadSettings, type Measurement, type Workload } from './load.js';
-import type { RunningServer } from './server.js';
+import { childPeakRss, type RunningServer } from './server.js';
 
 /**
  * Forms' rows (issue 47), on our server of the main data set:
  * - `POST /formSubmissions` of one submission with 50 answers (3 of them photos), at 32
  *   connections, beside W4 at 32 connections in interleaved turns: target >= 0.5 of W4's rate;
  * - the job report of a job with 10 submissions and ten 12-megapixel photos, rendered 3 times on a
- *   server started for it alone: its time and the server's peak RSS (target <= 150 MB), the PDF's size.
+ *   server started for it alone: its time and the server's peak RSS (target <= 150 MB), the PDF's size,
+ *   and the peak RSS of the child process that renders each report (sampled every 50 ms).
  * `BENCH_ONLY=forms` runs these rows alone (the data set is still the main one).
  */
 export interface FormsContext {
@@ -141,14 +142,20 @@ export async function benchForms(c: FormsContext): Promise<void> {
     const before = fresh.peakRss().max;
     const times: number[] = [];
     let size = 0;
-    for (let i = 0; i < 3; i++) {
-      const started = performance.now();
-      const made = await api(fresh.url, 'POST', `/jobs/${reportJob}/report`, undefined);
-      times.push(performance.now() - started);
-      size = Number(made.files[0].size);
+    let renderer = 0;
+    const sampler = setInterval(() => (renderer = Math.max(renderer, childPeakRss(fresh.pid))), 50);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        const made = await api(fresh.url, 'POST', `/jobs/${reportJob}/report`, undefined);
+        times.push(performance.now() - started);
+        size = Number(made.files[0].size);
+      }
+    } finally {
+      clearInterval(sampler);
     }
     const peak = fresh.peakRss().max;
-    const note = `${times.map((ms) => Math.round(ms)).join(', ')} ms; PDF ${(size / 1024 / 1024).toFixed(2)} MB; peak RSS ${peak} MB (${before} MB before the reports)`;
+    const note = `${times.map((ms) => Math.round(ms)).join(', ')} ms; PDF ${(size / 1024 / 1024).toFixed(2)} MB; server peak RSS ${peak.toFixed(0)} MB (${before.toFixed(0)} MB before the reports); renderer process peak RSS ${renderer.toFixed(0)} MB`;
     c.record(
       'FMreport',
       'POST /jobs/ID/report (10 submissions, ten 12 MP photos), fresh server, 3 renders',

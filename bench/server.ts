@@ -35,6 +35,9 @@ function cpuOf(pid: number): number {
   }
 }
 
+/** The largest VmHWM (MB) among a process's children now (0 with none): a short-lived helper's peak, sampled. */
+export const childPeakRss = (pid: number): number => Math.max(0, ...children(pid).map(vmHwm));
+
 function children(pid: number): number[] {
   try {
     return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);

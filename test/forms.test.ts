@@ -256,6 +256,28 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(errorsOf(inf), [code('invalid', 'answers.pressure')], inf.raw);
     });
 
+    it('hostile answers: deep nesting is a 400 on the body; a huge answers object fails naming each key; never 5xx', async () => {
+      // 100,000 levels of arrays in a text answer (200 KB, under the 1 MiB body limit).
+      const deep = JSON.stringify({
+        formSubmissions: [{ template: { id: template }, job: { id: job }, answers: good({ notes: 'DEEP' }) }],
+      }).replace('"DEEP"', '['.repeat(100_000) + ']'.repeat(100_000));
+      const nested = await call(t.app, a.token, 'POST', '/formSubmissions', deep);
+      // The API's JSON parser refuses the body (more than 64 levels), before any collection sees it.
+      assert.deepEqual([nested.status, nested.body.error?.code], [400, 1001], nested.raw.slice(0, 300));
+      assert.match(nested.body.error.message, /nested deeper than 64 levels/);
+      assert.doesNotMatch(nested.raw, /RangeError|stack|at \w+ \(/);
+      // 40,000 unknown keys: refused, each failure naming its key, nothing stored.
+      const many = Object.fromEntries(Array.from({ length: 40_000 }, (_, i) => [`k${i}`, i]));
+      const huge = await submit(good(many));
+      assert.ok(huge.status >= 400 && huge.status < 500, huge.raw.slice(0, 300));
+      const errors = errorsOf(huge);
+      assert.ok(
+        errors.length >= 1 &&
+          errors.every((e) => e === code('unknown', e.split(':')[1]) && /^answers\.k\d+$/.test(e.split(':')[1])),
+        errors.slice(0, 3).join(),
+      );
+    });
+
     it('photos are image files of the same job by their bytes; a signature is a PNG file', async () => {
       const fails = async (answers: unknown, field: string) =>
         assert.deepEqual(errorsOf(await submit(answers)), [code('invalid', field)]);

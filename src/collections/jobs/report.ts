@@ -4,8 +4,8 @@ import type { FormField } from '../../domain/forms/template.js';
 import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
 import { parties } from '../machinery/document-queries.js';
 import { storeDocument } from '../machinery/documents.js';
-import { printable, type PrintImage } from '../machinery/images.js';
-import { renderJobReport, type JobReportView, type ReportAnswer } from '../machinery/job-report.js';
+import type { JobReportView, ReportAnswer } from '../machinery/job-report.js';
+import { renderJobReportApart, type ImageSource } from '../machinery/job-report-process.js';
 import { fileDigests, reportJob, reportNotes, reportSubmissions, reportVisits, reportWork } from './report-queries.js';
 
 /** A photo larger than this is not printed (a phone's photo is a few MB). */
@@ -26,18 +26,20 @@ export function timeIn(zone: string, ms: number): string {
   return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}`;
 }
 
-async function readImage(blobs: BlobStore, sha256: string | undefined, kind: 'photo' | 'signature') {
-  if (!sha256) return undefined;
-  const opened = await blobs.open(sha256).catch(() => undefined);
-  if (!opened) return undefined;
-  if (opened.size > IMAGE_LIMIT) {
-    opened.stream.destroy();
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  for await (const chunk of opened.stream) chunks.push(chunk as Buffer);
-  return printable(Buffer.concat(chunks), kind);
-}
+/** An image's bytes from storage, to be streamed to the renderer (undefined: none, or too large). */
+const imageSource = (blobs: BlobStore, sha256: string | undefined, kind: 'photo' | 'signature'): ImageSource => ({
+  kind,
+  async open() {
+    if (!sha256) return undefined;
+    const opened = await blobs.open(sha256).catch(() => undefined);
+    if (!opened) return undefined;
+    if (opened.size > IMAGE_LIMIT) {
+      opened.stream.destroy();
+      return undefined;
+    }
+    return opened.stream;
+  },
+});
 
 const answerText = (field: FormField | undefined, v: unknown): string => {
   if (typeof v === 'boolean') return v ? 'Yes' : 'No';
@@ -76,35 +78,34 @@ export async function report(request: ActionRequest): Promise<ActionAnswer> {
     }),
   );
   const digests = await fileDigests(db, account, [...new Set(ids)]);
-  // One image at a time: a report's memory is one photo's decoding, whatever the number of photos.
-  const images = new Map<string, PrintImage | undefined>();
-  const image = async (id: number, kind: 'photo' | 'signature') => {
-    const key = `${kind}:${id}`;
-    if (!images.has(key)) images.set(key, await readImage(services.blobs, digests.get(id), kind));
-    return images.get(key);
+  // Each image once, by its number in `sources`: the renderer decodes them one at a time.
+  const sources: ImageSource[] = [];
+  const numbers = new Map<string, number>();
+  const image = (sha256: string | undefined, kind: 'photo' | 'signature') => {
+    const key = `${kind}:${sha256}`;
+    if (!numbers.has(key)) numbers.set(key, sources.push(imageSource(services.blobs, sha256, kind)) - 1);
+    return numbers.get(key)!;
   };
-  const forms: JobReportView['submissions'] = [];
+  const forms: JobReportView<number>['submissions'] = [];
   for (const s of parsed) {
     const byKey = new Map(s.fields.map((f) => [f.key, f]));
     const keys = [
       ...s.fields.map((f) => f.key).filter((k) => k in s.answers),
       ...Object.keys(s.answers).filter((k) => !byKey.has(k)),
     ];
-    const answers: ReportAnswer[] = [];
+    const answers: ReportAnswer<number>[] = [];
     for (const key of keys) {
       const field = byKey.get(key);
       const label = field?.label ?? key;
       const v = s.answers[key];
       if (field?.type === 'photo' && Array.isArray(v)) {
-        const photos: (PrintImage | undefined)[] = [];
-        for (const p of v as { id: number }[]) photos.push(await image(p.id, 'photo'));
-        answers.push({ label, photos });
+        answers.push({ label, photos: (v as { id: number }[]).map((p) => image(digests.get(p.id), 'photo')) });
       } else if (field?.type === 'signature' && v && typeof v === 'object') {
         const sig = v as { file: { id: number }; name: string };
         answers.push({
           label,
           signature: {
-            image: await image(sig.file.id, 'signature'),
+            image: image(digests.get(sig.file.id), 'signature'),
             name: sig.name,
             time: timeIn(zone, Date.parse(s.submitted)),
           },
@@ -113,9 +114,8 @@ export async function report(request: ActionRequest): Promise<ActionAnswer> {
     }
     forms.push({ template: s.template, by: s.by, submitted: timeIn(zone, Date.parse(s.submitted)), answers });
   }
-  let logo: Buffer | null = null;
-  if (who.seller.logo) logo = (await readImage(services.blobs, who.seller.logo, 'signature'))?.data ?? null;
-  const view: JobReportView = {
+  const logo = who.seller.logo ? image(who.seller.logo, 'signature') : null;
+  const view: JobReportView<number> = {
     company: who.seller.company,
     companyLines: [
       ...who.seller.address,
@@ -143,7 +143,7 @@ export async function report(request: ActionRequest): Promise<ActionAnswer> {
     notes: notes.map((n) => ({ author: n.author, time: timeIn(zone, n.created), body: n.body })),
     work,
   };
-  const pdf = await renderJobReport(view);
+  const pdf = await renderJobReportApart(view, sources);
   return storeDocument(request, pdf, `${job.reference}-report.pdf`, job.id);
 }
 

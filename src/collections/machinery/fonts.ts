@@ -27,26 +27,37 @@ const FILES = {
 };
 type Face = keyof typeof FILES;
 
-interface Loaded {
-  font: Font;
-}
-/** Read and parsed once per process, on the first document (about 10 MB of font files). */
-let loaded: Promise<Record<Face, Loaded>> | undefined;
+type Fontkit = typeof import('fontkit');
+/**
+ * Noto Sans, read and parsed once per process by the first document (two files of 0.6 MB). The CJK
+ * faces (4.5 MB each, about 5 MB of memory parsed and more once drawn) are read only when a
+ * document has a character Noto Sans lacks: a server whose documents are all Latin, Greek or
+ * Cyrillic never loads them.
+ */
+let loaded: Promise<{ fontkit: Fontkit; main: Record<FontName, Font> }> | undefined;
+const cjkFaces = new Map<Face, Font>();
 
-function load(): Promise<Record<Face, Loaded>> {
+function load() {
   loaded ??= (async () => {
-    const fontkit = await import('fontkit');
-    const entries = await Promise.all(
-      (Object.keys(FILES) as Face[]).map(async (face) => {
-        const bytes = await fs.promises.readFile(FILES[face]());
-        return [face, { font: fontkit.create(bytes) }] as const;
-      }),
+    const fontkit = (await import('fontkit')) as Fontkit;
+    const [regular, bold] = await Promise.all(
+      (['regular', 'bold'] as const).map(async (face) => fontkit.create(await fs.promises.readFile(FILES[face]()))),
     );
-    return Object.fromEntries(entries) as Record<Face, Loaded>;
+    return { fontkit, main: { regular, bold } as Record<FontName, Font> };
   })();
   // A failed read (a missing package) is tried again by the next document, not remembered.
   loaded.catch(() => (loaded = undefined));
   return loaded;
+}
+
+/** A CJK face, read on its first use (synchronously: text is laid out synchronously), then kept. */
+function cjkFace(fontkit: Fontkit, face: Face): Font {
+  let font = cjkFaces.get(face);
+  if (!font) {
+    font = fontkit.create(fs.readFileSync(FILES[face]()));
+    cjkFaces.set(face, font);
+  }
+  return font;
 }
 
 /** A piece of text and the registered font that draws it. */
@@ -71,25 +82,40 @@ export interface DocumentFonts {
  * in the run they are in, so a name is cut into as few runs as possible.
  */
 export async function documentFonts(doc: PDFKit.PDFDocument): Promise<DocumentFonts> {
-  const fonts = await load();
+  const { fontkit, main: fonts } = await load();
   // pdfkit takes a parsed fontkit font as well as bytes (PDFFontFactory.open: any source with
   // `layout`; its types name only bytes): one parse per process, its tables and layout caches shared
   // by every document, each of which still makes its own subset.
-  for (const face of Object.keys(fonts) as Face[])
-    doc.registerFont(face, fonts[face].font as unknown as PDFKit.Mixins.PDFFontSource);
+  const register = (face: Face, font: Font) => doc.registerFont(face, font as unknown as PDFKit.Mixins.PDFFontSource);
+  for (const face of ['regular', 'bold'] as const) register(face, fonts[face]);
+  const registered = new Set<Face>();
+  /** The CJK face, registered on this document on its first use. */
+  const cjkOf = (face: Face): Font => {
+    const font = cjkFace(fontkit, face);
+    if (!registered.has(face)) {
+      register(face, font);
+      registered.add(face);
+    }
+    return font;
+  };
   return {
-    ascent: (weight, size) => (fonts[weight].font.ascent / fonts[weight].font.unitsPerEm) * size,
+    ascent: (weight, size) => (fonts[weight].ascent / fonts[weight].unitsPerEm) * size,
     runs(text, weight) {
       const main: Face = weight;
       const cjk: Face = weight === 'bold' ? 'cjkBold' : 'cjkRegular';
       const out: Run[] = [];
       for (const ch of text) {
         const cp = ch.codePointAt(0)!;
-        const inMain = fonts[main].font.hasGlyphForCodePoint(cp);
-        const inCjk = fonts[cjk].font.hasGlyphForCodePoint(cp);
         const last = out[out.length - 1];
-        // Shared characters (space, digits, punctuation) keep the current run's font.
-        const face = inMain && (!inCjk || !last) ? main : inMain && last ? last.font : inCjk ? cjk : main;
+        // Shared characters (space, digits, punctuation) keep the current run's font; the CJK font
+        // is asked only about a character the main one lacks, or after a CJK run.
+        const face = fonts[main].hasGlyphForCodePoint(cp)
+          ? last?.font === cjk && cjkOf(cjk).hasGlyphForCodePoint(cp)
+            ? cjk
+            : main
+          : cjkOf(cjk).hasGlyphForCodePoint(cp)
+            ? cjk
+            : main;
         if (last && last.font === face) last.text += ch;
         else out.push({ font: face, text: ch });
       }

@@ -9,22 +9,23 @@ import type { PrintImage } from './images.js';
  * signer's name and time), a long form flowing over pages with its name and column heading
  * repeated; the notes; the work time per user. A job with nothing on it still renders.
  */
-export interface ReportAnswer {
+/** `I` is how an image is held: the printed image, or (on its way to the renderer) its number. */
+export interface ReportAnswer<I = PrintImage | undefined> {
   label: string;
   text?: string;
-  photos?: (PrintImage | undefined)[];
-  signature?: { image: PrintImage | undefined; name: string; time: string };
+  photos?: I[];
+  signature?: { image: I; name: string; time: string };
 }
 
-export interface JobReportView {
+export interface JobReportView<I = PrintImage | undefined> {
   company: string;
   companyLines: string[];
-  logo: Buffer | null;
+  logo: I | null;
   paperSize: 'A4' | 'Letter';
   generated: string;
   job: { reference: string; title: string; client: string[]; site: string | null; address: string[] };
   visits: { label: string; user: string; scheduled: string; checkIn: string; checkOut: string }[];
-  submissions: { template: string; by: string; submitted: string; answers: ReportAnswer[] }[];
+  submissions: { template: string; by: string; submitted: string; answers: ReportAnswer<I>[] }[];
   notes: { author: string; time: string; body: string }[];
   work: { user: string; seconds: number }[];
 }
@@ -34,6 +35,23 @@ const RULE = '#999999';
 
 export const hoursText = (seconds: number) =>
   `${Math.floor(seconds / 3600)}:${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}`;
+
+/** The view with each image number replaced by the image it names (`images[n]`). */
+export function withImages(v: JobReportView<number | undefined>, images: (PrintImage | undefined)[]): JobReportView {
+  const at = (n: number | undefined) => (n === undefined ? undefined : images[n]);
+  return {
+    ...v,
+    logo: v.logo === null ? null : (at(v.logo) ?? null),
+    submissions: v.submissions.map((s) => ({
+      ...s,
+      answers: s.answers.map((a) => ({
+        ...a,
+        photos: a.photos?.map(at),
+        signature: a.signature && { ...a.signature, image: at(a.signature.image) },
+      })),
+    })),
+  };
+}
 
 export async function renderJobReport(v: JobReportView): Promise<Buffer> {
   const title = `Job report ${v.job.reference}`;
@@ -76,7 +94,7 @@ export async function renderJobReport(v: JobReportView): Promise<Buffer> {
   let ly = top;
   if (v.logo) {
     try {
-      doc.image(v.logo, left, ly, { fit: [160, 60] });
+      doc.image(v.logo.data, left, ly, { fit: [160, 60] });
       ly += 68;
     } catch {
       // Bytes pdfkit cannot read are no logo.
