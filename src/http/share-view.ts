@@ -20,7 +20,7 @@ textarea{min-height:4.5rem}canvas{display:block;width:100%;height:160px;border:1
 button{padding:.75rem 1.2rem;font-size:1rem;border-radius:4px;border:1px solid #246;background:#246;color:#fff;margin:.8rem 0 0;width:100%}
 button.secondary{background:#fff;color:#246}button.clear{width:auto;padding:.3rem .8rem;font-size:.9rem;margin:.3rem 0 0}
 fieldset{border:1px solid #dde;border-radius:6px;margin:1rem 0;padding:.3rem .9rem .9rem}legend{font-weight:700;padding:0 .3rem}
-.slots{display:grid;gap:.5rem}.slots button{margin:0}.day{margin:1rem 0 .3rem;font-weight:700}
+.slots{display:grid;grid-template-columns:repeat(auto-fill,minmax(9.5rem,1fr));gap:.5rem}.slots button{margin:0}.day{margin:1rem 0 .3rem;font-weight:700}
 @media (max-width:480px){main{margin:0;border-radius:0;box-shadow:none;padding:1rem}}`;
 
 /** The signature pad: pointer events (touch, pen and mouse) draw; the PNG goes in the hidden input. */
