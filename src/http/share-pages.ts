@@ -190,7 +190,8 @@ export async function sharePagesPlugin(app: FastifyInstance): Promise<void> {
     if (table === 'jobs') return booking(app, request, reply, { table, token, ...found });
     const s: Shown = { table: table as DocumentTable, token, ...found };
     if (method === 'GET') {
-      await markViewed(app.services, s.table, s.accountId, s.id, now);
+      // Only the first opening writes (and checks again, under the row's lock); later ones read nothing more.
+      if (found.viewedAt === null) await markViewed(app.services, s.table, s.accountId, s.id, now);
       if (extra === 'pdf') {
         const { view } = await viewOf(app.services, s);
         const pdf = await renderDocument(view);

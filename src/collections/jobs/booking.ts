@@ -9,6 +9,7 @@ import { book, DEFAULT_DURATION, DEFAULT_WINDOW, slots } from './actions.js';
 export const BOOKING_DAYS = 14;
 const DAY = 86_400_000;
 const MINUTE = 60_000;
+const QUARTER = 15 * MINUTE;
 const STATE_FORBIDS = ERRORS.stateForbids.code;
 
 /** A slot as the page offers it: the window, its user, and the user's first name for the button. */
@@ -66,7 +67,12 @@ export async function bookingView(services: Services, accountId: number, jobId: 
   try {
     const answer = await slots({
       ...asServer(services, accountId, jobId, now),
-      query: { from: new Date(now).toISOString(), to: new Date(now + BOOKING_DAYS * DAY).toISOString() },
+      // To the last quarter hour before 14 days from now: windows end on a local hour (a quarter
+      // of UTC), so none is lost, and the slots' answer is remembered for that quarter (memo).
+      query: {
+        from: new Date(now).toISOString(),
+        to: new Date(Math.floor((now + BOOKING_DAYS * DAY) / QUARTER) * QUARTER).toISOString(),
+      },
     });
     found = (answer.body as { slots: typeof found }).slots;
   } catch (err) {

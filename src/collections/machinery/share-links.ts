@@ -36,7 +36,9 @@ const linkRow = (db: Executor, table: SharedTable, accountId: number) =>
   db
     .selectFrom(table)
     .select(['id', 'account_id', 'deleted', 'share_token_hash', 'share_expires_at'])
-    .$if(table !== 'jobs', (qb) => qb.select(sql<string>`state`.as('state')))
+    .$if(table !== 'jobs', (qb) =>
+      qb.select([sql<string>`state`.as('state'), sql<number | null>`viewed_at`.as('viewed_at')]),
+    )
     .where('account_id', '=', accountId);
 
 /** Links are made and ended by Administrators and Employees (a Contractor sees some jobs: 403). */
@@ -117,14 +119,15 @@ export function unshareAction(table: SharedTable) {
 /**
  * The document behind a token: its account and id, or undefined (404) for a malformed, wrong,
  * replaced, ended or expired link, a deleted document or job, or a void invoice. Looked up by the token's
- * hash within the account the token names, the hash compared again in constant time.
+ * hash within the account the token names, the hash compared again in constant time. `viewedAt`:
+ * a document's first opening (null: not yet, or a job).
  */
 export async function findShared(
   db: Executor,
   table: SharedTable,
   token: string,
   now: number,
-): Promise<{ accountId: number; id: number } | undefined> {
+): Promise<{ accountId: number; id: number; viewedAt: number | null } | undefined> {
   const m = TOKEN.exec(token);
   const hash = hashToken(token);
   const row = m
@@ -132,7 +135,7 @@ export async function findShared(
     : undefined;
   const same = safeEqual(hash, row?.share_token_hash ?? NO_HASH);
   if (!row || !same || Number(row.share_expires_at ?? 0) <= now || !shareable(row)) return undefined;
-  return { accountId: row.account_id, id: row.id };
+  return { accountId: row.account_id, id: row.id, viewedAt: row.viewed_at == null ? null : Number(row.viewed_at) };
 }
 
 /** The action docs of both, for a document collection. */
