@@ -9,7 +9,8 @@ import type { RunningServer } from './server.js';
  * - 1,000 messages queued at once (10 concurrent `POST /messages` of 100) on a fresh server whose
  *   `SMTP_URL` is a local `smtp-server`, timed from the first request to the last message received:
  *   messages per second, and every Message-ID received exactly once (counted at the relay);
- * - a quote's share page and a job's booking page (3 crew with working hours, 14 days of slots)
+ * - a quote's share page and a job's booking page (3 crew with working hours, one with an
+ *   afternoon of leave: 14 days of slots)
  *   beside W3 in interleaved turns: target share page >= 0.5 of W3's requests per second.
  * `BENCH_ONLY=customers` runs these rows alone (the data set is still the main one).
  */
@@ -82,8 +83,8 @@ export async function benchCustomers(c: CustomersContext): Promise<{ ratios: str
   const mailer = await c.start({ SMTP_URL: relay.url, MAIL_FROM: 'bench@fsm.example' });
   let mailNote: string;
   let perSecond: number | undefined;
-  let duplicates = 0;
-  let missing = 0;
+  let duplicates: number;
+  let missing: number;
   try {
     const started = Date.now();
     const answers = await Promise.all(
@@ -145,21 +146,34 @@ export async function benchCustomers(c: CustomersContext): Promise<{ ratios: str
   const sharePath = new URL((await api(url, 'POST', `/quotes/${quote}/shareLink`)).quotes[0].shareUrl).pathname;
   const place = { lat: 51.5, lng: -0.12 };
   const skill = (await api(url, 'POST', '/skills', { skills: [{ name: `Bench booking ${tag}` }] })).skills[0].id;
-  await api(url, 'POST', '/users', {
-    users: Array.from({ length: 3 }, (_, i) => ({
-      account: { id: c.accountId },
-      firstName: `Crew${i}`,
-      lastName: 'Booking',
-      email: `booking.${tag}.${i}@example.com`,
-      mobile: `+4477008${String(i).padStart(5, '0')}`,
-      workingHours: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((day) => ({
-        day,
-        start: '08:00',
-        end: '18:00',
+  const crew = (
+    await api(url, 'POST', '/users', {
+      users: Array.from({ length: 3 }, (_, i) => ({
+        account: { id: c.accountId },
+        firstName: `Crew${i}`,
+        lastName: 'Booking',
+        email: `booking.${tag}.${i}@example.com`,
+        mobile: `+4477008${String(i).padStart(5, '0')}`,
+        workingHours: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((day) => ({
+          day,
+          start: '08:00',
+          end: '18:00',
+        })),
+        homeLocation: place,
+        skills: [{ id: skill }],
       })),
-      homeLocation: place,
-      skills: [{ id: skill }],
-    })),
+    })
+  ).users.map((u: { id: number }) => u.id) as number[];
+  // One of them on leave one afternoon, as crews are (and so the account has leave to count).
+  await api(url, 'POST', '/unavailabilities', {
+    unavailabilities: [
+      {
+        user: { id: crew[0] },
+        startTime: new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10) + 'T13:00:00Z',
+        endTime: new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10) + 'T18:00:00Z',
+        reason: 'leave',
+      },
+    ],
   });
   const bookable = (
     await api(url, 'POST', '/jobs', {
