@@ -13,6 +13,7 @@ import { deliveryStats, drained, startBenchReceiver } from './webhooks.js';
 import { DIRECTUS_VERSION, startDirectus } from './peer-directus.js';
 import { crewTime } from './crewtime.js';
 import { benchForms } from './forms.js';
+import { benchCustomers } from './customers.js';
 import { PLACES_ROWS, placesWorkloads } from './places.js';
 import { benchPlanning } from './planning.js';
 import { benchMaintenance } from './maintenance.js';
@@ -514,6 +515,23 @@ async function main() {
       record,
       log,
     });
+  // Customers (issue 48): 1,000 messages to a local SMTP relay; the share and booking pages beside W3.
+  if (runs('customers')) {
+    const customers = await benchCustomers({
+      server,
+      start: (env) => startOurs({ ...copy.env, ...env }),
+      headers: w.W4.headers,
+      accountId: main.accounts[0].accountId,
+      w3: w.W3,
+      load,
+      turnOf,
+      mergeTurns,
+      record,
+      log,
+    });
+    extra.ratios.push(...customers.ratios);
+    extra.targets.push(...customers.targets);
+  }
   // Live streams (issue 32): 500 open streams, W1–W5 beside them, GET /events as a Contractor.
   const streamTargets = runs('streams')
     ? await liveStreams({ server, copy, main, w, load, turnOf, mergeTurns, record, log })

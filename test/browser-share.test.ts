@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { browserSkip, launchBrowser } from './browser.js';
-import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, addUser, appWithTenants, call, skipUnless, type Tenant, type TestApp } from './helpers.js';
 import { sentQuote } from './share-links.test.js';
 
 /** Where the screenshots go (under dist/, never committed): look at them after a change to the pages. */
@@ -114,5 +114,88 @@ for (const dialect of DIALECTS) {
         await context.close();
       }
     });
+  });
+
+  describe(`the job's booking page in Chromium (${dialect})`, { skip: skipUnless(dialect) || browserSkip() }, () => {
+    let t: TestApp;
+    let a: Tenant;
+    let base: string;
+    let browser: Browser;
+    before(async () => {
+      fs.mkdirSync(SHOTS, { recursive: true });
+      ({ t, a } = await appWithTenants(dialect, { env: { RATE_LIMIT_AUTH: '0' } }));
+      await t.database.db
+        .updateTable('accounts')
+        .set({ time_zone: 'Europe/London' })
+        .where('id', '=', a.accountId)
+        .execute();
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+      browser = await launchBrowser();
+    });
+    after(async () => {
+      await browser?.close();
+      await t?.close();
+    });
+
+    for (const javaScriptEnabled of [true, false])
+      test(`phone (375 px${javaScriptEnabled ? '' : ', no JavaScript'}): fits the screen, choosing a slot books it`, async () => {
+        const place = { lat: 51.5, lng: -0.1 };
+        const days = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+        const crew = await addUser(t, a, 'employee', {
+          firstName: javaScriptEnabled ? 'Robin' : 'Alex',
+          workingHours: days.map((day) => ({ day, start: '08:00', end: '12:00' })),
+          homeLocation: place,
+        });
+        const skill = (await call(t.app, a.token, 'POST', '/skills', { skills: [{ name: `Gas ${crew.id}` }] })).body
+          .skills[0].id;
+        await call(t.app, a.token, 'PATCH', `/users/${crew.id}`, { users: [{ skills: [{ id: skill }] }] });
+        const job = (
+          await call(t.app, a.token, 'POST', '/jobs', {
+            jobs: [
+              {
+                title: 'Boiler service',
+                requiredSkills: [{ id: skill }],
+                address: { line1: '1 High St', location: place },
+              },
+            ],
+          })
+        ).body.jobs[0];
+        const link = (await call(t.app, a.token, 'POST', `/jobs/${job.id}/bookingLink`)).body.jobs[0].bookingUrl;
+        const context = await browser.newContext({ viewport: { width: 375, height: 800 }, javaScriptEnabled });
+        const page = await context.newPage();
+        const errors: string[] = [];
+        page.on('pageerror', (e) => errors.push(e.message));
+        page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+        try {
+          await page.goto(`${base}${new URL(link).pathname}`);
+          const { scroll, inner } = await page.evaluate(() => ({
+            scroll: document.documentElement.scrollWidth,
+            inner: window.innerWidth,
+          }));
+          assert.ok(scroll <= inner, `${scroll} px wide in a ${inner} px window`);
+          assert.ok(await page.isVisible('text=Alpha'), "the company's name");
+          const suffix = javaScriptEnabled ? '' : '-nojs';
+          await page.screenshot({ path: path.join(SHOTS, `booking-phone${suffix}-${dialect}.png`), fullPage: true });
+          const button = page.locator('button[name=slot]').first();
+          const value = (await button.getAttribute('value'))!;
+          assert.match(value, new RegExp(`^\\d{4}-\\d{2}-\\d{2}T\\d{2}:00:00\\.000Z\\|${crew.id}$`));
+          await button.click();
+          await page.waitForSelector('.state');
+          const confirmed = await page.locator('.state').innerText();
+          assert.match(confirmed, /You are booked: we will arrive .+, \d{2}:\d{2}–\d{2}:\d{2} (GMT|BST)/);
+          await page.screenshot({
+            path: path.join(SHOTS, `booking-phone-booked${suffix}-${dialect}.png`),
+            fullPage: true,
+          });
+          const visits = (await call(t.app, a.token, 'GET', `/visits?where=job.id=${job.id}&fields=*`)).body.visits;
+          assert.equal(visits.length, 1);
+          assert.equal(visits[0].arrivalWindowStart, value.split('|')[0]);
+          assert.deepEqual(visits[0].user, { id: crew.id });
+          assert.deepEqual(errors, [], 'no script error nor CSP violation');
+        } finally {
+          await context.close();
+        }
+      });
   });
 }

@@ -43,6 +43,7 @@ import { forms } from './migrations/120_forms.js';
 import { messages } from './migrations/130_messages.js';
 import { shareLinks } from './migrations/131_share_links.js';
 import { visitEta } from './migrations/132_visit_eta.js';
+import { bookingLinks } from './migrations/133_booking_links.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -89,6 +90,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '130_messages': messages,
   '131_share_links': shareLinks,
   '132_visit_eta': visitEta,
+  '133_booking_links': bookingLinks,
 };
 
 export class MigrationFailed extends Error {}

@@ -427,6 +427,9 @@ export interface JobsTable {
   agreement_id: number | null;
   occurrence: string | null;
   generated: number | null;
+  /** SHA-256 of the booking link token (bookingLink); null when unshared */
+  share_token_hash: string | null;
+  share_expires_at: number | null;
 }
 
 export interface LocationsTable {

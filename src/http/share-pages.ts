@@ -2,21 +2,33 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { renderDocument, type DocumentView } from '../collections/machinery/documents.js';
-import { findShared, SHARE_PATH, type SharedTable } from '../collections/machinery/share-links.js';
+import { findShared, SHARE_PATH, type DocumentTable, type SharedTable } from '../collections/machinery/share-links.js';
 import type { Services } from '../collections/machinery/services.js';
 import { quoteView } from '../collections/quotes/actions.js';
 import { decide, markViewed, Refused, SIGNATURE_MAX_BYTES } from '../collections/quotes/share.js';
 import { invoiceView } from '../collections/invoices/actions.js';
 import { invoiceRow } from '../collections/invoices/repository.js';
+import { bookedWindow, bookingHeader, bookingView, bookOffer, NotBooked } from '../collections/jobs/booking.js';
 import { esc, sendPage } from './html.js';
 import { addressBucket, enforceRateLimit } from './rate-limit.js';
 import { toApiError } from './envelope.js';
-import { decisionForm, documentSection, FORM_CSP, messagePage, notFoundPage, page, SIGN_CSP } from './share-view.js';
+import {
+  bookedSection,
+  bookingSection,
+  decisionForm,
+  documentSection,
+  FORM_CSP,
+  messagePage,
+  notFoundPage,
+  page,
+  SIGN_CSP,
+} from './share-view.js';
 
 /** A form with a signature of at most 1 MiB (base64: a third more) and the rest. */
 const FORM_LIMIT = 2 * 1024 * 1024;
 const METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'HEAD', 'OPTIONS'] as const;
-const TITLES: Record<SharedTable, string> = { quotes: 'Quote', invoices: 'Invoice' };
+const TITLES: Record<DocumentTable, string> = { quotes: 'Quote', invoices: 'Invoice' };
+const SHARED: readonly string[] = ['quotes', 'invoices', 'jobs'];
 
 /** The form's CSRF token, bound to the link: only who holds the link can make it. */
 export const shareCsrf = (token: string): string =>
@@ -37,8 +49,8 @@ function formOf(body: unknown): Record<string, string> {
   return out;
 }
 
-interface Shown {
-  table: SharedTable;
+interface Shown<T extends SharedTable = DocumentTable> {
+  table: T;
   token: string;
   accountId: number;
   id: number;
@@ -76,9 +88,65 @@ async function documentPage(app: FastifyInstance, reply: FastifyReply, s: Shown,
   return sendPage(reply, error?.[0] ?? 200, html, signing ? SIGN_CSP : FORM_CSP);
 }
 
+/** A `slot` button's value: `<arrivalWindowStart>|<user id>`, or undefined when it is not one. */
+function slotOf(value: string | undefined): { start: number; userId: number } | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z)\|(\d{1,10})$/.exec(value ?? '');
+  const start = m ? Date.parse(m[1]) : NaN;
+  return m && Number.isFinite(start) ? { start, userId: Number(m[2]) } : undefined;
+}
+
+/** A job's booking page: its slots, fresh, with an error above them when a choice was refused. */
+async function bookingPage(app: FastifyInstance, reply: FastifyReply, s: Shown<'jobs'>, error?: [number, string]) {
+  const view = await bookingView(app.services, s.accountId, s.id, app.clock());
+  const url = `${SHARE_PATH}/jobs/${s.token}`;
+  const html = page(`Book a visit · ${view.company}`, bookingSection(view, url, shareCsrf(s.token), error?.[1]));
+  return sendPage(reply, error?.[0] ?? 200, html, FORM_CSP);
+}
+
+/**
+ * `GET /share/jobs/<token>` offers the job's slots; `?booked=<visit>` confirms a booking made on
+ * it; `POST` with the CSRF token and a `slot` books it as `POST /jobs/:id/book` does, then 303 to
+ * the confirmation (a slot taken meanwhile: 409 with the fresh slots).
+ */
+async function booking(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, s: Shown<'jobs'>) {
+  const url = `${SHARE_PATH}/jobs/${s.token}`;
+  if (request.method === 'GET') {
+    const booked = (request.query as Record<string, unknown>).booked;
+    if (typeof booked === 'string' && /^\d{1,10}$/.test(booked)) {
+      const window = await bookedWindow(app.services, s.accountId, s.id, Number(booked));
+      if (window) {
+        const view = await bookingHeader(app.services, s.accountId, s.id);
+        const html = page(`Booked · ${view.company}`, bookedSection(view, window.start, window.end));
+        return sendPage(reply, 200, html, FORM_CSP);
+      }
+    }
+    return bookingPage(app, reply, s);
+  }
+  const form = formOf(request.body);
+  if (!csrfMatches(form.csrf, s.token))
+    return sendPage(reply, 403, messagePage('Sorry', 'This form has expired. Reload the page and try again.', url));
+  const slot = slotOf(form.slot);
+  if (!slot) return bookingPage(app, reply, s, [422, 'Please choose one of the times shown.']);
+  let visit: number;
+  try {
+    visit = await bookOffer(app.services, s.accountId, s.id, slot.start, slot.userId, app.clock());
+  } catch (err) {
+    if (!(err instanceof NotBooked)) throw err;
+    return bookingPage(app, reply, s, [err.status, err.message]);
+  }
+  return reply.code(303).header('location', `${url}?booked=${visit}`).send();
+}
+
+/** Whether a form's CSRF token is the link's, compared in constant time. */
+function csrfMatches(sent: string | undefined, token: string): boolean {
+  const csrf = shareCsrf(token);
+  return !!sent && sent.length === csrf.length && crypto.timingSafeEqual(Buffer.from(sent), Buffer.from(csrf));
+}
+
 /**
  * The customer's pages (PRODUCT §18): `GET /share/<quotes|invoices>/<token>` (the document),
- * `…/pdf` (its PDF, made afresh), `POST /share/quotes/<token>` (accept or decline). No bearer token,
+ * `…/pdf` (its PDF, made afresh), `POST /share/quotes/<token>` (accept or decline),
+ * `GET|POST /share/jobs/<token>` (the job's booking page). No bearer token,
  * cookie or X-Version: the token in the path is the whole secret (never logged: src/http/logging.ts).
  * Counted per client address like the sign-in pages (RATE_LIMIT_AUTH). Anything else under
  * `/share/` is the same 404 page, echoing nothing of the URL.
@@ -107,21 +175,23 @@ export async function sharePagesPlugin(app: FastifyInstance): Promise<void> {
     await enforceRateLimit(reply, app.rateLimits.auth, addressBucket(request));
     const [table, token, extra, ...rest] = ((request.params as { '*'?: string })['*'] ?? '').split('/');
     if (
-      (table !== 'quotes' && table !== 'invoices') ||
+      !SHARED.includes(table) ||
       !token ||
       rest.length ||
-      (extra !== undefined && extra !== 'pdf')
+      (extra !== undefined && (extra !== 'pdf' || table === 'jobs'))
     )
       throw new ApiError('itemNotFound');
     const method = request.method;
-    if (!(method === 'GET' || (method === 'POST' && table === 'quotes' && extra === undefined)))
+    if (!(method === 'GET' || (method === 'POST' && table !== 'invoices' && extra === undefined)))
       throw new ApiError('itemNotFound');
     const now = app.clock();
-    const found = await findShared(app.services.database.db, table, token, now);
+    const found = await findShared(app.services.database.db, table as SharedTable, token, now);
     if (!found) throw new ApiError('itemNotFound');
-    const s: Shown = { table, token, ...found };
+    if (table === 'jobs') return booking(app, request, reply, { table, token, ...found });
+    const s: Shown = { table: table as DocumentTable, token, ...found };
     if (method === 'GET') {
-      await markViewed(app.services, table, s.accountId, s.id, now);
+      // Only the first opening writes (and checks again, under the row's lock); later ones read nothing more.
+      if (found.viewedAt === null) await markViewed(app.services, s.table, s.accountId, s.id, now);
       if (extra === 'pdf') {
         const { view } = await viewOf(app.services, s);
         const pdf = await renderDocument(view);
@@ -137,12 +207,7 @@ export async function sharePagesPlugin(app: FastifyInstance): Promise<void> {
       return documentPage(app, reply, s);
     }
     const form = formOf(request.body);
-    const csrf = shareCsrf(token);
-    if (
-      !form.csrf ||
-      form.csrf.length !== csrf.length ||
-      !crypto.timingSafeEqual(Buffer.from(form.csrf), Buffer.from(csrf))
-    )
+    if (!csrfMatches(form.csrf, token))
       return sendPage(
         reply,
         403,

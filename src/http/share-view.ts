@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { DocumentView } from '../collections/machinery/documents.js';
+import type { BookingView } from '../collections/jobs/booking.js';
 import { formatAmount } from '../collections/machinery/documents.js';
 import { MONEY_SCALE, toScaled } from '../collections/machinery/money.js';
 import { esc, PAGE_CSP } from './html.js';
@@ -19,7 +20,7 @@ textarea{min-height:4.5rem}canvas{display:block;width:100%;height:160px;border:1
 button{padding:.75rem 1.2rem;font-size:1rem;border-radius:4px;border:1px solid #246;background:#246;color:#fff;margin:.8rem 0 0;width:100%}
 button.secondary{background:#fff;color:#246}button.clear{width:auto;padding:.3rem .8rem;font-size:.9rem;margin:.3rem 0 0}
 fieldset{border:1px solid #dde;border-radius:6px;margin:1rem 0;padding:.3rem .9rem .9rem}legend{font-weight:700;padding:0 .3rem}
-.slots{display:grid;gap:.5rem}.slots button{margin:0}.day{margin:1rem 0 .3rem;font-weight:700}
+.slots{display:grid;grid-template-columns:repeat(auto-fill,minmax(9.5rem,1fr));gap:.5rem}.slots button{margin:0}.day{margin:1rem 0 .3rem;font-weight:700}
 @media (max-width:480px){main{margin:0;border-radius:0;box-shadow:none;padding:1rem}}`;
 
 /** The signature pad: pointer events (touch, pen and mouse) draw; the PNG goes in the hidden input. */
@@ -97,3 +98,54 @@ export const messagePage = (title: string, message: string, back?: string): stri
     title,
     `<h1>${esc(title)}</h1><p class="error" role="alert">${esc(message)}</p>${back ? `<p><a href="${esc(back)}">Back to the page</a></p>` : ''}`,
   );
+
+/** A booking page's times, in the account's time zone. */
+const dayOf = (ms: number, timeZone: string) =>
+  new Intl.DateTimeFormat('en-GB', { timeZone, weekday: 'long', day: 'numeric', month: 'long' }).format(ms);
+const timeOf = (ms: number, timeZone: string, zoneName = false) =>
+  new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    hour: '2-digit',
+    minute: '2-digit',
+    ...(zoneName ? { timeZoneName: 'short' as const } : {}),
+  }).format(ms);
+
+/** A window as people read it: `Monday 1 April, 09:00–11:00 BST`. */
+export const windowText = (start: number, end: number, timeZone: string): string =>
+  `${dayOf(start, timeZone)}, ${timeOf(start, timeZone)}–${timeOf(end, timeZone, true)}`;
+
+function bookingTop(v: BookingView): string {
+  return `<p class="company">${esc(v.company)}</p>\n<h1>Book a visit</h1>\n<p class="meta">${esc(v.title)}</p>`;
+}
+
+/**
+ * A job's booking page: one `button[name=slot][value=<arrivalWindowStart>|<user id>]` per slot,
+ * grouped by the account's local day, in a form with the link's CSRF token; or why nothing is offered.
+ */
+export function bookingSection(v: BookingView, action: string, csrf: string, error?: string): string {
+  const alert = error ? `<p class="error" role="alert">${esc(error)}</p>` : '';
+  if (v.none) return `${bookingTop(v)}${alert}<p class="state">${esc(v.none)}</p>`;
+  let day = '';
+  const buttons: string[] = [];
+  for (const o of v.offers) {
+    const d = dayOf(o.start, v.timeZone);
+    if (d !== day) {
+      if (day) buttons.push('</div>');
+      buttons.push(`<p class="day">${esc(d)}</p><div class="slots">`);
+      day = d;
+    }
+    const value = `${new Date(o.start).toISOString()}|${o.userId}`;
+    const label = `${timeOf(o.start, v.timeZone)}–${timeOf(o.end, v.timeZone)}${o.firstName ? ` · ${o.firstName}` : ''}`;
+    buttons.push(`<button type="submit" name="slot" value="${esc(value)}">${esc(label)}</button>`);
+  }
+  buttons.push('</div>');
+  return `${bookingTop(v)}
+<form method="post" action="${esc(action)}">${alert}<input type="hidden" name="csrf" value="${esc(csrf)}">
+<p>Choose when we may arrive (times in ${esc(v.timeZone.replace(/_/g, ' '))}): we arrive within the window you choose.</p>
+${buttons.join('\n')}
+</form>`;
+}
+
+/** The confirmation after booking: the window, in the account's time zone. */
+export const bookedSection = (v: BookingView, start: number, end: number): string =>
+  `${bookingTop(v)}<p class="state">You are booked: we will arrive ${esc(windowText(start, end, v.timeZone))}.</p>`;

@@ -164,6 +164,19 @@ for (const dialect of DIALECTS) {
         );
       });
 
+      test('fsm.jobs.bookingLink answers the job with its bookingUrl; fsm.jobs.unshare ends it', async () => {
+        const job = await fsm.createOne('jobs', { title: 'Book me' });
+        const linked = await fsm.jobs.bookingLink(job);
+        assert.equal(linked.id, job.id);
+        const url = (linked as typeof linked & { bookingUrl?: string }).bookingUrl ?? '';
+        assert.match(url, /\/share\/jobs\/\d+\.[A-Za-z0-9_-]{43}$/);
+        assert.equal((await fetch(url)).status, 200);
+        const ended = await fsm.jobs.unshare(job.id);
+        assert.equal(ended.id, job.id);
+        assert.equal('bookingUrl' in ended, false);
+        assert.equal((await fetch(url)).status, 404);
+      });
+
       test('createOne and updateOne: one item, no array; updateOne answers meta.etag for the next If-Match', async () => {
         const job = await fsm.createOne('jobs', { title: 'Gutter' }, { idempotencyKey: 'gutter-1' });
         assert.equal(job.title, 'Gutter');

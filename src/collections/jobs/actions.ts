@@ -24,8 +24,8 @@ import { accountZone } from '../machinery/money.js';
 const MAX_SPAN_MS = 31 * 86_400_000;
 const MIN_MINUTES = 5;
 const MAX_MINUTES = 1440;
-const DEFAULT_DURATION = 60;
-const DEFAULT_WINDOW = 120;
+export const DEFAULT_DURATION = 60;
+export const DEFAULT_WINDOW = 120;
 const QUARTER_MS = 15 * 60_000;
 const MINUTE = 60_000;
 /** How far either side of the asked span visits are read: a neighbour's travel reaches that far at most. */

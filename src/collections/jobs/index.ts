@@ -16,6 +16,7 @@ import {
 } from './repository.js';
 import { jobFields } from './schema.js';
 import { book, jobActionDocs, slots } from './actions.js';
+import { bookingActionDocs, shareLinkAction, unshareAction } from '../machinery/share-links.js';
 import { report, reportDoc } from './report.js';
 
 const idOf = (v: unknown): number | null => (v === null ? null : (v as { id: number }).id);
@@ -133,9 +134,10 @@ export const jobs = defineCollection({
     priority: 'high',
     dueDate: '2030-05-01',
   }),
-  // PRODUCT §15: a job's bookable slots (GET) and booking one (POST); §17: its report (POST).
-  actions: { slots, book, report },
-  actionDocs: { ...jobActionDocs, report: reportDoc },
+  // PRODUCT §15: a job's bookable slots (GET) and booking one (POST); §17: its report (POST);
+  // §18: its booking link (the share links' machinery; the page is src/http/share-pages.ts).
+  actions: { slots, book, report, bookingLink: shareLinkAction('jobs'), unshare: unshareAction('jobs') },
+  actionDocs: { ...jobActionDocs, report: reportDoc, ...bookingActionDocs },
   getActions: ['slots'],
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },

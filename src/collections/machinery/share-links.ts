@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { accountSecret, hashToken, safeEqual } from '../../auth/secrets.js';
 import { ApiError } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
@@ -13,16 +14,38 @@ export const SHARE_PATH = '/share';
 export const SHARE_DAYS = 60;
 const DAY = 86_400_000;
 
-/** The documents a link shares. */
-export type SharedTable = 'quotes' | 'invoices';
+/** The documents a link shares (their page; a quote's decision form). */
+export type DocumentTable = 'quotes' | 'invoices';
+/** What a link may be made of: a document, or a job (its booking page). */
+export type SharedTable = DocumentTable | 'jobs';
+
+/** The member of the answer that shows the link, once: a document's `shareUrl`, a job's `bookingUrl`. */
+const URL_MEMBER: Record<SharedTable, string> = { quotes: 'shareUrl', invoices: 'shareUrl', jobs: 'bookingUrl' };
+const MAKE_ACTION: Record<SharedTable, string> = { quotes: 'shareLink', invoices: 'shareLink', jobs: 'bookingLink' };
 
 /** A token as made: `<account>.<43 base64url characters>` (256 bits from the CSPRNG). */
 const TOKEN = /^(\d{1,10})\.[A-Za-z0-9_-]{43}$/;
 /** Compared against when a token is unknown, so a wrong token costs what a right one does. */
 const NO_HASH = hashToken('no share link');
 
-/** Whether a document may be shared: not deleted, an invoice not void. */
-const shareable = (row: { deleted: number; state: string }) => row.deleted === 0 && row.state !== 'void';
+/** Whether an item may be shared: not deleted, an invoice not void (jobs have no state). */
+const shareable = (row: { deleted: number; state?: string }) => row.deleted === 0 && row.state !== 'void';
+
+/** The link's columns of an item, and a document's state. */
+const linkRow = (db: Executor, table: SharedTable, accountId: number) =>
+  db
+    .selectFrom(table)
+    .select(['id', 'account_id', 'deleted', 'share_token_hash', 'share_expires_at'])
+    .$if(table !== 'jobs', (qb) =>
+      qb.select([sql<string>`state`.as('state'), sql<number | null>`viewed_at`.as('viewed_at')]),
+    )
+    .where('account_id', '=', accountId);
+
+/** Links are made and ended by Administrators and Employees (a Contractor sees some jobs: 403). */
+function onlyStaff(request: ActionRequest, table: SharedTable): void {
+  if (request.caller.role === 'contractor')
+    throw new ApiError('roleForbids', `${MAKE_ACTION[table]} and unshare are for Administrators and Employees`);
+}
 
 async function setLink(
   request: ActionRequest,
@@ -33,16 +56,15 @@ async function setLink(
   const { caller, item, services } = request;
   const collection = services.registry.get(table)!;
   if (item === undefined)
-    throw new ApiError('unknownAction', `this action applies to one item: POST /${table}/:id/shareLink`);
-  const row = await services.database.db
-    .selectFrom(table)
-    .select(['id', 'deleted', 'state'])
-    .where('account_id', '=', caller.accountId)
-    .where('id', '=', item)
-    .executeTakeFirst();
+    throw new ApiError('unknownAction', `this action applies to one item: POST /${table}/:id/${MAKE_ACTION[table]}`);
+  onlyStaff(request, table);
+  const row = await linkRow(services.database.db, table, caller.accountId).where('id', '=', item).executeTakeFirst();
   if (!row) throw new ApiError('itemNotFound');
   if (hash !== null && !shareable(row))
-    throw new ApiError('stateForbids', `a ${row.deleted ? 'deleted' : row.state} document is not shared`);
+    throw new ApiError(
+      'stateForbids',
+      `a ${row.deleted ? 'deleted' : row.state} ${table === 'jobs' ? 'job' : 'document'} is not shared`,
+    );
   await services.database.db
     .updateTable(table)
     .set({ share_token_hash: hash, share_expires_at: expires })
@@ -59,8 +81,9 @@ const answer = async (request: ActionRequest, collection: Collection) =>
   });
 
 /**
- * `POST /<table>/:id/shareLink`: a new link (the old one answers 404 from now on), shown only in
- * this answer as `shareUrl` (never kept for an Idempotency-Key replay); stored only as its hash.
+ * `POST /<table>/:id/shareLink` (a job's `bookingLink`): a new link (the old one answers 404 from
+ * now on), shown only in this answer as `shareUrl` (a job's `bookingUrl`; never kept for an
+ * Idempotency-Key replay); stored only as its hash.
  */
 export function shareLinkAction(table: SharedTable) {
   return async (request: ActionRequest): Promise<ActionAnswer> => {
@@ -70,7 +93,11 @@ export function shareLinkAction(table: SharedTable) {
     return {
       status: 200,
       body: { result: 'success', [table]: items, metadata: NO_ITEMS },
-      revealed: { result: 'success', [table]: items.map((i) => ({ ...i, shareUrl: url })), metadata: NO_ITEMS },
+      revealed: {
+        result: 'success',
+        [table]: items.map((i) => ({ ...i, [URL_MEMBER[table]]: url })),
+        metadata: NO_ITEMS,
+      },
     };
   };
 }
@@ -91,28 +118,24 @@ export function unshareAction(table: SharedTable) {
 
 /**
  * The document behind a token: its account and id, or undefined (404) for a malformed, wrong,
- * replaced, ended or expired link, a deleted document or a void invoice. Looked up by the token's
- * hash within the account the token names, the hash compared again in constant time.
+ * replaced, ended or expired link, a deleted document or job, or a void invoice. Looked up by the token's
+ * hash within the account the token names, the hash compared again in constant time. `viewedAt`:
+ * a document's first opening (null: not yet, or a job).
  */
 export async function findShared(
   db: Executor,
   table: SharedTable,
   token: string,
   now: number,
-): Promise<{ accountId: number; id: number } | undefined> {
+): Promise<{ accountId: number; id: number; viewedAt: number | null } | undefined> {
   const m = TOKEN.exec(token);
   const hash = hashToken(token);
   const row = m
-    ? await db
-        .selectFrom(table)
-        .select(['id', 'account_id', 'share_token_hash', 'share_expires_at', 'deleted', 'state'])
-        .where('account_id', '=', Number(m[1]))
-        .where('share_token_hash', '=', hash)
-        .executeTakeFirst()
+    ? await linkRow(db, table, Number(m[1])).where('share_token_hash', '=', hash).executeTakeFirst()
     : undefined;
   const same = safeEqual(hash, row?.share_token_hash ?? NO_HASH);
   if (!row || !same || Number(row.share_expires_at ?? 0) <= now || !shareable(row)) return undefined;
-  return { accountId: row.account_id, id: row.id };
+  return { accountId: row.account_id, id: row.id, viewedAt: row.viewed_at == null ? null : Number(row.viewed_at) };
 }
 
 /** The action docs of both, for a document collection. */
@@ -134,6 +157,21 @@ export const shareActionDocs = (noun: string) => ({
     answers: 'messages',
   },
 });
+
+/** A job's booking link actions (PRODUCT §18). */
+export const bookingActionDocs = {
+  bookingLink: {
+    on: 'item' as const,
+    summary: "Make the job's booking link",
+    description:
+      "Answers the job with `bookingUrl`, shown only in this answer: a page for the customer, served without a token or cookie, for 60 days, offering the job's slots (`GET /jobs/:id/slots` with its defaults, from now to 14 days ahead); choosing one books it as `POST /jobs/:id/book` does. Calling it again replaces the URL (the old one answers 404); `unshare` and deleting the job end it. A deleted job: 422 (1280). Administrators and Employees; Contractors 403.",
+  },
+  unshare: {
+    on: 'item' as const,
+    summary: "End the job's booking link",
+    description: 'The booking URL answers 404 from now on. Administrators and Employees; Contractors 403.',
+  },
+};
 
 /** The address a document's e-mail goes to: its client's, else its primary contact's. */
 async function clientAddress(db: Executor, accountId: number, clientId: number | null): Promise<string | undefined> {
@@ -161,7 +199,7 @@ async function clientAddress(db: Executor, accountId: number, clientId: number |
  * the client's e-mail (else its primary contact's) with the link; answers `messages`. A document
  * in another state is 1280; a client without an address, 1336.
  */
-export function emailAction(table: SharedTable, states: readonly string[]) {
+export function emailAction(table: DocumentTable, states: readonly string[]) {
   const noun = table === 'quotes' ? 'quote' : 'invoice';
   return async (request: ActionRequest): Promise<ActionAnswer> => {
     const { caller, item, services } = request;

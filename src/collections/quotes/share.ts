@@ -6,7 +6,7 @@ import type { Item } from '../machinery/collection.js';
 import type { Services } from '../machinery/services.js';
 import { readByIds } from '../machinery/read.js';
 import { serverCaller } from '../machinery/server-caller.js';
-import type { SharedTable } from '../machinery/share-links.js';
+import type { DocumentTable } from '../machinery/share-links.js';
 import { lockDocument } from '../machinery/document-queries.js';
 
 /** A signature's PNG: the data URL's bytes, at most 1 MiB. */
@@ -29,7 +29,7 @@ export async function documentSha256(services: Services, accountId: number, id: 
 }
 
 /** The first opening of a link sets `viewedAt`: an event with actor null. */
-export async function markViewed(services: Services, table: SharedTable, accountId: number, id: number, now: number) {
+export async function markViewed(services: Services, table: DocumentTable, accountId: number, id: number, now: number) {
   const collection = services.registry.get(table)!;
   // Every later opening reads, and writes nothing.
   const seen = await services.database.db
