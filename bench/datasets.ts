@@ -183,11 +183,11 @@ export async function workingCopy(
   };
 }
 
-/** Fresh tokens for a run (cached datasets outlive the 3600 s of an access token). */
-export async function issueTokens(copy: WorkingCopy, ds: Dataset) {
+/** Fresh tokens for a run (cached datasets outlive the 3600 s of an access token), of the first account's Administrator or another's. */
+export async function issueTokens(copy: WorkingCopy, ds: Dataset, account = 0) {
   const database = copy.open();
   try {
-    const a = ds.accounts[0];
+    const a = ds.accounts[account];
     const grant = {
       clientId: ds.clientId,
       userId: a.adminId,

@@ -17,6 +17,7 @@ import { benchCustomers } from './customers.js';
 import { PLACES_ROWS, placesWorkloads } from './places.js';
 import { benchPlanning } from './planning.js';
 import { benchMaintenance } from './maintenance.js';
+import { benchReports } from './reports.js';
 import { benchCustom } from './custom.js';
 import { liveStreams } from './streams.js';
 import { benchMoney } from './money.js';
@@ -531,6 +532,29 @@ async function main() {
     });
     extra.ratios.push(...customers.ratios);
     extra.targets.push(...customers.targets);
+  }
+  // Reports (issue 49): a summary against a bare GROUP BY, the second account's export and import (bench/reports.ts).
+  if (runs('reports')) {
+    const second = await issueTokens(copy, main, 1);
+    const reports = await benchReports({
+      root,
+      server,
+      start: () => startOurs(copy.env),
+      copy,
+      headers: w.W4.headers,
+      exportHeaders: { authorization: `Bearer ${second.access}`, 'x-version': '1.0' },
+      accountId: main.accounts[0].accountId,
+      exportAccountId: main.accounts[1].accountId,
+      w1: w.W1,
+      w4: w.W4,
+      load,
+      turnOf,
+      mergeTurns,
+      record,
+      log,
+    });
+    extra.ratios.push(...reports.ratios);
+    extra.targets.push(...reports.targets);
   }
   // Live streams (issue 32): 500 open streams, W1–W5 beside them, GET /events as a Contractor.
   const streamTargets = runs('streams')

@@ -1,9 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
+import sharp from 'sharp';
 import { exportAccount } from '../src/accounts/transfer/export.js';
 import { importAccount } from '../src/accounts/transfer/import.js';
 import { registry } from '../src/collections/index.js';
+import { mapReferences } from '../src/collections/machinery/transfer.js';
 import type { Dialect } from '../src/db/index.js';
 import {
   addUser,
@@ -27,6 +29,10 @@ export async function exportOf(t: TestApp, accountId: number, files = false): Pr
   });
   return out.map((l) => JSON.parse(l));
 }
+
+/** A users line with a login of its own (logins are unique in the whole server). */
+const renamed = (l: Line, suffix = '-json'): Line =>
+  l.collection === 'users' && l.item.login ? { ...l, item: { ...l.item, login: `${l.item.login}${suffix}` } } : l;
 
 async function* linesOf(lines: (Line | string)[]): AsyncIterable<string> {
   for (const l of lines) yield typeof l === 'string' ? l : JSON.stringify(l);
@@ -75,12 +81,7 @@ export function normalized(lines: Line[]): Line[] {
         if (f?.kind === 'assoc') item[name] = ref(f.target, v);
         else if (f?.kind === 'assocList') item[name] = (v as Line[]).map((x) => ref(f.target, x));
         else if (f?.kind === 'computed' && name === 'downloadUrl') item[name] = typeof v;
-        else if (f?.kind === 'scalar' && f.references && Array.isArray(v))
-          item[name] = v.map((el: Line) =>
-            Object.fromEntries(
-              Object.entries(el).map(([k, x]) => [k, f.references![k] ? ref(f.references![k], x) : x]),
-            ),
-          );
+        else if (f?.kind === 'scalar' && f.references) item[name] = mapReferences(f, v, name, ref);
         else item[name] = v;
       }
       return { collection: l.collection, item };
@@ -88,7 +89,15 @@ export function normalized(lines: Line[]): Line[] {
   ];
 }
 
-/** An account with something of every kind: references, lists, lines, a deferred charge's invoice, files, custom fields. */
+const image = (format: 'png' | 'jpeg') => {
+  const made = sharp({ create: { width: 8, height: 6, channels: 3, background: '#3366aa' } });
+  return (format === 'png' ? made.png() : made.jpeg()).toBuffer();
+};
+
+/**
+ * An account with something of every kind: references, lists, lines, a deferred charge's invoice,
+ * files, custom fields, references inside JSON (a submission's photo and signature, a plan's routes).
+ */
 export async function fill(t: TestApp, a: Tenant): Promise<void> {
   const post = async (collection: string, items: unknown[]) => {
     const res = await call(t.app, a.token, 'POST', `/${collection}`, { [collection]: items });
@@ -101,6 +110,8 @@ export async function fill(t: TestApp, a: Tenant): Promise<void> {
   const [skill] = await post('skills', [{ name: 'Gas' }]);
   const crew = await addUser(t, a, 'contractor', {
     skills: [{ id: skill }],
+    workingHours: [{ day: 'tue', start: '08:00', end: '17:00' }],
+    homeLocation: { lat: 51.5, lng: -0.12 },
     login: `crew-${a.accountId}`,
     newPassword: 'long enough password',
     newPasswordConfirm: 'long enough password',
@@ -109,9 +120,15 @@ export async function fill(t: TestApp, a: Tenant): Promise<void> {
   const [client] = await post('clients', [{ name: 'Jones', customFields: { vat: 'GB1' } }]);
   const [site] = await post('sites', [{ client: { id: client }, name: 'Home' }]);
   const [job] = await post('jobs', [
-    { title: 'Boiler', client: { id: client }, site: { id: site }, requiredSkills: [{ id: skill }] },
+    {
+      title: 'Boiler',
+      client: { id: client },
+      site: { id: site },
+      requiredSkills: [{ id: skill }],
+      address: { location: { lat: 51.51, lng: -0.11 } },
+    },
   ]);
-  await post('visits', [
+  const [visit] = await post('visits', [
     {
       job: { id: job },
       user: { id: crew.id },
@@ -156,6 +173,47 @@ export async function fill(t: TestApp, a: Tenant): Promise<void> {
     headers: { authorization: `Bearer ${a.token}`, 'x-version': '1.0', 'content-type': 'image/jpeg' },
   });
   assert.equal(up.statusCode, 200, up.body);
+  // A submission with a photo and a signature: files named inside its answers.
+  const uploaded: number[] = [];
+  for (const [format, name] of [
+    ['jpeg', 'boiler.jpg'],
+    ['png', 'signature.png'],
+  ] as const) {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/files/upload?name=${name}&job=${job}`,
+      payload: await image(format),
+      headers: { authorization: `Bearer ${a.token}`, 'x-version': '1.0', 'content-type': `image/${format}` },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    uploaded.push(JSON.parse(res.body).files[0].id);
+  }
+  const [form] = await post('formTemplates', [
+    {
+      name: 'Gas safety',
+      fields: [
+        { key: 'notes', label: 'Notes', type: 'text' },
+        { key: 'checks', label: 'Checks', type: 'multiSelect', options: ['flue', 'seals'] },
+        { key: 'photos', label: 'Photos', type: 'photo' },
+        { key: 'signature', label: 'Signature', type: 'signature' },
+      ],
+    },
+  ]);
+  await post('formSubmissions', [
+    {
+      template: { id: form },
+      job: { id: job },
+      visit: { id: visit },
+      answers: {
+        notes: 'All in order',
+        checks: ['flue'],
+        photos: [{ id: uploaded[0] }],
+        signature: { file: { id: uploaded[1] }, name: 'Mrs Jones' },
+      },
+    },
+  ]);
+  // A plan: its users, visits and routes name users and visits.
+  await post('plans', [{ date: '2026-12-01', users: [{ id: crew.id }], visits: [{ id: visit }], timeLimitSeconds: 1 }]);
   // A logically deleted item is exported too.
   const [gone] = await post('clients', [{ name: 'Gone' }]);
   const deleted = await call(t.app, a.token, 'PATCH', '/clients', { clients: [{ id: gone, deleted: true }] });
@@ -211,12 +269,10 @@ for (const [from, to] of pairs) {
       assert.ok(!/whsec_/.test(text), 'no webhook secret');
       assert.ok(first.some((l) => l.collection === 'users' && typeof l.item.passwordHash === 'string'));
       assert.ok(first.some((l) => l.collection === 'clients' && l.item.deleted === true));
-      // 1 MiB + 10 bytes: two lines of bytes, the first of exactly 1 MiB.
+      // 1 MiB + 10 bytes: two lines of bytes, the first of exactly 1 MiB; then the two small images, a line each.
       const bytes = first.filter((l) => l.file);
-      assert.deepEqual(
-        bytes.map((l) => Buffer.from(l.base64, 'base64').length),
-        [1024 * 1024, 10],
-      );
+      assert.deepEqual(bytes.map((l) => Buffer.from(l.base64, 'base64').length).slice(0, 2), [1024 * 1024, 10]);
+      assert.equal(bytes.length, 4);
 
       const result = await importAccount(dst.database, registry, dst.services.blobs, linesOf(first));
       assert.equal(result.items, names.length);
@@ -236,6 +292,61 @@ for (const [from, to] of pairs) {
       );
       assert.ok(again instanceof Error);
       assert.match(again.message, /^line \d+: the login '.*' already exists/);
+    });
+
+    it("remaps the references inside JSON: a submission's photo and signature, a plan's users, visits and routes", async () => {
+      const first = await exportOf(src, a.accountId, true);
+      const result = await importAccount(
+        dst.database,
+        registry,
+        dst.services.blobs,
+        linesOf(first.map((l) => renamed(l))),
+      );
+      const second = await exportOf(dst, result.account.id, true);
+      const itemsOf = (lines: Line[], collection: string) =>
+        new Map(lines.filter((l) => l.collection === collection).map((l) => [l.item.id as number, l.item]));
+      const files = itemsOf(second, 'files');
+      const submission = second.find((l) => l.collection === 'formSubmissions')!.item;
+      assert.equal(files.get(submission.answers.photos[0].id)?.name, 'boiler.jpg');
+      assert.equal(files.get(submission.answers.signature.file.id)?.name, 'signature.png');
+      assert.equal(submission.answers.signature.name, 'Mrs Jones');
+      assert.deepEqual(submission.answers.checks, ['flue']);
+      // Each named file is of the new account, in its database.
+      const ids = [submission.answers.photos[0].id, submission.answers.signature.file.id];
+      const rows = await dst.database.db
+        .selectFrom('files')
+        .select(['id', 'account_id'])
+        .where('id', 'in', ids)
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => Number(r.account_id)),
+        [result.account.id, result.account.id],
+      );
+      const users = itemsOf(second, 'users');
+      const visits = itemsOf(second, 'visits');
+      const plan = second.find((l) => l.collection === 'plans')!.item;
+      const named = [
+        ...plan.users.map((u: Line) => users.get(u.id)),
+        ...plan.visits.map((v: Line) => visits.get(v.id)),
+        ...plan.routes.flatMap((r: Line) => [
+          users.get(r.user.id),
+          ...r.steps.map((s: Line) => visits.get(s.visit.id)),
+        ]),
+        ...plan.unassigned.map((u: Line) => visits.get(u.visit.id)),
+      ];
+      assert.ok(plan.routes.length === 1 && plan.routes[0].steps.length === 1, JSON.stringify(plan));
+      assert.ok(named.length >= 4 && named.every(Boolean), JSON.stringify(plan));
+      assert.equal(
+        plan.routes[0].user.id,
+        [...users.values()].find((u) => u.login === 'crew-' + a.accountId + '-json')?.id,
+      );
+      // Refused: a reference inside JSON to an item not seen before it.
+      const bad = first.map((l) =>
+        l.collection === 'plans' ? { ...l, item: { ...l.item, users: [{ id: 999_999 }] } } : renamed(l, '-bad'),
+      );
+      const err = await importAccount(dst.database, registry, dst.services.blobs, linesOf(bad)).catch((e: Error) => e);
+      assert.ok(err instanceof Error);
+      assert.match(err.message, /^line \d+: 'users\[0\]' names users 999999, not seen before this line/);
     });
 
     it('a bad line fails the import with its number and writes nothing', async () => {

@@ -27,6 +27,8 @@ import type {
   NewItem,
   Selected,
   Selector,
+  Summary,
+  SummaryOptions,
   Updatable,
   Value,
   Where,
@@ -241,6 +243,22 @@ export class FieldService {
       yield* body[collection];
       if (page >= body.metadata.pagesCount || body[collection].length === 0) return;
     }
+  }
+
+  /**
+   * `GET /{collection}/summary` (PRODUCT §19): groups and aggregates computed by the server in one
+   * statement, under the same scope as the list; one page of groups (`metadata.recordsCount` groups in all).
+   */
+  async summary<N extends Collection>(collection: N, opts: SummaryOptions<N> = {}): Promise<Summary> {
+    const query = {
+      ...(opts.groupBy?.length ? { groupBy: opts.groupBy.join(',') } : {}),
+      ...(opts.aggregate?.length ? { aggregate: opts.aggregate.join(',') } : {}),
+      ...(opts.where ? { where: whereString(opts.where) } : {}),
+      ...(opts.page ? { page: opts.page } : {}),
+      ...(opts.recordsPerPage ? { recordsPerPage: opts.recordsPerPage } : {}),
+    };
+    const { body } = await this.call<Summary>('GET', `/${collection}/summary`, { params: { query } });
+    return { summary: body.summary, metadata: body.metadata };
   }
 
   /** One item and its `ETag`: pass it as `ifMatch` to `updateItem`/`deleteItem` to change this version only. */

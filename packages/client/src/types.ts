@@ -81,6 +81,21 @@ export interface ListOptions<N extends Collection, F extends Selector<N>> {
   recordsPerPage?: number;
 }
 
+/** `summary()`'s options (PRODUCT §19): up to 3 group keys, the aggregates, a filter and a page of groups. */
+export interface SummaryOptions<N extends Collection> {
+  /** Default fields, associations by role (`client`), or `day(f)`, `week(f)`, `month(f)`, `year(f)`. */
+  groupBy?: readonly string[];
+  /** `count`, `sum(f)`, `avg(f)`, `min(f)`, `max(f)`; the server's default is `count`. */
+  aggregate?: readonly string[];
+  where?: Where<N>;
+  page?: number;
+  /** Groups per page (1–1000; the server's default is 50). */
+  recordsPerPage?: number;
+}
+
+/** A summary's page: the groups in ascending order of their keys, and the paging over groups. */
+export type Summary = Omit<Schemas['Summary'], 'result'>;
+
 type AnyEvent = Schema<'EventsDefault'>;
 /** The collections whose changes are events (all but `events` and `deliveries`). */
 export type Recorded = AnyEvent['collection'];

@@ -77,6 +77,35 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(none, []);
     });
 
+    test('summary: groups and aggregates by the server, with where and paging; a bad modifier is a typed 400', async () => {
+      await fsm.create('jobs', [
+        { title: 'Sum A', priority: 'urgent' },
+        { title: 'Sum B', priority: 'urgent' },
+        { title: 'Sum C', priority: 'normal' },
+      ]);
+      const all = await fsm.summary('jobs', {
+        groupBy: ['priority'],
+        aggregate: ['count'],
+        where: ['title', '~', 'Sum '],
+      });
+      assert.deepEqual(all.summary, [
+        { group: { priority: 'normal' }, count: 1 },
+        { group: { priority: 'urgent' }, count: 2 },
+      ]);
+      assert.equal(all.metadata.recordsCount, 2);
+      const second = await fsm.summary('jobs', {
+        groupBy: ['priority'],
+        where: ['title', '~', 'Sum '],
+        page: 2,
+        recordsPerPage: 1,
+      });
+      assert.deepEqual(second.summary, [{ group: { priority: 'urgent' }, count: 2 }]);
+      await assert.rejects(
+        fsm.summary('jobs', { aggregate: ['sum(title)'] }),
+        (e: FieldServiceError) => e instanceof FieldServiceError && e.status === 400 && /sum\(title\)/.test(e.message),
+      );
+    });
+
     test('create, update and delete answer the items; a failure throws the envelope with each failed index', async () => {
       const [client] = await fsm.create('clients', [{ name: 'Acme Ltd', email: 'ops@acme.example' }]);
       const [job] = await fsm.create('jobs', [{ title: 'Fix the tap', client: { id: client.id } }]);

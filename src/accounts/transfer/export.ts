@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database } from '../../db/index.js';
 import { untyped, type Executor } from '../../db/tx.js';
 import type { Registry } from '../../collections/machinery/registry.js';
@@ -94,6 +95,9 @@ export async function exportAccount(
           if (opts.files && c.name === 'files') await writeBytes(blobs, rows[i], write);
         }
         after = Number(rows[rows.length - 1].id);
+        // A page's turn ends here: while the reader keeps up no write waits for 'drain', and without
+        // this the export ran on microtasks alone (W1 beside GET /export answered nothing).
+        await nextTurn();
       }
     }
     return { items };

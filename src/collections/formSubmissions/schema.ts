@@ -30,6 +30,8 @@ export const formSubmissionFields: Record<string, Field> = {
       'a boolean, a date, one option, distinct options, photos `[{id}]` (1–20 image files of the job), a signature ' +
       '`{"file": {id}, "name": "…"}` (a PNG file of the job). Failures name `answers.<key>`.',
     check: (v, name) => (isObject(v) ? [] : [validationError('invalid', name, 'must be an object of key → answer')]),
+    // Photos `[{id}]` and a signature's `file`: the files an account's import remaps.
+    references: { '*[]': 'files', '*.file': 'files' },
   }),
   location: f.json('location', PointSchema, { nullable: true, description: 'Where it was filled in, or null.' }),
   supersedes: f.assoc('supersedes_id', 'formSubmissions', {

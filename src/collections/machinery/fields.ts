@@ -54,9 +54,13 @@ export interface ScalarField extends BaseField {
   /** Money: its decimals are the account currency's too (checked by checkCurrencyDecimals). */
   money?: boolean;
   /**
-   * A JSON value that names items (a document's lines: `[{taxRate: {id}, …}]`): for each element
-   * (the value itself when it is no array), member → target collection. An account's export
-   * orders the targets first and its import remaps them (src/collections/machinery/transfer.ts).
+   * A JSON value that names items: path → target collection of the `{id}` found there. A path is
+   * steps: a member's name, `*` (each member of an object) or `[]` (each element of an array), as
+   * `'[].taxRate'` (a document's lines: `[{taxRate: {id}, …}]`), `'[]'` (a list of `{id}`),
+   * `'[].steps[].visit'`, `'*[]'` (each member's elements: a form's photo answers). What is not
+   * there, or null, names nothing; past a `*`, neither does a value that is no object (an answer's
+   * text). An account's export orders the targets first and its import remaps them
+   * (src/collections/machinery/transfer.ts).
    */
   references?: Record<string, string>;
   /** The value's own checks instead of its schema's (a document's lines name `lines[i].member`). */

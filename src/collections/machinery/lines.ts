@@ -103,7 +103,11 @@ export function linesField(column: string, opts: { withCharge?: boolean; descrip
     valueSchema: schema,
     check: checkLinesInput,
     description: opts.description,
-    references: { taxRate: 'taxRates', product: 'products', ...(opts.withCharge ? { charge: 'charges' } : {}) },
+    references: {
+      '[].taxRate': 'taxRates',
+      '[].product': 'products',
+      ...(opts.withCharge ? { '[].charge': 'charges' } : {}),
+    },
   };
 }
 

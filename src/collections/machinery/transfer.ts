@@ -116,20 +116,42 @@ const assocId = (v: unknown, member: string): number => {
   return id;
 };
 
-/** A JSON value with its references remapped (each element's members that name items). */
-function remapJson(field: ScalarField, value: unknown, remap: Remap, member: string): unknown {
-  const refs = field.references;
-  if (!refs || value === null) return value;
-  const one = (el: unknown, at: string) => {
-    if (typeof el !== 'object' || el === null) return el;
-    const copy: Record<string, unknown> = { ...(el as Record<string, unknown>) };
-    for (const [key, target] of Object.entries(refs))
-      if (copy[key] !== null && copy[key] !== undefined)
-        copy[key] = { id: remap(target, assocId(copy[key], `${at}.${key}`), `${at}.${key}`) };
-    return copy;
-  };
-  return Array.isArray(value) ? value.map((el, i) => one(el, `${member}[${i}]`)) : one(value, member);
+/** A `references` path's steps (fields.ts): a member's name, `*` or `[]`. */
+const stepsOf = (path: string): string[] => path.match(/\[\]|\*|[^.[\]*]+/g) ?? [];
+
+/**
+ * A JSON value with each `{id}` at the field's `references` paths replaced by `to(target, ref,
+ * member)` (`member` names where it is: `lines[0].taxRate`); copied where it changes, never modified.
+ */
+export function mapReferences(
+  field: ScalarField,
+  value: unknown,
+  member: string,
+  to: (target: string, ref: object, member: string) => unknown,
+): unknown {
+  let out = value;
+  for (const [path, target] of Object.entries(field.references ?? {})) {
+    const steps = stepsOf(path);
+    const loose = steps.includes('*');
+    const walk = (v: unknown, i: number, at: string): unknown => {
+      if (v === null || v === undefined) return v;
+      const object = typeof v === 'object' && !Array.isArray(v);
+      if (i === steps.length) return loose && !object ? v : to(target, v as object, at);
+      const step = steps[i];
+      if (step === '[]') return Array.isArray(v) ? v.map((el, k) => walk(el, i + 1, `${at}[${k}]`)) : v;
+      if (!object) return v;
+      const o = v as Record<string, unknown>;
+      if (step !== '*') return Object.hasOwn(o, step) ? { ...o, [step]: walk(o[step], i + 1, `${at}.${step}`) } : o;
+      return Object.fromEntries(Object.entries(o).map(([k, el]) => [k, walk(el, i + 1, `${at}.${k}`)]));
+    };
+    out = walk(out, 0, member);
+  }
+  return out;
 }
+
+/** A JSON value with its references remapped to the new account's ids. */
+const remapJson = (field: ScalarField, value: unknown, remap: Remap, member: string): unknown =>
+  mapReferences(field, value, member, (target, ref, at) => ({ ...ref, id: remap(target, assocId(ref, at), at) }));
 
 /** A stored column's value from the member as exported (the inverse of values.ts converterOf). */
 export function columnValue(field: ScalarField, value: unknown, member: string, remap?: Remap): unknown {

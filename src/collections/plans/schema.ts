@@ -30,10 +30,12 @@ export const planFields: Record<string, Field> = {
   }),
   users: f.json('users', Type.Array(AssocRef, { maxItems: 2000 }), {
     description: 'The users it may route (`[{id}]`); default: every user with working hours on the date.',
+    references: { '[]': 'users' },
   }),
   visits: f.json('visits', Type.Array(AssocRef), {
     description:
       'The visits it places (`[{id}]`, at most 2,000); default: the visits of the date that are scheduled, neither locked nor deleted. A locked or deleted visit listed is a failure.',
+    references: { '[]': 'visits' },
   }),
   timeLimitSeconds: f.integer('time_limit_seconds', {
     minimum: 1,
@@ -51,10 +53,12 @@ export const planFields: Record<string, Field> = {
     readOnly: true,
     description:
       "One per user with at least one visit: the steps in time order (a step's travel from the previous place: home, the previous visit, or a visit that stays), the route's travel including the way home.",
+    references: { '[].user': 'users', '[].steps[].visit': 'visits' },
   }),
   unassigned: f.json('unassigned', Type.Array(Unassigned), {
     readOnly: true,
     description: 'The visits it could not place (`noUser`, `noLocation`, `noTime`); they keep their assignment.',
+    references: { '[].visit': 'visits' },
   }),
   travelSeconds: f.integer('travel_seconds', { readOnly: true, description: "The routes' total travel time." }),
   distanceKm: f.number('distance_km', { readOnly: true, description: "The routes' total distance (km)." }),

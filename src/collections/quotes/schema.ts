@@ -46,6 +46,7 @@ export const quoteFields: Record<string, Field> = {
   acceptance: f.json('acceptance', Acceptance, {
     readOnly: true,
     nullable: true,
+    references: { signature: 'files' },
     description:
       "How the customer accepted it on its share page: the signer's name, the signature (an `image/png` `files` item of the job), when, from which address and browser, and `documentSha256` (the SHA-256 of the RFC 8785 canonical JSON of `{lines, subtotal, taxTotal, total}` as the page showed them).",
   }),
