@@ -3,6 +3,8 @@ import { ApiError, validationError } from '../../../errors.js';
 import { readAccess } from '../access.js';
 import { rowsByIds } from '../read.js';
 import type { Registry } from '../registry.js';
+import type { Collection } from '../collection.js';
+import type { AssocField } from '../fields.js';
 import type { Batch } from './batch.js';
 
 /**
@@ -76,9 +78,8 @@ export function authorizeRules(b: Batch): void {
  */
 export async function checkJobsSeen(b: Batch, db: Executor, indexes: number[]): Promise<number[]> {
   const { collection: c, caller, op } = b.request;
-  const name = c.policy.onSeenJob;
-  const field = name !== undefined ? c.fields[name] : undefined;
-  if (op === 'delete' || field?.kind !== 'assoc' || !field.targetCollection) return [];
+  const field = onSeenJobField(c);
+  if (op === 'delete' || !field?.targetCollection) return [];
   const jobs = field.targetCollection;
   if (readAccess(jobs, caller) !== 'own') return [];
   const named = indexes.filter((i) => !b.errors[i].length && b.rows[i][field.column] != null);
@@ -86,6 +87,12 @@ export async function checkJobsSeen(b: Batch, db: Executor, indexes: number[]): 
   const ids = [...new Set(named.map((i) => Number(b.rows[i][field.column])))];
   const seen = await rowsByIds(db, jobs, caller, ids, 'own');
   const refused = named.filter((i) => !seen.has(Number(b.rows[i][field.column])));
-  for (const i of refused) b.errors[i].push(validationError('reference', name!));
+  for (const i of refused) b.errors[i].push(validationError('reference', c.policy.onSeenJob!));
   return refused;
+}
+
+/** The association the policy's `onSeenJob` names, when it names one. */
+export function onSeenJobField(c: Collection): AssocField | undefined {
+  const field = c.policy.onSeenJob !== undefined ? c.fields[c.policy.onSeenJob] : undefined;
+  return field?.kind === 'assoc' ? field : undefined;
 }

@@ -5,7 +5,7 @@ import { itemToRow } from '../validate.js';
 import { lockRows } from './lock-rows.js';
 import type { Services } from '../services.js';
 import { applyAll, isSequential, RetryOneByOne } from './apply.js';
-import { authorizeRules, checkJobsSeen, loadAndAuthorize, roleAccess } from './authorize.js';
+import { authorizeRules, checkJobsSeen, loadAndAuthorize, onSeenJobField, roleAccess } from './authorize.js';
 import { Batch, type WriteRequest } from './batch.js';
 import { ChangeRecorder, type ChangeHook } from './changes.js';
 import { checkItems, validateRules } from './check-items.js';
@@ -149,8 +149,7 @@ async function checkAll(b: Batch, db: Executor, changes: ChangeRecorder): Promis
   // of that job; a job the check derives (a timesheet's, from its visit) is checked after it.
   const all = b.items.map((_, i) => i);
   const refused = new Set(await checkJobsSeen(b, db, all));
-  const column =
-    c.policy.onSeenJob !== undefined ? (c.fields[c.policy.onSeenJob] as { column?: string }).column : undefined;
+  const column = onSeenJobField(c)?.column;
   const before = b.rows.map((r) => (column ? r[column] : undefined));
   // A sequential collection's check runs item by item as it is written (applyAll).
   if (c.rules.check && !isSequential(c))
