@@ -114,11 +114,13 @@ test('migrations import nothing above src/db, and live code never imports a migr
  */
 const LAYERS: string[][] = [
   ['errors.ts', 'config.ts'],
-  ['domain'],
+  ['time'],
   ['db'],
   ['storage'],
   ['auth'],
   ['collections/machinery'],
+  ['domain/billing', 'domain/crew-time', 'domain/planning'],
+  ['domain/forms', 'domain/maintenance', 'domain/customers'],
   ['collections/policy.ts'],
   ['collections/*'],
   ['collections/index.ts'],
@@ -134,7 +136,7 @@ const LAYERS: string[][] = [
 /** A file's unit (its folder under src/, a collection's folder, or a top-level file) and layer. */
 function placeOf(file: string): { unit: string; layer: number } | undefined {
   const parts = path.relative(src, file).split(path.sep);
-  const unit = parts[0] === 'collections' ? `collections/${parts[1]}` : parts[0];
+  const unit = parts[0] === 'collections' || parts[0] === 'domain' ? `${parts[0]}/${parts[1]}` : parts[0];
   // Searched lowest first: collections/machinery is listed before collections/*.
   const layer = LAYERS.findIndex((names) =>
     names.some((name) => name === unit || (name === 'collections/*' && parts[0] === 'collections' && parts.length > 2)),

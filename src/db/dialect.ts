@@ -1,4 +1,4 @@
-import type { DateSource, Period } from '../domain/reports/period.js';
+import type { DateSource, Period } from '../time/period.js';
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -10,7 +10,7 @@ import { attach, committed, newShared, ONE_ROW, type Bound, type Direct, type Ex
 import type { DB } from './types.js';
 import { kyselyLog, timed } from './observe.js';
 import { lowerText } from './text.js';
-import { isPeriod, periodKey, type DateSource } from '../domain/reports/period.js';
+import { isPeriod, periodKey, type DateSource } from '../time/period.js';
 
 /** How long a statement waits for another process's write lock. */
 const BUSY_TIMEOUT_MS = 5000;

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
-import { renderDocument, type DocumentView } from '../collections/machinery/documents.js';
-import { findShared, SHARE_PATH, type DocumentTable, type SharedTable } from '../collections/machinery/share-links.js';
+import { renderDocument, type DocumentView } from '../domain/billing/documents.js';
+import { findShared, SHARE_PATH, type DocumentTable, type SharedTable } from '../domain/customers/share-links.js';
 import type { Services } from '../collections/machinery/services.js';
 import { quoteView } from '../collections/quotes/actions.js';
 import { decide, markViewed, Refused, SIGNATURE_MAX_BYTES } from '../collections/quotes/share.js';

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import type { DocumentView } from '../collections/machinery/documents.js';
+import type { DocumentView } from '../domain/billing/documents.js';
 import type { BookingView } from '../collections/jobs/booking.js';
-import { formatAmount } from '../collections/machinery/documents.js';
+import { formatAmount } from '../domain/billing/documents.js';
 import { MONEY_SCALE, toScaled } from '../collections/machinery/money.js';
 import { esc, PAGE_CSP } from './html.js';
 

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { periodsBegun } from '../../src/collections/machinery/agreement-billing.js';
-import { localDate } from '../../src/domain/planning/local-time.js';
+import { periodsBegun } from '../../src/domain/maintenance/billing.js';
+import { localDate } from '../../src/time/local-time.js';
 import { DIALECTS, skipUnless } from '../helpers.js';
 import { createSite, request, sleep, startServer, type ServerProcess, type Site } from './process.js';
 

@@ -1,7 +1,7 @@
 import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
-import { billPeriods } from '../machinery/agreement-billing.js';
+import { billPeriods } from '../../domain/maintenance/billing.js';
 import { lockAgreement, setState } from './repository.js';
 import { hasEnded, scheduleOfRow, syncOccurrences, todayOf } from './occurrences.js';
 

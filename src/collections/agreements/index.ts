@@ -4,7 +4,7 @@ import { parseRule } from '../../domain/maintenance/rrule.js';
 import { defineCollection, type TxItemContext } from '../machinery/collection.js';
 import { accountMoney, checkCurrencyDecimals } from '../machinery/money.js';
 import { agreementActionDocs, cancel } from './actions.js';
-import { billPeriods } from '../machinery/agreement-billing.js';
+import { billPeriods } from '../../domain/maintenance/billing.js';
 import { hasEnded, syncOccurrences, todayOf } from './occurrences.js';
 import { assetsOfAgreement, clientOfSite, sitesOfAssets } from './repository.js';
 import { agreementFields } from './schema.js';

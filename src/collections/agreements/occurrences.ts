@@ -3,7 +3,7 @@ import { nextCount, numbered } from '../../db/counters.js';
 import { insertRows, untyped, type Executor } from '../../db/runner.js';
 import { hasEnded, occurrenceDates, visitInterval, type Schedule } from '../../domain/maintenance/occurrences.js';
 import { parseRule } from '../../domain/maintenance/rrule.js';
-import { localDate } from '../../domain/planning/local-time.js';
+import { localDate } from '../../time/local-time.js';
 import type { Caller } from '../machinery/collection.js';
 import { accountZone } from '../machinery/money.js';
 import { searchTextOf } from '../machinery/search.js';

@@ -1,7 +1,7 @@
-import { localDate } from '../../domain/planning/local-time.js';
+import { localDate } from '../../time/local-time.js';
 import type { Caller } from '../machinery/collection.js';
 import type { Services } from '../machinery/services.js';
-import { billPeriods } from '../machinery/agreement-billing.js';
+import { billPeriods } from '../../domain/maintenance/billing.js';
 import { hasEnded, scheduleOfRow, syncOccurrences } from './occurrences.js';
 import { accountsWithAgreements, behind, lockForRoll, setRolledOn, setState } from './repository.js';
 

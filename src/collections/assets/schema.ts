@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { localDate } from '../../domain/planning/local-time.js';
+import { localDate } from '../../time/local-time.js';
 import { nextServiceDue } from '../../domain/maintenance/dates.js';
 import type { Executor } from '../../db/runner.js';
 import type { Caller } from '../machinery/collection.js';

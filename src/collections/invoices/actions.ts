@@ -1,11 +1,11 @@
 import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionDoc, ActionRequest, RowOf } from '../machinery/collection.js';
-import { documentView, renderDocument, storeDocument } from '../machinery/documents.js';
+import { documentView, renderDocument, storeDocument } from '../../domain/billing/documents.js';
 import { accountMoney, dateIn } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { billedBy, invoiceRow, paymentCount, setInvoice } from './repository.js';
-import { lockDocument } from '../machinery/document-queries.js';
-import { shareActionDocs } from '../machinery/share-links.js';
+import { lockDocument } from '../../domain/billing/document-queries.js';
+import { shareActionDocs } from '../../domain/customers/share-links.js';
 import { nextCount, numbered } from '../../db/counters.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {

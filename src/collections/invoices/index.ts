@@ -5,9 +5,9 @@ import { afterDraftErrors } from '../../domain/billing/state.js';
 import { accountMoney } from '../machinery/money.js';
 import { invoiceActionDocs, issue, pdf, voidInvoice } from './actions.js';
 import { billedBy, invoicedFrom, setInvoice, unbilledCharges } from './repository.js';
-import { jobClient, lockDocument, lockJob } from '../machinery/document-queries.js';
+import { jobClient, lockDocument, lockJob } from '../../domain/billing/document-queries.js';
 import { invoiceFields } from './schema.js';
-import { emailAction, shareLinkAction, unshareAction } from '../machinery/share-links.js';
+import { emailAction, shareLinkAction, unshareAction } from '../../domain/customers/share-links.js';
 
 /** What check found for an item and fill/after act on: the charges it bills, those it releases. */
 const billing = new WeakMap<object, { bill: number[]; release: number[] }>();

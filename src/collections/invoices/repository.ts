@@ -1,5 +1,5 @@
 import { dialectOf, type Executor } from '../../db/runner.js';
-import { jobCharges } from '../machinery/document-queries.js';
+import { jobCharges } from '../../domain/billing/document-queries.js';
 
 /** The invoices collection's own queries (its rules and actions ask these). */
 

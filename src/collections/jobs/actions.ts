@@ -15,7 +15,7 @@ import { instantMs, MAX_ID } from '../machinery/fields.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../machinery/modifiers.js';
 import { isPlainObject } from '../machinery/validate.js';
 import type { WriteFailure } from '../machinery/write/outcome.js';
-import { lockUsersTime } from '../policy.js';
+import { lockUsersTime } from '../../domain/crew-time/locks.js';
 import { remembered } from '../../db/memo.js';
 import { busyTimes, slotJob, slotUsers, visitsVersion } from './repository.js';
 import { accountZone } from '../machinery/money.js';

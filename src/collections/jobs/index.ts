@@ -16,7 +16,7 @@ import {
 } from './repository.js';
 import { jobFields } from './schema.js';
 import { book, jobActionDocs, slots } from './actions.js';
-import { bookingActionDocs, shareLinkAction, unshareAction } from '../machinery/share-links.js';
+import { bookingActionDocs, shareLinkAction, unshareAction } from '../../domain/customers/share-links.js';
 import { report, reportDoc } from './report.js';
 
 const idOf = (v: unknown): number | null => (v === null ? null : (v as { id: number }).id);

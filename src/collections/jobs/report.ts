@@ -2,10 +2,10 @@ import { ApiError } from '../../errors.js';
 import type { BlobStore } from '../../storage/blobs.js';
 import type { FormField } from '../../domain/forms/template.js';
 import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
-import { parties } from '../machinery/document-queries.js';
-import { storeDocument } from '../machinery/documents.js';
-import type { JobReportView, ReportAnswer } from '../machinery/job-report.js';
-import { renderJobReportApart, type ImageSource } from '../machinery/job-report-process.js';
+import { parties } from '../../domain/billing/document-queries.js';
+import { storeDocument } from '../../domain/billing/documents.js';
+import type { JobReportView, ReportAnswer } from '../../domain/forms/job-report.js';
+import { renderJobReportApart, type ImageSource } from '../../domain/forms/job-report-process.js';
 import { fileDigests, reportJob, reportNotes, reportSubmissions, reportVisits, reportWork } from './report-queries.js';
 
 /** A photo larger than this is not printed (a phone's photo is a few MB). */

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors.js';
-import { isPeriod, type DateSource, type Period } from '../../domain/reports/period.js';
+import { isPeriod, type DateSource, type Period } from '../../time/period.js';
 import type { Collection } from './collection.js';
 import type { ScalarField } from './fields.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE, positiveInt } from './modifiers.js';

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import type { ScalarField } from './fields.js';
-import { minutesOf } from '../../domain/planning/local-time.js';
+import { minutesOf } from '../../time/local-time.js';
 import { isPlainObject } from './validate.js';
 
 /**

@@ -1,6 +1,6 @@
 import { dialectOf, type Executor } from '../../db/runner.js';
 import { validationError, type ApiErrorBody } from '../../errors.js';
-import { instantOf, intervalsOn, nextDate } from '../../domain/planning/local-time.js';
+import { instantOf, intervalsOn, nextDate } from '../../time/local-time.js';
 import type { FixedVisit, Interval, PlanInput, PlanUser, PlanVisit } from '../../domain/planning/plan.js';
 import type { Place } from '../../domain/planning/travel.js';
 import type { Interval as Hours } from '../machinery/working-hours.js';

@@ -1,10 +1,10 @@
 import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionDoc, ActionHandler, ActionRequest } from '../machinery/collection.js';
-import { documentView, renderDocument, storeDocument } from '../machinery/documents.js';
+import { documentView, renderDocument, storeDocument } from '../../domain/billing/documents.js';
 import { accountMoney, dateIn } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
-import { lockDocument } from '../machinery/document-queries.js';
-import { emailAction, shareActionDocs, shareLinkAction, unshareAction } from '../machinery/share-links.js';
+import { lockDocument } from '../../domain/billing/document-queries.js';
+import { emailAction, shareActionDocs, shareLinkAction, unshareAction } from '../../domain/customers/share-links.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
   if (request.item === undefined)

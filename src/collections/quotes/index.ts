@@ -5,7 +5,7 @@ import { afterDraftErrors } from '../../domain/billing/state.js';
 import { accountMoney } from '../machinery/money.js';
 import { quoteActionDocs, quoteActions } from './actions.js';
 import { nextCount, numbered } from '../../db/counters.js';
-import { jobClient, lockJob } from '../machinery/document-queries.js';
+import { jobClient, lockJob } from '../../domain/billing/document-queries.js';
 import { quotedCharges } from './repository.js';
 import { quoteFields } from './schema.js';
 

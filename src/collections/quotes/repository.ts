@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/runner.js';
-import { jobCharges } from '../machinery/document-queries.js';
+import { jobCharges } from '../../domain/billing/document-queries.js';
 
 /** The quotes collection's own queries. */
 

@@ -6,8 +6,8 @@ import type { Item } from '../machinery/collection.js';
 import type { Services } from '../machinery/services.js';
 import { readByIds } from '../machinery/read.js';
 import { serverCaller } from '../machinery/server-caller.js';
-import type { DocumentTable } from '../machinery/share-links.js';
-import { lockDocument } from '../machinery/document-queries.js';
+import type { DocumentTable } from '../../domain/customers/share-links.js';
+import { lockDocument } from '../../domain/billing/document-queries.js';
 
 /** A signature's PNG: the data URL's bytes, at most 1 MiB. */
 export const SIGNATURE_MAX_BYTES = 1024 * 1024;

@@ -1,6 +1,7 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { INT32_MAX } from '../machinery/fields.js';
-import { isCaller, lockUsersTime, overlappingEntries } from '../policy.js';
+import { isCaller } from '../policy.js';
+import { lockUsersTime, overlappingEntries } from '../../domain/crew-time/locks.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
 import { entryUsers, visitJob } from './repository.js';
 import { timesheetFields } from './schema.js';

@@ -6,8 +6,8 @@ import { PointSchema } from '../machinery/geo.js';
 import { isPlainObject } from '../machinery/validate.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { failure } from '../machinery/write/outcome.js';
-import { billVisit } from '../machinery/agreement-billing.js';
-import { lockUsersTime } from '../policy.js';
+import { billVisit } from '../../domain/maintenance/billing.js';
+import { lockUsersTime } from '../../domain/crew-time/locks.js';
 import { endEntries, entriesFrom, lockVisit, markVisit, runningEntries, startEntry, type Point } from './repository.js';
 
 const point = TypeCompiler.Compile(PointSchema);

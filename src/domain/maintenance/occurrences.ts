@@ -2,7 +2,7 @@
  * Which dates of an agreement are occurrences (PRODUCT §16), and when their visits are: pure
  * functions over the rule (rrule.ts), the agreement's dates and today in the account's zone.
  */
-import { instantOf, minutesOf } from '../planning/local-time.js';
+import { instantOf, minutesOf } from '../../time/local-time.js';
 import { addDays } from './dates.js';
 import { expand, type Rule } from './rrule.js';
 

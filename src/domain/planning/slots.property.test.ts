@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { computeSlots, type BusyVisit, type SlotProblem, type SlotUser } from './slots.js';
-import { instantOf, localDate, weekday } from './local-time.js';
+import { instantOf, localDate, weekday } from '../../time/local-time.js';
 import type { Place } from './travel.js';
 
 const PLACES: Place[] = [0, 1, 2, 3].map((i) => ({ lat: 50 + i / 10, lng: i / 10 }));

@@ -19,7 +19,7 @@
  * less previous → next.
  */
 import type { Place } from './travel.js';
-import { intervalsOn, localDate, nextDate, offsetAt } from './local-time.js';
+import { intervalsOn, localDate, nextDate, offsetAt } from '../../time/local-time.js';
 
 export type DayName = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
 

@@ -1,4 +1,4 @@
-import { openPdf } from './documents.js';
+import { openPdf } from '../billing/documents.js';
 import type { PrintImage } from './images.js';
 
 /**

@@ -14,8 +14,8 @@ import { VALIDATION } from '../../errors.js';
 import { sqliteFile } from '../../config.js';
 import { connect } from '../../db/index.js';
 import { createServices } from '../../services.js';
-import { periodsBegun } from '../machinery/agreement-billing.js';
-import { rollAgreements } from './roll.js';
+import { periodsBegun } from './billing.js';
+import { rollAgreements } from '../../collections/agreements/roll.js';
 
 /** PRODUCT §16's billing: draft invoices per visit checked out, or per period begun; exactly once. */
 const q = (s: string) => encodeURIComponent(s);

@@ -1,4 +1,4 @@
-import { offsetAt } from '../planning/local-time.js';
+import { offsetAt } from './local-time.js';
 
 /**
  * The periods a summary groups dates by (PRODUCT §19), as the keys it answers: `2026-12-01`,

@@ -1,11 +1,18 @@
 import { insertRows, untyped, type Executor } from '../../db/runner.js';
-import { addMonths } from '../../domain/maintenance/dates.js';
-import { lastDate, parseRule } from '../../domain/maintenance/rrule.js';
-import { localDate } from '../../domain/planning/local-time.js';
-import type { Caller } from './collection.js';
-import type { Line } from './lines.js';
-import { MONEY_SCALE, QUANTITY_SCALE, accountMoney, fromScaled, lineAmounts, toScaled } from './money.js';
-import type { ChangeRecorder } from './write/changes.js';
+import { addMonths } from './dates.js';
+import { lastDate, parseRule } from './rrule.js';
+import { localDate } from '../../time/local-time.js';
+import type { Caller } from '../../collections/machinery/collection.js';
+import type { Line } from '../../collections/machinery/lines.js';
+import {
+  MONEY_SCALE,
+  QUANTITY_SCALE,
+  accountMoney,
+  fromScaled,
+  lineAmounts,
+  toScaled,
+} from '../../collections/machinery/money.js';
+import type { ChangeRecorder } from '../../collections/machinery/write/changes.js';
 
 /**
  * An agreement's billing (PRODUCT §16) as draft invoices (§9): `perVisit`, one when a visit of an

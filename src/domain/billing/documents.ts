@@ -3,11 +3,11 @@ import type PDFKit from 'pdfkit';
 import type { Executor } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
 import type { BlobStore } from '../../storage/blobs.js';
-import type { ActionAnswer, ActionRequest, Item } from './collection.js';
+import type { ActionAnswer, ActionRequest, Item } from '../../collections/machinery/collection.js';
 import { invoicePayments, parties, taxRateNames } from './document-queries.js';
 import { documentFonts, type DocumentFonts, type FontName } from './fonts.js';
-import type { Line } from './lines.js';
-import { dateIn, exponentOf, MONEY_SCALE, toScaled } from './money.js';
+import type { Line } from '../../collections/machinery/lines.js';
+import { dateIn, exponentOf, MONEY_SCALE, toScaled } from '../../collections/machinery/money.js';
 
 /**
  * A quote or an invoice as a PDF (PRODUCT §9, issue 50), written once for both: pdfkit (MIT, pure

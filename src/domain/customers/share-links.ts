@@ -2,11 +2,11 @@ import { sql } from 'kysely';
 import { accountSecret, hashToken, safeEqual } from '../../auth/secrets.js';
 import { ApiError } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
-import type { ActionAnswer, ActionRequest, Collection } from './collection.js';
-import { formatAmount } from './documents.js';
-import { exponentOf } from './money.js';
-import { readByIds } from './read.js';
-import { NO_ITEMS } from './write/index.js';
+import type { ActionAnswer, ActionRequest, Collection } from '../../collections/machinery/collection.js';
+import { formatAmount } from '../billing/documents.js';
+import { exponentOf } from '../../collections/machinery/money.js';
+import { readByIds } from '../../collections/machinery/read.js';
+import { NO_ITEMS } from '../../collections/machinery/write/index.js';
 
 /** Where share pages are served (src/http/share-pages.ts): `/share/<collection>/<token>`. */
 export const SHARE_PATH = '/share';

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { dialectOf, type Executor } from '../../db/runner.js';
 import type { DB } from '../../db/types.js';
-import { CHARGE_LINE_COLUMNS } from './lines.js';
+import { CHARGE_LINE_COLUMNS } from '../../collections/machinery/lines.js';
 
 /** What quotes and invoices (documents made from a job, for a client) both ask of the database. */
 
