@@ -3,7 +3,7 @@ import { findLogin, moveLogin } from '../auth/logins.js';
 import { hashPassword } from '../auth/secrets.js';
 import type { RoleKind } from '../auth/context.js';
 import type { Caller } from '../collections/machinery/collection.js';
-import type { ChangeRecorder, Writer } from '../collections/machinery/write/index.js';
+import type { ChangeRecording, Writer } from '../collections/machinery/write/index.js';
 import { seedStatuses } from '../collections/statuses/seed.js';
 import { users } from '../collections/users/index.js';
 import { searchTextOf } from '../collections/machinery/search.js';
@@ -30,7 +30,7 @@ export const ROLES: { name: string; kind: RoleKind }[] = [
 /** What every account starts with besides its roles; collections add their seeds here. */
 export const accountSeeds: ((
   db: Executor,
-  changes: ChangeRecorder,
+  changes: ChangeRecording,
   accountId: number,
   now: number,
 ) => Promise<void>)[] = [seedStatuses];

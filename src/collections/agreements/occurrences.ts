@@ -7,7 +7,7 @@ import { localDate } from '../../time/local-time.js';
 import type { Caller } from '../machinery/collection.js';
 import { accountZone } from '../machinery/money.js';
 import { searchTextOf } from '../machinery/search.js';
-import type { ChangeRecorder } from '../machinery/write/changes.js';
+import type { ChangeRecording } from '../machinery/contracts.js';
 
 /**
  * An agreement's occurrences as ordinary jobs with one visit each (PRODUCT §16), made and kept in
@@ -227,7 +227,7 @@ const sameList = (a: number[], b: number[]) => a.length === b.length && a.every(
  */
 export async function syncOccurrences(
   db: Executor,
-  changes: ChangeRecorder,
+  changes: ChangeRecording,
   caller: Caller,
   agreementId: number,
 ): Promise<number> {

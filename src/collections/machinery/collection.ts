@@ -6,7 +6,7 @@ import type { DB } from '../../db/types.js';
 import type { Field, ScalarField, ValueType } from './fields.js';
 import { INT32_MAX, customFieldsField } from './fields.js';
 import type { CmpOp } from './where.js';
-import type { ChangeRecorder } from './write/changes.js';
+import type { ChangeRecording, Services } from './contracts.js';
 
 export type { RoleKind };
 export type Op = 'create' | 'update' | 'delete';
@@ -87,14 +87,14 @@ export interface ItemContext<T extends TableName = AnyTable> {
    * The process's services, given to `prepare` only (outside the transaction: a plan reads the
    * day it plans and runs the solver there, holding no write lock meanwhile).
    */
-  services?: Omit<import('./services.js').Services, 'writer'>;
+  services?: Omit<Services, 'writer'>;
 }
 
 /** An item's context inside the write transaction. */
 export interface TxItemContext<T extends TableName = AnyTable> extends ItemContext<T> {
   db: Executor;
   /** Rules that change other rows say so here first, so the change is seen (events). */
-  changes: ChangeRecorder;
+  changes: ChangeRecording;
   /**
    * What `fn` finds, looked up once per write under `key` (the account's default role or status,
    * which every item of a batch would otherwise read again).
@@ -157,7 +157,7 @@ export interface Rules<T extends TableName = AnyTable> {
    * database, such as removing stored bytes nothing references any more.
    */
   committed?(c: {
-    services: Omit<import('./services.js').Services, 'writer'>;
+    services: Omit<Services, 'writer'>;
     caller: Caller;
     op: Op;
     ids: number[];
@@ -274,7 +274,7 @@ export interface ActionRequest {
   body: unknown;
   /** The parts of a multipart/form-data body, streamed; undefined for other bodies. */
   parts?(limits: MultipartLimits): AsyncIterable<MultipartPart>;
-  services: import('./services.js').Services;
+  services: Services;
   /** The request's `Idempotency-Key`, when it has one; see RetryHandle. */
   retry?: RetryHandle;
 }

@@ -1,13 +1,8 @@
 import { permissionFor, type Collection } from './collection.js';
-import { REFERENCE_TABLES, type AssocField, type AssocListField, type ScalarField, type Target } from './fields.js';
+import type { Registry } from './contracts.js';
 
-/** Every collection the API serves, and what is derived from their declarations. */
-export interface Registry {
-  list: readonly Collection[];
-  get(name: string): Collection | undefined;
-  /** `<collection>.read` and `<collection>.write` of every collection, in registry order (see permissionFor). */
-  permissions: readonly string[];
-}
+export type { Registry } from './contracts.js';
+import { REFERENCE_TABLES, type AssocField, type AssocListField, type ScalarField, type Target } from './fields.js';
 
 /**
  * Association members are the target's own field declarations (column, type, schema), picked by

@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/tx.js';
-import type { ChangeRecorder } from '../machinery/write/index.js';
+import type { ChangeRecording } from '../machinery/write/index.js';
 import { statuses } from './index.js';
 import type { STATUS_GROUPS } from './schema.js';
 
@@ -19,7 +19,7 @@ export const STATUS_SEEDS: readonly {
 /** Inserts the seeded statuses of a new account, as created items. */
 export async function seedStatuses(
   db: Executor,
-  changes: ChangeRecorder,
+  changes: ChangeRecording,
   accountId: number,
   now: number,
 ): Promise<void> {

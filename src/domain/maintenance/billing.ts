@@ -12,7 +12,7 @@ import {
   lineAmounts,
   toScaled,
 } from '../../collections/machinery/money.js';
-import type { ChangeRecorder } from '../../collections/machinery/write/changes.js';
+import type { ChangeRecording } from '../../collections/machinery/contracts.js';
 
 /**
  * An agreement's billing (PRODUCT §16) as draft invoices (§9): `perVisit`, one when a visit of an
@@ -72,7 +72,7 @@ async function draftRow(db: Executor, accountId: number, a: Billed, now: number)
 }
 
 /** Inserts the drafts, skipping those another writer made meanwhile (`key`), each an event. */
-async function insertDrafts(db: Executor, changes: ChangeRecorder, rows: Record<string, unknown>[], key: string) {
+async function insertDrafts(db: Executor, changes: ChangeRecording, rows: Record<string, unknown>[], key: string) {
   if (!rows.length) return 0;
   const made = await insertRows<{ id: number }>(untyped(db), 'invoices', rows, ['id'], {
     skipConflictsOn: ['account_id', ...(key === 'agreement_period' ? ['agreement_id'] : []), key],
@@ -102,7 +102,7 @@ export function periodsBegun(startDate: string, billing: string, until: string):
  */
 export async function billPeriods(
   db: Executor,
-  changes: ChangeRecorder,
+  changes: ChangeRecording,
   caller: Caller,
   agreementId: number,
 ): Promise<number> {
@@ -157,7 +157,7 @@ export async function billPeriods(
  */
 export async function billVisit(
   db: Executor,
-  changes: ChangeRecorder,
+  changes: ChangeRecording,
   caller: Caller,
   visit: { id: number; job_id: number },
 ): Promise<boolean> {

@@ -263,13 +263,14 @@ function applySetPos(rule: Rule, dates: string[]): string[] {
 /**
  * The dates of the rule from `start` (always the first, counted by COUNT) up to and including
  * `last` (and UNTIL), in order. `limit` stops the expansion early: the caller asked for at most
- * that many dates from `from` on (the rest is not needed to know that there are more).
+ * that many dates from `from` on (the rest is not needed to know that there are more). `walked`
+ * counts the periods looked at (the work of the expansion, for tests).
  */
 export function expand(
   rule: Rule,
   start: string,
   last: string,
-  opts: { from?: string; limit?: number } = {},
+  opts: { from?: string; limit?: number; walked?: { periods: number } } = {},
 ): string[] {
   const end = rule.until !== undefined && rule.until < last ? rule.until : last;
   const out: string[] = [];
@@ -288,6 +289,7 @@ export function expand(
   // Without COUNT nothing before `from` matters: the periods wholly before it are jumped over.
   const first = rule.count === undefined ? firstPeriod(rule, s, ymd(from)) : 0;
   for (let period = first; ; period++) {
+    if (opts.walked) opts.walked.periods++;
     // A rule that matches nothing for this long has no more dates (a bound on the work of one expansion).
     if (period - first > MAX_PERIODS) return out;
     // The first day a period can hold: past the end, nothing more can come.

@@ -4,7 +4,7 @@ import { validationError, type ApiErrorBody } from '../../../errors.js';
 import type { Collection, Columns, Row, TxItemContext } from '../collection.js';
 import { listChanges, saveList } from '../links.js';
 import type { Batch } from './batch.js';
-import type { ChangeRecorder } from './changes.js';
+import type { ChangeRecording } from '../contracts.js';
 import { BatchFailed, stopOnErrors } from './outcome.js';
 import { fillSearchText } from '../search.js';
 import { rowsByIds } from '../read.js';
@@ -125,7 +125,7 @@ function runsOfShape(rows: Columns[]): number[][] {
  * (`exclusive`: item 2's fill may undo item 1's row) or `oneByOne` asks for the original order of
  * work per item (after a multi-item statement was refused: RetryOneByOne).
  */
-export async function applyAll(b: Batch, db: Executor, changes: ChangeRecorder, oneByOne = false): Promise<void> {
+export async function applyAll(b: Batch, db: Executor, changes: ChangeRecording, oneByOne = false): Promise<void> {
   const { collection: c, op } = b.request;
   if (op === 'update') await changes.touchRows(c, b.existing as never[]);
   if (op === 'delete') await changes.deleting(c, b.ids);
@@ -150,7 +150,7 @@ export function isSequential(c: Collection): boolean {
  * before it. Once an item fails, the later ones are still checked (each failure is reported) but
  * nothing more is written, and the batch rolls back.
  */
-async function writeInTurn(b: Batch, db: Executor, changes: ChangeRecorder): Promise<void> {
+async function writeInTurn(b: Batch, db: Executor, changes: ChangeRecording): Promise<void> {
   const { collection: c, caller, op } = b.request;
   for (let i = 0; i < b.items.length; i++) {
     if (c.rules.exclusive && op !== 'create' && i > 0) {
@@ -166,7 +166,7 @@ async function writeInTurn(b: Batch, db: Executor, changes: ChangeRecorder): Pro
 }
 
 /** One item: fill, its row, lists, after. */
-async function writeOne(b: Batch, db: Executor, changes: ChangeRecorder, i: number): Promise<void> {
+async function writeOne(b: Batch, db: Executor, changes: ChangeRecording, i: number): Promise<void> {
   const { collection: c, caller, op } = b.request;
   const ctx = b.txContext(i, db, changes);
   const old = b.existing[i];
@@ -194,7 +194,7 @@ async function writeOne(b: Batch, db: Executor, changes: ChangeRecorder, i: numb
 }
 
 /** Every item's fill, then their rows by one statement per run of the same columns, then lists and afters. */
-async function writeTogether(b: Batch, db: Executor, changes: ChangeRecorder): Promise<void> {
+async function writeTogether(b: Batch, db: Executor, changes: ChangeRecording): Promise<void> {
   const { collection: c, caller, op } = b.request;
   const contexts = b.items.map((_, i) => b.txContext(i, db, changes));
   if (c.rules.fill) for (const ctx of contexts) await c.rules.fill(ctx);

@@ -1,26 +1,10 @@
 import type { ApiErrorBody } from '../../../errors.js';
 import type { Executor } from '../../../db/tx.js';
-import type { Caller, Collection, Columns, Item, ItemContext, Op, Row, TxItemContext } from '../collection.js';
-import type { ChangeRecorder } from './changes.js';
+import type { Columns, Item, ItemContext, Row, TxItemContext } from '../collection.js';
 import type { CustomState } from '../custom.js';
-import type { WriteSuccess } from './outcome.js';
+import type { ChangeRecording, WriteRequest } from '../contracts.js';
 
-/** What a caller asks of the write pipeline. */
-export interface WriteRequest {
-  collection: Collection;
-  caller: Caller;
-  op: Op;
-  /** The items as the request carried them, not yet validated. */
-  input: unknown[];
-  /** The id of an item endpoint (`PATCH /jobs/5`): every item must name it. */
-  urlId?: number;
-  /** What the caller attaches beside each item, never through it (an upload's staged bytes). */
-  attached?: unknown[];
-  /** `If-Match` of an item endpoint (with urlId): checked against the item in the transaction (412). */
-  ifMatch?: string;
-  /** Runs inside the transaction once the answer is known, before the commit (an idempotency record). */
-  seal?(tx: Executor, result: WriteSuccess): Promise<void>;
-}
+export type { WriteRequest } from '../contracts.js';
 
 /** The state of one write as it moves through the steps. */
 export class Batch {
@@ -87,7 +71,7 @@ export class Batch {
     return p;
   };
 
-  txContext(index: number, db: Executor, changes: ChangeRecorder): TxItemContext {
+  txContext(index: number, db: Executor, changes: ChangeRecording): TxItemContext {
     return { ...this.itemContext(index), db, changes, once: this.once };
   }
 }

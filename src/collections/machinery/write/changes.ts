@@ -4,29 +4,9 @@ import { ownersListing } from '../links.js';
 import type { Projection } from '../modifiers.js';
 import { present } from '../present.js';
 import { rowsByIds } from '../read.js';
-import type { Registry } from '../registry.js';
+import type { Change, ChangeHook, ChangeRecording, Registry } from '../contracts.js';
 
-export type ChangeType = 'created' | 'updated' | 'deleted';
-
-/** One committed change of one item, with the item before and after (default fields). */
-export interface Change {
-  collection: Collection;
-  id: number;
-  type: ChangeType;
-  /** As it was (null when created). */
-  before: Item | null;
-  /** As it is now (null when deleted). */
-  after: Item | null;
-  /** On `updated`: each default field that changed, old and new; otherwise null. */
-  changes: Record<string, { old: unknown; new: unknown }> | null;
-}
-
-/**
- * The one place a cross-cutting feature sees every change of every item: called inside the write
- * transaction, after every row was written and before the commit. Whatever it writes commits or
- * rolls back with the change itself.
- */
-export type ChangeHook = (tx: Executor, caller: Caller, changes: Change[]) => Promise<void>;
+export type { Change, ChangeHook, ChangeType } from '../contracts.js';
 
 /** `modified` moves on every write: alone it is not a change. */
 const IGNORED = new Set(['modified']);
@@ -39,7 +19,7 @@ const snapshotProjection = (c: Collection): Projection => ({ fields: c.defaultFi
  * once. Rows the database changes by itself (ON DELETE CASCADE and SET NULL, link rows) are
  * found from the declarations before a delete, so they are reported too.
  */
-export class ChangeRecorder {
+export class ChangeRecorder implements ChangeRecording {
   private readonly before = new Map<Collection, Map<number, Item | null>>();
   private settled?: Change[];
   private readonly afterItems = new Map<Collection, Map<number, Item>>();

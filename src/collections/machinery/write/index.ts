@@ -8,6 +8,7 @@ import { applyAll, isSequential, RetryOneByOne } from './apply.js';
 import { authorizeRules, checkJobsSeen, loadAndAuthorize, onSeenJobField, roleAccess } from './authorize.js';
 import { Batch, type WriteRequest } from './batch.js';
 import { ChangeRecorder, type ChangeHook } from './changes.js';
+import type { ChangeRecording, Writer } from '../contracts.js';
 import { checkItems, validateRules } from './check-items.js';
 import { checkIfMatch } from './if-match.js';
 import { BatchFailed, failure, stopOnErrors, success, type WriteResult } from './outcome.js';
@@ -15,21 +16,14 @@ import { checkReferences, checkUnique } from './references.js';
 import { checkCustomFields, saveUniqueValues } from '../custom.js';
 
 export type { WriteRequest } from './batch.js';
-export type { Change, ChangeHook, ChangeType, ChangeRecorder } from './changes.js';
+export type { Change, ChangeHook, ChangeType } from './changes.js';
+export type { ChangeRecording } from '../contracts.js';
 export type { WriteMetadata, WriteResult, WriteSuccess, WriteFailure } from './outcome.js';
 export { NO_ITEMS } from './outcome.js';
 
 export const MAX_ITEMS = 100;
 
-export interface Writer {
-  /** Every create, update and delete of every collection: all items or none, in one transaction. */
-  write(request: WriteRequest): Promise<WriteResult>;
-  /**
-   * One transaction with a change recorder, for anything else that changes items (an account and
-   * its seeds): the hooks see its changes before the commit, as they see every write's.
-   */
-  transact<T>(caller: Caller, fn: (tx: Executor, changes: ChangeRecorder) => Promise<T>): Promise<T>;
-}
+export type { Writer } from '../contracts.js';
 
 export interface WriterDeps {
   /** The process's services (the writer is one of them, made last). */
@@ -56,7 +50,7 @@ export function createWriter(deps: WriterDeps): Writer {
   const { database, registry } = services;
   const hooks = deps.hooks ?? [];
 
-  async function transact<T>(caller: Caller, fn: (tx: Executor, changes: ChangeRecorder) => Promise<T>): Promise<T> {
+  async function transact<T>(caller: Caller, fn: (tx: Executor, changes: ChangeRecording) => Promise<T>): Promise<T> {
     return withTransaction(database, async (tx) => {
       const changes = new ChangeRecorder(tx, caller, registry, hooks);
       const out = await fn(tx, changes);
@@ -135,7 +129,7 @@ export function createWriter(deps: WriterDeps): Writer {
  * The checks before anything is written: the stored rows and the caller's access to them, the
  * collection's `authorize`, references, unique values, its `check`, then `If-Match`.
  */
-async function checkAll(b: Batch, db: Executor, changes: ChangeRecorder): Promise<void> {
+async function checkAll(b: Batch, db: Executor, changes: ChangeRecording): Promise<void> {
   const { collection: c, op } = b.request;
   await loadAndAuthorize(b, db);
   stopOnErrors(b.errors);

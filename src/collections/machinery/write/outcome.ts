@@ -1,26 +1,9 @@
 import type { ApiErrorBody } from '../../../errors.js';
 import type { Collection, Item } from '../collection.js';
 import { rawData } from '../validate.js';
+import type { WriteFailure, WriteMetadata, WriteSuccess } from '../contracts.js';
 
-export interface WriteMetadata {
-  receivedItemsCount: number;
-  validItems: number[];
-  invalidItems: number[];
-}
-
-export interface WriteSuccess {
-  result: 'success';
-  items: Item[];
-  metadata: WriteMetadata;
-}
-
-export interface WriteFailure {
-  result: 'failure';
-  failures: { rawData: unknown; errors: ApiErrorBody[] }[];
-  metadata: WriteMetadata;
-}
-
-export type WriteResult = WriteSuccess | WriteFailure;
+export type { WriteFailure, WriteMetadata, WriteResult, WriteSuccess } from '../contracts.js';
 
 /** Thrown inside the transaction to roll everything back and answer with the failure envelope. */
 export class BatchFailed extends Error {
