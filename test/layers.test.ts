@@ -204,3 +204,20 @@ test('the domain knows no web framework: fastify is imported only by src/http, s
   });
   assert.deepEqual(bad.map(rel), []);
 });
+
+/**
+ * The machinery's declarations are its leaf (docs/design.md): collection.ts, fields.ts and
+ * contracts.ts name each other's types (an association field names its target collection; a
+ * rule's context names the services), and nothing else of the machinery is part of any circle of
+ * imports, type imports included; everything else imports the leaf and never the other way round.
+ */
+test('the machinery has no import circle but its declarations (types included)', () => {
+  const mach = path.join(src, 'collections/machinery');
+  const g = new Map([...allImports()].filter(([f]) => f.startsWith(mach)));
+  const inCircle = new Set(
+    cycles(g)
+      .flat()
+      .map((f) => path.relative(mach, f)),
+  );
+  assert.deepEqual([...inCircle].sort(), ['collection.ts', 'contracts.ts', 'fields.ts']);
+});

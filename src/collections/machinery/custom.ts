@@ -6,6 +6,9 @@ import type { Caller, Collection, FilterColumn, Row } from './collection.js';
 import { fieldsIn, type CmpOp, type WhereNode } from './where.js';
 import type { Batch } from './write/batch.js';
 import { stopOnErrors } from './write/outcome.js';
+import type { CustomState, CustomType, Definition } from './custom-definitions.js';
+
+export { CUSTOM_TYPES, type CustomState, type CustomType, type Definition } from './custom-definitions.js';
 
 /**
  * Custom fields (PRODUCT §12): one value kind of the machinery. A collection declared with
@@ -15,8 +18,6 @@ import { stopOnErrors } from './write/outcome.js';
  * `customFields.<key>`. Unique values are kept in `custom_unique_values`, whose unique index
  * refuses a second item with the same value whichever transaction commits first.
  */
-export const CUSTOM_TYPES = ['text', 'number', 'boolean', 'date', 'select'] as const;
-export type CustomType = (typeof CUSTOM_TYPES)[number];
 /** The collections that may have custom fields (each is the name of its table too). */
 export const CUSTOM_COLLECTIONS = [
   'users',
@@ -33,17 +34,6 @@ export const CUSTOM_COLLECTIONS = [
 export const CUSTOM_KEY = '^[a-z][A-Za-z0-9]{0,39}$';
 /** The longest text value, in characters (code points). */
 export const CUSTOM_TEXT_MAX = 1000;
-
-export interface Definition {
-  key: string;
-  type: CustomType;
-  options: string[] | null;
-  required: boolean;
-  unique: boolean;
-  /** Every value of this unique field is in `custom_unique_values` (migration 092). */
-  complete: boolean;
-  deleted: boolean;
-}
 
 const PREFIX = 'customFields.';
 const DEFINITIONS = 'custom_field_definitions';
@@ -170,13 +160,6 @@ const sorted = (o: Record<string, unknown>) =>
   );
 
 /** What the custom-fields step found for a batch: the definitions and each item's values after the write. */
-export interface CustomState {
-  defs: Map<string, Definition>;
-  /** Per item: its values after the write, when the write sets them (create, or a PATCH that sends some). */
-  values: (Record<string, unknown> | undefined)[];
-  /** Per item: its text custom values, when its searched text is to be made again (searchText). */
-  texts: (string[] | undefined)[];
-}
 
 /**
  * In the transaction, after the stored rows were loaded: each item's custom fields checked against

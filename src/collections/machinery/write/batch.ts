@@ -1,7 +1,7 @@
 import type { ApiErrorBody } from '../../../errors.js';
 import type { Executor } from '../../../db/tx.js';
 import type { Columns, Item, ItemContext, Row, TxItemContext } from '../collection.js';
-import type { CustomState } from '../custom.js';
+import type { CustomState } from '../custom-definitions.js';
 import type { ChangeRecording, WriteRequest } from '../contracts.js';
 
 export type { WriteRequest } from '../contracts.js';
