@@ -204,7 +204,7 @@ export async function apiPlugin(app: FastifyInstance): Promise<void> {
       );
     }
     const need = method === 'GET' || (route.action && c.readActions?.includes(route.action)) ? 'read' : 'write';
-    gate(c, ctx, need);
+    gate(c, ctx, need, undefined, summary ? undefined : route.action, route.item);
     // Such an id cannot exist, and must not reach SQL (ids are int4 in PostgreSQL).
     if (route.item !== undefined && !isItemId(route.item)) throw new ApiError('itemNotFound');
 

@@ -126,6 +126,7 @@ export const agreements = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
+    actions: { cancel: {} },
   },
   rules: {
     check,

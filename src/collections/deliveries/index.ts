@@ -61,6 +61,7 @@ export const deliveries = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'none', contractor: 'none' },
     write: { administrator: 'all', employee: 'none', contractor: 'none' },
+    actions: { retry: {} },
   },
   actions: { retry },
   actionDocs: {

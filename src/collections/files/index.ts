@@ -82,6 +82,7 @@ export const files: Collection = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
+    actions: { upload: {} },
     // PRODUCT §2: a Contractor's files are those of the jobs they can see (crews photograph the work).
     own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
     ownReads: ['visits'],

@@ -103,6 +103,7 @@ export const invoices = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
+    actions: { issue: {}, void: {}, pdf: {}, shareLink: {}, unshare: {}, email: {} },
   },
   // Each invoice sees the charges the batch's earlier invoices billed or released: none is billed twice.
   rules: { check, fill, after, sequential: true },

@@ -10,7 +10,7 @@ import {
   travelSeconds,
   type Place,
 } from '../../domain/planning/travel.js';
-import type { ActionAnswer, ActionDoc, ActionRequest, Caller } from '../machinery/collection.js';
+import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
 import { instantMs, MAX_ID } from '../machinery/fields.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../machinery/modifiers.js';
 import { isPlainObject } from '../machinery/validate.js';
@@ -41,11 +41,6 @@ const itemOf = (request: ActionRequest, name: string): number => {
     throw new ApiError('unknownAction', `'${name}' applies to one job: /jobs/:id/${name}`);
   return request.item;
 };
-
-/** Slots and booking are for Administrators and Employees (PRODUCT §15). */
-function onlyStaff(caller: Caller): void {
-  if (caller.role === 'contractor') throw new ApiError('roleForbids', 'slots and booking are not for Contractors');
-}
 
 /** The job slots are asked for: its place and skills; 404 when missing, 422 (1280) without a place. */
 async function jobOf(db: Executor, accountId: number, id: number) {
@@ -157,7 +152,6 @@ export function parseSlotsQuery(query: Readonly<Record<string, unknown>>): Slots
 export async function slots(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'slots');
   const { caller, services } = request;
-  onlyStaff(caller);
   const db = services.database.db;
   const job = await jobOf(db, caller.accountId, id);
   const q = parseSlotsQuery(request.query);
@@ -345,7 +339,6 @@ async function offered(
 export async function book(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'book');
   const { caller, services } = request;
-  onlyStaff(caller);
   if (!caller.permissions.has('visits.write')) throw new ApiError('permissionMissing', 'visits.write');
   const db = services.database.db;
   const job = await jobOf(db, caller.accountId, id);

@@ -1,4 +1,4 @@
-import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
+import { validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type TxItemContext } from '../machinery/collection.js';
 import type { ObjectField } from '../machinery/fields.js';
 import { seesJob } from '../policy.js';
@@ -142,16 +142,27 @@ export const jobs = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
+    // Slots, booking and the report are the office's (PRODUCT §15, §17); so are links to customers.
+    actions: {
+      slots: { roles: ['administrator', 'employee'], why: 'slots and booking are not for Contractors' },
+      book: { roles: ['administrator', 'employee'], why: 'slots and booking are not for Contractors' },
+      report: { roles: ['administrator', 'employee'], why: 'the job report is not for Contractors' },
+      bookingLink: {
+        roles: ['administrator', 'employee'],
+        why: 'bookingLink and unshare are for Administrators and Employees',
+      },
+      unshare: {
+        roles: ['administrator', 'employee'],
+        why: 'bookingLink and unshare are for Administrators and Employees',
+      },
+    },
+    // Deleting a job deletes every visit on it, other people's too: not a contractor's call.
+    delete: { roles: ['administrator', 'employee'], why: 'contractors cannot delete jobs' },
     // A job is a contractor's when one of its visits is assigned to them. No `ownsNew`: they cannot create jobs.
     own: (caller, eb, table) => seesJob(caller, eb, `${table}.id`),
     ownReads: ['visits'],
   },
   rules: {
-    // Deleting a job deletes every visit on it, other people's too: not a contractor's call.
-    authorize({ caller, op }) {
-      if (op === 'delete' && caller.role === 'contractor')
-        throw new ApiError('roleForbids', 'contractors cannot delete jobs');
-    },
     check,
     async fill({ caller, db, op, item, row, once }) {
       if (op !== 'create') return;

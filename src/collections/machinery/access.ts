@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors.js';
-import { permissionFor, type Caller, type Collection } from './collection.js';
+import { permissionFor, type Caller, type Collection, type RoleKind, type RoleRule } from './collection.js';
 
 /**
  * The one gate of a collection (PRODUCT §2: "permission granted to the token AND allowed by the
@@ -9,14 +9,49 @@ import { permissionFor, type Caller, type Collection } from './collection.js';
  * through another collection (an association member in `fields`, `where` or `sort`, a listed
  * `<list>.id`), the event stream.
  */
-export function gate(c: Collection, caller: Caller, need: 'read' | 'write', why?: string): 'all' | 'own' {
+export function gate(
+  c: Collection,
+  caller: Caller,
+  need: 'read' | 'write',
+  why?: string,
+  action?: string,
+  item?: number,
+): 'all' | 'own' {
   const permission = permissionFor(c, need);
   if (!caller.permissions.has(permission)) throw new ApiError('permissionMissing', permission);
   const access = c.policy[need][caller.role];
   if (access === 'none') throw new ApiError('roleForbids', why);
+  if (action !== undefined && accessOf(c, caller, action, item) === 'none')
+    throw new ApiError('roleForbids', ruleOf(c, action)?.why);
   return access;
 }
 
+/** The declared rule of an action, or of an operation narrower than `write` (policy.actions, policy.delete). */
+export const ruleOf = (c: Collection, what: string): RoleRule | undefined =>
+  what === 'delete' ? c.policy.delete : c.policy.actions?.[what];
+
+/**
+ * What the access layer answers for a caller on one thing of a collection (`read`, `create`,
+ * `update`, `delete` or an action's name, with the URL's item id when it has one), the token
+ * holding every permission: 'none' where the dispatcher or the write pipeline refuses with 403
+ * roleForbids before looking at any item; else the role's access ('own': the policy's scope).
+ */
+export function accessOf(
+  c: Collection,
+  caller: Pick<Caller, 'role' | 'userId'>,
+  what: string,
+  item?: number,
+): 'all' | 'own' | 'none' {
+  const reads = what === 'read' || c.getActions?.includes(what) || c.readActions?.includes(what);
+  const base = c.policy[reads ? 'read' : 'write'][caller.role];
+  if (base === 'none') return 'none';
+  // An 'own' writer creates only what its policy can own (ownsNew); without it, nothing.
+  if (what === 'create' && base === 'own' && !c.policy.ownsNew) return 'none';
+  const rule = ruleOf(c, what);
+  if (rule?.roles && !rule.roles.includes(caller.role)) return 'none';
+  if (rule?.item && item !== undefined && !rule.item(caller, item)) return 'none';
+  return base;
+}
 /** The rows of a collection the caller reads: 'own' narrows them by the policy's scope. */
 export function readAccess(c: Collection, caller: Caller): 'all' | 'own' {
   return c.policy.read[caller.role] === 'own' && !c.policy.everyRow?.(caller) ? 'own' : 'all';

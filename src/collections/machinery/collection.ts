@@ -68,6 +68,23 @@ export interface Policy {
    * checkJobsSeen), on the job the item's row ends up with, however the collection derives it.
    */
   onSeenJob?: string;
+  /**
+   * Who may call each action, by name: every name of `actions` has a rule (defineCollection refuses
+   * a collection with an action and no rule). The gate asks it after the collection's read or write
+   * access: a role not in `roles` is 403 roleForbids with `why`.
+   */
+  actions?: Record<string, RoleRule>;
+  /** Who may delete, where that is narrower than `write` (Contractors never delete jobs). */
+  delete?: RoleRule;
+}
+
+/** A rule of the access layer: the roles that may, beyond the collection's access; absent, every role it lets through. */
+export interface RoleRule {
+  roles?: readonly RoleKind[];
+  /** A named predicate on the caller and the URL's item id (the user themself, or an Administrator). */
+  item?: (caller: Pick<Caller, 'role' | 'userId'>, id: number) => boolean;
+  /** The 403's message for the others. */
+  why?: string;
 }
 
 /** What every rule hook receives about one item of a write: one argument, always this shape. */
@@ -359,6 +376,8 @@ export interface Collection extends CollectionDef {
 }
 
 export function defineCollection<T extends TableName>(def: CollectionDef<T>): Collection {
+  const unruled = Object.keys(def.actions ?? {}).filter((a) => !def.policy.actions?.[a]);
+  if (unruled.length) throw new Error(`${def.name}: no access rule (policy.actions) for ${unruled.join(', ')}`);
   if (def.customFields) def = { ...def, fields: { ...def.fields, customFields: customFieldsField() } };
   const columns = new Map<string, FilterColumn>([['id', { column: 'id', type: 'integer', nullable: false }]]);
   const wide = (s: ScalarField) =>

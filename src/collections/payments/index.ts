@@ -1,5 +1,5 @@
-import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
-import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
+import { validationError, type ApiErrorBody } from '../../errors.js';
+import { defineCollection, type TxItemContext } from '../machinery/collection.js';
 import { f, standardFields, type Field } from '../machinery/fields.js';
 import { accountMoney, checkCurrencyDecimals } from '../machinery/money.js';
 import { applyPayment, lockInvoiceOf } from './repository.js';
@@ -26,12 +26,6 @@ export const paymentFields: Record<string, Field> = {
   }),
   ...standardFields({ deleted: false }),
 };
-
-/** Payments are deleted (physically) by Administrators only. */
-function authorize({ caller, op }: ItemContext<'payments'>): void {
-  if (op === 'delete' && caller.role !== 'administrator')
-    throw new ApiError('roleForbids', 'only Administrators delete payments');
-}
 
 /**
  * The invoice row is locked before its balance is read, so two payments racing for one balance run
@@ -95,7 +89,9 @@ export const payments = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
+    // Payments are deleted (physically) by Administrators only.
+    delete: { roles: ['administrator'], why: 'only Administrators delete payments' },
   },
   // Each payment sees the balance the batch's earlier payments left: a batch never overpays.
-  rules: { authorize, check, after, sequential: true },
+  rules: { check, after, sequential: true },
 });

@@ -98,6 +98,7 @@ export const plans = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
+    actions: { apply: {}, discard: {} },
   },
   rules: { validate, prepare, check, after },
   actions: { apply, discard },

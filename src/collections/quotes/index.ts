@@ -69,6 +69,16 @@ export const quotes = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'none' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
+    actions: {
+      send: {},
+      accept: {},
+      decline: {},
+      invoice: {},
+      pdf: {},
+      shareLink: {},
+      unshare: {},
+      email: {},
+    },
   },
   // Sequential: a quote's checks run once the batch's reference checks passed (each refusal said once).
   rules: { check, fill, sequential: true },

@@ -22,8 +22,6 @@ export async function setAccount(request: ActionRequest): Promise<ActionAnswer> 
   const { caller, services, body } = request;
   if (request.item !== undefined)
     throw new ApiError('unknownAction', "'account' applies to the caller's account: POST /users/account");
-  if (caller.role !== 'administrator')
-    throw new ApiError('roleForbids', "only an Administrator writes the account's members");
   if (body instanceof Readable) throw new ApiError('unsupportedMediaType');
   const input = (body as { account?: unknown } | null)?.account;
   const errors: ApiErrorBody[] = [];

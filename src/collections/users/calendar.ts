@@ -12,8 +12,6 @@ export const CALENDAR_PATH = '/calendar';
 async function target(request: ActionRequest, name: string): Promise<number> {
   const { caller, item, services } = request;
   if (item === undefined) throw new ApiError('unknownAction', `'${name}' applies to one user: POST /users/:id/${name}`);
-  if (caller.role !== 'administrator' && caller.userId !== item)
-    throw new ApiError('roleForbids', `${name}: only the user themself or an Administrator`);
   const row = await services.database.db
     .selectFrom('users')
     .select(['id', 'deleted'])

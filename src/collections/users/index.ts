@@ -4,7 +4,7 @@ import { hashPassword } from '../../auth/secrets.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { revokeTokens } from '../../auth/tokens.js';
 import type { Executor } from '../../db/tx.js';
-import { defineCollection, type ItemContext } from '../machinery/collection.js';
+import { defineCollection, type Caller, type ItemContext } from '../machinery/collection.js';
 import { isCaller } from '../policy.js';
 import { anyLiveWithRole, roleOf } from './repository.js';
 import { userFields } from './schema.js';
@@ -29,6 +29,10 @@ function validate({ op, item, caller }: ItemContext<'users'>): ApiErrorBody[] {
   }
   return errors;
 }
+
+/** The user themself, or an Administrator (PRODUCT §13: calendar feeds). */
+const themselfOrAdministrator = (caller: Pick<Caller, 'role' | 'userId'>, id: number) =>
+  caller.role === 'administrator' || caller.userId === id;
 
 /** Beyond the role matrix: nobody deletes themself; only Administrators delete, change roles, restore users or touch others. */
 function authorize({ caller, op, item, existing }: ItemContext<'users'>): void {
@@ -103,6 +107,14 @@ export const users = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'own', contractor: 'none' },
+    actions: {
+      calendarLink: { item: themselfOrAdministrator, why: 'calendarLink: only the user themself or an Administrator' },
+      calendarUnlink: {
+        item: themselfOrAdministrator,
+        why: 'calendarUnlink: only the user themself or an Administrator',
+      },
+      account: { roles: ['administrator'], why: "only an Administrator writes the account's members" },
+    },
     own: (caller, eb, table) => isCaller(caller, eb, `${table}.id`),
     ownReads: [],
   },

@@ -79,6 +79,7 @@ export const visits = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
+    actions: { checkIn: {}, checkOut: {}, onMyWay: {} },
     own: (caller, eb, table) => isCaller(caller, eb, `${table}.user_id`),
     ownReads: [],
     ownsNew: (caller, item) => idOf(item.user) === caller.userId,

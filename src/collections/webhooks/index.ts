@@ -38,6 +38,7 @@ export const webhooks = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'none', contractor: 'none' },
     write: { administrator: 'all', employee: 'none', contractor: 'none' },
+    actions: { ping: {}, rotateSecret: {} },
   },
   rules: {
     validate,

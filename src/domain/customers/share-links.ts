@@ -41,11 +41,6 @@ const linkRow = (db: Executor, table: SharedTable, accountId: number) =>
     )
     .where('account_id', '=', accountId);
 
-/** Links are made and ended by Administrators and Employees (a Contractor sees some jobs: 403). */
-function onlyStaff(request: ActionRequest, table: SharedTable): void {
-  if (request.caller.role === 'contractor')
-    throw new ApiError('roleForbids', `${MAKE_ACTION[table]} and unshare are for Administrators and Employees`);
-}
 
 async function setLink(
   request: ActionRequest,
@@ -57,7 +52,6 @@ async function setLink(
   const collection = services.registry.get(table)!;
   if (item === undefined)
     throw new ApiError('unknownAction', `this action applies to one item: POST /${table}/:id/${MAKE_ACTION[table]}`);
-  onlyStaff(request, table);
   const row = await linkRow(services.database.db, table, caller.accountId).where('id', '=', item).executeTakeFirst();
   if (!row) throw new ApiError('itemNotFound');
   if (hash !== null && !shareable(row))

@@ -1,6 +1,6 @@
 import type { Executor } from '../../../db/tx.js';
 import { ApiError, validationError } from '../../../errors.js';
-import { readAccess } from '../access.js';
+import { accessOf, readAccess, ruleOf } from '../access.js';
 import { rowsByIds } from '../read.js';
 import type { Registry } from '../registry.js';
 import type { Collection } from '../collection.js';
@@ -16,6 +16,8 @@ export function roleAccess(b: Batch, registry: Registry): void {
   const { collection: c, caller, op } = b.request;
   const access = c.policy.write[caller.role];
   if (access === 'none') throw new ApiError('roleForbids');
+  if (op === 'delete' && accessOf(c, caller, 'delete') === 'none')
+    throw new ApiError('roleForbids', ruleOf(c, 'delete')?.why);
   const valid = b.items.filter((_, i) => !b.errors[i].length);
   for (const [name, field] of Object.entries(c.fields)) {
     if (field.kind !== 'assocList' || !valid.some((it) => it[name] !== undefined)) continue;
