@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Selectable } from 'kysely';
+import type { DB } from '../db/types.js';
 import { ApiError } from '../errors.js';
 import { renderDocument, type DocumentView } from '../domain/billing/documents.js';
 import { findShared, SHARE_PATH, type DocumentTable, type SharedTable } from '../domain/customers/share-links.js';
@@ -56,24 +58,40 @@ interface Shown<T extends SharedTable = DocumentTable> {
   id: number;
 }
 
-async function viewOf(services: Services, s: Shown): Promise<{ view: DocumentView; state: string; version: number }> {
+/**
+ * The document as the page shows it: `row` is the one the link was found with, when nothing was
+ * written since (else it is read again).
+ */
+async function viewOf(
+  services: Services,
+  s: Shown,
+  row?: Selectable<DB['quotes']> | Selectable<DB['invoices']>,
+): Promise<{ view: DocumentView; state: string; version: number }> {
   const db = services.database.db;
   if (s.table === 'quotes') {
-    const row = await db
-      .selectFrom('quotes')
-      .selectAll()
-      .where('account_id', '=', s.accountId)
-      .where('id', '=', s.id)
-      .executeTakeFirstOrThrow();
-    return { view: await quoteView(services, s.accountId, row), state: row.state, version: row.version };
+    const quote =
+      (row as Selectable<DB['quotes']> | undefined) ??
+      (await db
+        .selectFrom('quotes')
+        .selectAll()
+        .where('account_id', '=', s.accountId)
+        .where('id', '=', s.id)
+        .executeTakeFirstOrThrow());
+    return { view: await quoteView(services, s.accountId, quote), state: quote.state, version: quote.version };
   }
-  const row = (await invoiceRow(db, s.accountId, s.id))!;
-  return { view: await invoiceView(services, s.accountId, row), state: row.state, version: row.version };
+  const invoice = (row as Selectable<DB['invoices']> | undefined) ?? (await invoiceRow(db, s.accountId, s.id))!;
+  return { view: await invoiceView(services, s.accountId, invoice), state: invoice.state, version: invoice.version };
 }
 
 /** The page of a shared document, with the decision form on a sent quote. */
-async function documentPage(app: FastifyInstance, reply: FastifyReply, s: Shown, error?: [number, string]) {
-  const { view, state, version } = await viewOf(app.services, s);
+async function documentPage(
+  app: FastifyInstance,
+  reply: FastifyReply,
+  s: Shown,
+  error?: [number, string],
+  row?: Parameters<typeof viewOf>[2],
+) {
+  const { view, state, version } = await viewOf(app.services, s, row);
   const url = `${SHARE_PATH}/${s.table}/${s.token}`;
   const title = TITLES[s.table];
   let tail: string;
@@ -190,10 +208,12 @@ export async function sharePagesPlugin(app: FastifyInstance): Promise<void> {
     if (table === 'jobs') return booking(app, request, reply, { table, token, ...found });
     const s: Shown = { table: table as DocumentTable, token, ...found };
     if (method === 'GET') {
-      // Only the first opening writes (and checks again, under the row's lock); later ones read nothing more.
-      if (found.viewedAt === null) await markViewed(app.services, s.table, s.accountId, s.id, now);
+      // Only the first opening writes (and checks again, under the row's lock), then reads the row
+      // again; later ones show the row the link was found with.
+      const unchanged = found.viewedAt === null ? undefined : (found.row as Parameters<typeof viewOf>[2]);
+      if (!unchanged) await markViewed(app.services, s.table, s.accountId, s.id, now);
       if (extra === 'pdf') {
-        const { view } = await viewOf(app.services, s);
+        const { view } = await viewOf(app.services, s, unchanged);
         const pdf = await renderDocument(view);
         return reply
           .code(200)
@@ -204,7 +224,7 @@ export async function sharePagesPlugin(app: FastifyInstance): Promise<void> {
           )
           .send(pdf);
       }
-      return documentPage(app, reply, s);
+      return documentPage(app, reply, s, undefined, unchanged);
     }
     const form = formOf(request.body);
     if (!csrfMatches(form.csrf, token))

@@ -1,6 +1,5 @@
 import { ApiError, ERRORS } from '../../errors.js';
 import type { ActionRequest } from '../machinery/collection.js';
-import { accountZone } from '../machinery/money.js';
 import { serverCaller } from '../machinery/server-caller.js';
 import type { Services } from '../machinery/services.js';
 import { book, DEFAULT_DURATION, DEFAULT_WINDOW, slots } from './actions.js';
@@ -45,18 +44,15 @@ const asServer = (services: Services, accountId: number, item: number, now: numb
 
 /** Whose job it is and its title, and the account's time zone the page shows times in. */
 export async function bookingHeader(services: Services, accountId: number, jobId: number): Promise<BookingView> {
-  const db = services.database.db;
-  const [job, account, timeZone] = await Promise.all([
-    db
-      .selectFrom('jobs')
-      .select('title')
-      .where('account_id', '=', accountId)
-      .where('id', '=', jobId)
-      .executeTakeFirstOrThrow(),
-    db.selectFrom('accounts').select('company_name').where('id', '=', accountId).executeTakeFirstOrThrow(),
-    accountZone(db, accountId),
-  ]);
-  return { company: account.company_name, title: job.title, timeZone, offers: [] };
+  // One statement: the job, in its account (the join keeps the tenant).
+  const row = await services.database.db
+    .selectFrom('jobs')
+    .innerJoin('accounts', 'accounts.id', 'jobs.account_id')
+    .select(['jobs.title', 'accounts.company_name', 'accounts.time_zone'])
+    .where('jobs.account_id', '=', accountId)
+    .where('jobs.id', '=', jobId)
+    .executeTakeFirstOrThrow();
+  return { company: row.company_name, title: row.title, timeZone: row.time_zone, offers: [] };
 }
 
 /** The page's offers: `GET /jobs/:id/slots` with its defaults, from now to 14 days ahead. */

@@ -1,7 +1,7 @@
 import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionDoc, ActionHandler, ActionRequest } from '../machinery/collection.js';
 import { documentView, renderDocument, storeDocument } from '../../domain/billing/documents.js';
-import { accountMoney, dateIn } from '../machinery/money.js';
+import { dateIn } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { lockDocument } from '../../domain/billing/document-queries.js';
 import { emailAction, shareActionDocs, shareLinkAction, unshareAction } from '../../domain/customers/share-links.js';
@@ -69,11 +69,11 @@ async function invoice(request: ActionRequest): Promise<ActionAnswer> {
 
 /** A quote as its PDF and its share page show it: the business, client, job, lines, dates. */
 export async function quoteView(services: ActionRequest['services'], accountId: number, row: QuoteRow) {
-  const db = services.database.db;
-  const { timeZone } = await accountMoney(db, accountId);
-  const dates: [string, string][] = [['Date', dateIn(timeZone, Number(row.created))]];
-  if (row.valid_until) dates.push(['Valid until', row.valid_until]);
-  return documentView(db, services.blobs, accountId, 'QUOTE', row, { dates });
+  return documentView(services.database.db, services.blobs, accountId, 'QUOTE', row, (timeZone) => {
+    const dates: [string, string][] = [['Date', dateIn(timeZone, Number(row.created))]];
+    if (row.valid_until) dates.push(['Valid until', row.valid_until]);
+    return { dates };
+  });
 }
 
 type QuoteRow = Parameters<typeof documentView>[4] & { created: number | string; valid_until: string | null };

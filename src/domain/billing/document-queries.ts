@@ -74,41 +74,78 @@ export function paperOf(paperSize: string | null, country: string | null | undef
 
 /** What a document shows of the business (the account's members), its client and its job. */
 export async function parties(db: Executor, accountId: number, clientId: number | null, jobId: number | null) {
-  const account = await db
+  // One statement: the account, with its client and its job joined in it (the same account: the
+  // join is tenant-scoped; an absent one, or none asked, joins no row).
+  const r = await db
     .selectFrom('accounts')
+    .leftJoin('clients', (j) => j.onRef('clients.account_id', '=', 'accounts.id').on('clients.id', '=', clientId ?? -1))
+    .leftJoin('jobs', (j) => j.onRef('jobs.account_id', '=', 'accounts.id').on('jobs.id', '=', jobId ?? -1))
     .select([
-      'company_name',
-      'currency',
-      'time_zone',
-      'address',
-      'phone',
-      'email',
-      'tax_number',
-      'logo',
-      'payment_terms',
-      'bank_details',
-      'paper_size',
+      'accounts.company_name',
+      'accounts.currency',
+      'accounts.time_zone',
+      'accounts.address',
+      'accounts.phone',
+      'accounts.email',
+      'accounts.tax_number',
+      'accounts.logo',
+      'accounts.payment_terms',
+      'accounts.bank_details',
+      'accounts.paper_size',
+      'clients.id as c_id',
+      'clients.name as c_name',
+      'clients.company_name as c_company_name',
+      'clients.email as c_email',
+      'clients.address_line1 as c_address_line1',
+      'clients.address_line2 as c_address_line2',
+      'clients.address_city as c_address_city',
+      'clients.address_region as c_address_region',
+      'clients.address_postcode as c_address_postcode',
+      'clients.address_country as c_address_country',
+      'jobs.id as j_id',
+      'jobs.reference as j_reference',
+      'jobs.title as j_title',
+      'jobs.order_number as j_order_number',
+      'jobs.site_id as j_site_id',
+      'jobs.address_line1 as j_address_line1',
+      'jobs.address_line2 as j_address_line2',
+      'jobs.address_city as j_address_city',
+      'jobs.address_region as j_address_region',
+      'jobs.address_postcode as j_address_postcode',
+      'jobs.address_country as j_address_country',
     ])
-    .where('id', '=', accountId)
+    .where('accounts.id', '=', accountId)
     .executeTakeFirstOrThrow();
+  const account = r;
   const client =
-    clientId === null
+    clientId === null || r.c_id === null
       ? undefined
-      : await db
-          .selectFrom('clients')
-          .select(['name', 'company_name', 'email', ...ADDRESS_COLUMNS])
-          .where('account_id', '=', accountId)
-          .where('id', '=', clientId)
-          .executeTakeFirst();
+      : {
+          name: r.c_name!,
+          company_name: r.c_company_name,
+          email: r.c_email,
+          address_line1: r.c_address_line1,
+          address_line2: r.c_address_line2,
+          address_city: r.c_address_city,
+          address_region: r.c_address_region,
+          address_postcode: r.c_address_postcode,
+          address_country: r.c_address_country,
+        };
   const job =
-    jobId === null
+    jobId === null || r.j_id === null
       ? undefined
-      : await db
-          .selectFrom('jobs')
-          .select(['reference', 'title', 'order_number', 'site_id', ...ADDRESS_COLUMNS])
-          .where('account_id', '=', accountId)
-          .where('id', '=', jobId)
-          .executeTakeFirst();
+      : {
+          reference: r.j_reference!,
+          title: r.j_title!,
+          order_number: r.j_order_number,
+          site_id: r.j_site_id,
+          address_line1: r.j_address_line1,
+          address_line2: r.j_address_line2,
+          address_city: r.j_address_city,
+          address_region: r.j_address_region,
+          address_postcode: r.j_address_postcode,
+          address_country: r.j_address_country,
+        };
   // The service address: the job's own, else its site's.
   let service = addressLines(fromColumns(job));
   if (job && !service.length && job.site_id !== null) {

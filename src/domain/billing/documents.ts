@@ -89,7 +89,8 @@ const percentText = (p: number) => `${p}%`;
 
 /**
  * A quote's or an invoice's row as the page shows it, with its business, client, job, the names of
- * its tax rates and, for an invoice, its payments.
+ * its tax rates and, for an invoice, its payments. `own` (its dates) may be made in the account's
+ * time zone, read with the rest.
  */
 export async function documentView(
   db: Executor,
@@ -97,7 +98,7 @@ export async function documentView(
   accountId: number,
   title: 'QUOTE' | 'INVOICE',
   row: DocumentRow,
-  own: Pick<DocumentView, 'dates' | 'extra'>,
+  own: Pick<DocumentView, 'dates' | 'extra'> | ((timeZone: string) => Pick<DocumentView, 'dates' | 'extra'>),
 ): Promise<DocumentView> {
   const who = await parties(db, accountId, row.client_id, row.job_id);
   const lines = JSON.parse(row.lines) as Line[];
@@ -133,7 +134,7 @@ export async function documentView(
     seller: { ...who.seller, logo },
     client: who.client,
     job: who.job,
-    ...own,
+    ...(typeof own === 'function' ? own(who.timeZone) : own),
     lines: labelled,
     taxes: [...taxes.values()],
     subtotal: Number(row.subtotal),

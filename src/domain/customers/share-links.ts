@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { DB } from '../../db/types.js';
 import { accountSecret, hashToken, safeEqual } from '../../auth/secrets.js';
 import { ApiError } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
@@ -116,20 +117,38 @@ export function unshareAction(table: SharedTable) {
  * hash within the account the token names, the hash compared again in constant time. `viewedAt`:
  * a document's first opening (null: not yet, or a job).
  */
-export async function findShared(
+export async function findShared<T extends SharedTable>(
   db: Executor,
-  table: SharedTable,
+  table: T,
   token: string,
   now: number,
-): Promise<{ accountId: number; id: number; viewedAt: number | null } | undefined> {
+): Promise<{ accountId: number; id: number; viewedAt: number | null; row: Selectable<DB[T]> } | undefined> {
   const m = TOKEN.exec(token);
   const hash = hashToken(token);
+  // The whole row: the page shows it as it was read here (one statement for the link and the item).
   const row = m
-    ? await linkRow(db, table, Number(m[1])).where('share_token_hash', '=', hash).executeTakeFirst()
+    ? ((await db
+        .selectFrom(table as SharedTable)
+        .selectAll()
+        .where('account_id', '=', Number(m[1]))
+        .where('share_token_hash', '=', hash)
+        .executeTakeFirst()) as (Selectable<DB[T]> & LinkColumns) | undefined)
     : undefined;
   const same = safeEqual(hash, row?.share_token_hash ?? NO_HASH);
   if (!row || !same || Number(row.share_expires_at ?? 0) <= now || !shareable(row)) return undefined;
-  return { accountId: row.account_id, id: row.id, viewedAt: row.viewed_at == null ? null : Number(row.viewed_at) };
+  const viewed = 'viewed_at' in row ? row.viewed_at : null;
+  return { accountId: row.account_id, id: row.id, viewedAt: viewed == null ? null : Number(viewed), row };
+}
+
+/** The columns of a link every shared table has. */
+interface LinkColumns {
+  id: number;
+  account_id: number;
+  deleted: number;
+  share_token_hash: string | null;
+  share_expires_at: number | string | null;
+  state?: string;
+  viewed_at?: number | string | null;
 }
 
 /** The action docs of both, for a document collection. */
