@@ -10,7 +10,19 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, call, createTenant, createTestApp, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { issueToken } from '../src/auth/tokens.js';
+import { ALL_PERMISSIONS } from '../src/collections/index.js';
+import {
+  DIALECTS,
+  call,
+  createOAuthClient,
+  createTenant,
+  createTestApp,
+  skipUnless,
+  tokenRequest,
+  type Tenant,
+  type TestApp,
+} from './helpers.js';
 
 /** A cached token's revocation epoch, read by primary key; rate limits count in process. */
 const AUTH_AND_RATE_LIMIT = 1;
@@ -84,6 +96,39 @@ for (const dialect of DIALECTS) {
       const again = await statementsOf(`/jobs/${jobId}`, { 'if-none-match': String(res.headers.etag) });
       assert.equal(again.res.status, 304);
       assert.equal(again.sent.length, AUTH_AND_RATE_LIMIT + 1, again.sent.join('\n'));
+    });
+
+    test('W6: a refresh grant reads its client once (its secret hashed once), in seven statements', async () => {
+      t.config.rateLimitAuth = 0;
+      const client = await createOAuthClient(t.database, { redirectUris: ['http://127.0.0.1:9/cb'] });
+      const grant = {
+        clientId: client.clientId,
+        userId: a.adminId,
+        accountId: a.accountId,
+        permissions: [...ALL_PERMISSIONS],
+      };
+      const refresh = (await issueToken(t.database.db, 'refresh', grant, t.clock.now)).token;
+      const form = {
+        grant_type: 'refresh_token',
+        refresh_token: refresh,
+        ...{ client_id: client.clientId, client_secret: client.clientSecret },
+      };
+      assert.equal((await tokenRequest(t.app, form)).status, 200);
+      recording = [];
+      const res = await tokenRequest(t.app, form);
+      const sent = recording;
+      recording = undefined;
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(typeof res.body.access_token, 'string');
+      // The client (by the token endpoint, for its rate-limit bucket; the library is handed it), the
+      // refresh token, begin, the access token, the refresh token's slid expiry, commit, and the
+      // check that no revocation of the refresh token ran meanwhile (src/oauth/model.ts).
+      assert.equal(sent.filter((q) => /from "oauth_clients"/.test(q)).length, 1, sent.join('\n'));
+      assert.equal(sent.length, 7, sent.join('\n'));
+      // A wrong secret is still refused, by the one lookup.
+      const wrong = await tokenRequest(t.app, { ...form, client_secret: `${client.clientSecret}x` });
+      assert.equal(wrong.status, 401);
+      assert.equal(wrong.body.error, 'invalid_client');
     });
   });
 }

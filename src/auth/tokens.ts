@@ -1,5 +1,5 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
-import { dialectOf } from '../db/runner.js';
+import { dialectOf, query, slot } from '../db/runner.js';
 import type { Executor } from '../db/tx.js';
 import type { DB } from '../db/types.js';
 import { accountSecret, hashToken } from './secrets.js';
@@ -26,23 +26,40 @@ export async function issueToken(
 ): Promise<{ token: string; id: number; expiresAt: number }> {
   const token = accountSecret(grant.accountId);
   const expiresAt = now + (kind === 'access' ? ACCESS_TOKEN_TTL_S : REFRESH_TOKEN_IDLE_S) * 1000;
-  const row = await db
-    .insertInto('oauth_tokens')
-    .values({
-      token_hash: hashToken(token),
+  // Built once per database: every grant inserts its tokens with this one statement.
+  const [row] = await query<{ id: number }>(
+    db,
+    'issueToken',
+    () =>
+      db
+        .insertInto('oauth_tokens')
+        .values({
+          token_hash: slot('hash'),
+          kind: slot('kind'),
+          client_id: slot('client'),
+          user_id: slot<number>('user'),
+          account_id: slot<number>('account'),
+          permissions: slot('permissions'),
+          code_id: slot<number>('code'),
+          refresh_id: slot<number>('refresh'),
+          expires_at: slot<number>('expires'),
+          revoked: 0,
+          created: slot<number>('now'),
+        })
+        .returning('id'),
+    {
+      hash: hashToken(token),
       kind,
-      client_id: grant.clientId,
-      user_id: grant.userId,
-      account_id: grant.accountId,
+      client: grant.clientId,
+      user: grant.userId,
+      account: grant.accountId,
       permissions: JSON.stringify(grant.permissions),
-      code_id: grant.codeId ?? null,
-      refresh_id: grant.refreshId ?? null,
-      expires_at: expiresAt,
-      revoked: 0,
-      created: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+      code: grant.codeId ?? null,
+      refresh: grant.refreshId ?? null,
+      expires: expiresAt,
+      now,
+    },
+  );
   return { token, id: row.id, expiresAt };
 }
 

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type { Database } from '../db/index.js';
 import type { Executor } from '../db/tx.js';
 import { withTransaction } from '../db/tx.js';
+import { query, slot } from '../db/runner.js';
 import { hashToken, randomToken, safeEqual } from '../auth/secrets.js';
 import { ALL_PERMISSIONS, isPermission } from '../collections/index.js';
 import { isAllowedRedirectUri } from './redirect-uri.js';
@@ -57,8 +58,22 @@ const COLUMNS = [
   'is_public',
 ] as const;
 
+/** The client's row, by a statement built once per database (every token request asks it). */
+const clientRow = (db: Executor, clientId: string) =>
+  query<Row & { secret_hash: string }>(
+    db,
+    'oauth client',
+    () =>
+      db
+        .selectFrom('oauth_clients')
+        .select([...COLUMNS, 'secret_hash'])
+        .where('client_id', '=', slot('id')),
+    { id: clientId },
+    { oneRow: true },
+  );
+
 export async function findClient(db: Executor, clientId: string): Promise<OAuthClient | undefined> {
-  const row = await db.selectFrom('oauth_clients').select(COLUMNS).where('client_id', '=', clientId).executeTakeFirst();
+  const [row] = await clientRow(db, clientId);
   return row ? toClient(row) : undefined;
 }
 
@@ -71,11 +86,7 @@ export async function authenticateClient(
   clientId: string,
   secret: string,
 ): Promise<OAuthClient | undefined> {
-  const row = await db
-    .selectFrom('oauth_clients')
-    .select([...COLUMNS, 'secret_hash'])
-    .where('client_id', '=', clientId)
-    .executeTakeFirst();
+  const [row] = await clientRow(db, clientId);
   const ok = safeEqual(hashToken(secret), row?.secret_hash ?? '');
   return row && ok && row.is_public === 0 ? toClient(row) : undefined;
 }

@@ -1,8 +1,12 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
+import type { InferResult, Kysely } from 'kysely';
 import type { Database } from '../db/index.js';
+import { query, slot } from '../db/runner.js';
+import type { DB } from '../db/types.js';
 import { withTransaction } from '../db/tx.js';
 import { secretKey } from '../auth/secrets.js';
 import { authenticatedClient } from './steps/authenticate-client.js';
+import type { OAuthClient } from './clients.js';
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S, issueToken, revokeTokens } from '../auth/tokens.js';
 
 const { InvalidGrantError } = OAuth2Server;
@@ -20,6 +24,14 @@ export interface ModelUser {
   id: number;
   accountId: number;
 }
+
+/** A client as the library's grant handlers see it. */
+export const modelClient = (client: OAuthClient): ModelClient => ({
+  id: client.clientId,
+  grants: GRANTS,
+  redirectUris: client.redirectUris,
+  public: client.public,
+});
 
 /** What the grant handlers (grants.ts) ask the model to store. */
 export interface TokenSpec {
@@ -39,6 +51,35 @@ class AlreadyEnded extends Error {}
  * hand it a date at the same distance from real time, so both agree and tests can move time.
  */
 const libraryDate = (expiresAt: number, now: number) => new Date(Date.now() + (expiresAt - now));
+
+/**
+ * A refresh token's row in the account it names (or by its hash alone: one issued before tokens
+ * named their account), with its user not deleted and its client not revoked. A token replaced by
+ * rotation is found too: presenting it again is reuse.
+ */
+const refreshLookup = (db: Kysely<DB>, hash: string, account?: number) =>
+  db
+    .selectFrom('oauth_tokens as t')
+    .innerJoin('users as u', (j) => j.onRef('u.account_id', '=', 't.account_id').onRef('u.id', '=', 't.user_id'))
+    .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
+    .select([
+      't.id',
+      't.client_id',
+      't.user_id',
+      't.account_id',
+      't.permissions',
+      't.code_id',
+      't.expires_at',
+      't.replaced_at',
+    ])
+    .where('t.token_hash', '=', hash)
+    .$if(account !== undefined, (q) => q.where('t.account_id', '=', account!))
+    .where('t.kind', '=', 'refresh')
+    .where((eb) => eb.or([eb('t.revoked', '=', 0), eb('t.replaced_at', 'is not', null)]))
+    .where('u.deleted', '=', 0)
+    .where('c.revoked', '=', 0);
+
+type RefreshRow = InferResult<ReturnType<typeof refreshLookup>>[number];
 
 /** The @node-oauth/oauth2-server model, backed by our tables. Stores only hashes. */
 export function createModel(database: Database, clock: () => number) {
@@ -70,8 +111,7 @@ export function createModel(database: Database, clock: () => number) {
      * refused when it sends a secret. The same decision as every client endpoint's.
      */
     async getClient(clientId: string, clientSecret?: string): Promise<ModelClient | null> {
-      const client = await authenticatedClient(db, { clientId, clientSecret });
-      return { id: client.clientId, grants: GRANTS, redirectUris: client.redirectUris, public: client.public };
+      return modelClient(await authenticatedClient(db, { clientId, clientSecret }));
     },
 
     async getAuthorizationCode(code: string) {
@@ -133,28 +173,18 @@ export function createModel(database: Database, clock: () => number) {
 
     async getRefreshToken(token: string) {
       const key = secretKey(token);
-      const row = await db
-        .selectFrom('oauth_tokens as t')
-        .innerJoin('users as u', (j) => j.onRef('u.account_id', '=', 't.account_id').onRef('u.id', '=', 't.user_id'))
-        .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
-        .select([
-          't.id',
-          't.client_id',
-          't.user_id',
-          't.account_id',
-          't.permissions',
-          't.code_id',
-          't.expires_at',
-          't.replaced_at',
-        ])
-        .where('t.token_hash', '=', key.hash)
-        .$if(key.accountId !== undefined, (q) => q.where('t.account_id', '=', key.accountId!))
-        .where('t.kind', '=', 'refresh')
-        // A token replaced by rotation is found too: presenting it again is reuse.
-        .where((eb) => eb.or([eb('t.revoked', '=', 0), eb('t.replaced_at', 'is not', null)]))
-        .where('u.deleted', '=', 0)
-        .where('c.revoked', '=', 0)
-        .executeTakeFirst();
+      const [row] =
+        key.accountId === undefined
+          ? await query<RefreshRow>(db, 'refresh token legacy', () => refreshLookup(db, slot('hash')), key, {
+              oneRow: true,
+            })
+          : await query<RefreshRow>(
+              db,
+              'refresh token',
+              () => refreshLookup(db, slot('hash'), slot<number>('accountId')),
+              key,
+              { oneRow: true },
+            );
       if (!row) return null;
       if (row.replaced_at !== null) {
         // RFC 9700 §4.14.2: one of the two holders of this token is an attacker; end the grant.
@@ -213,12 +243,17 @@ export function createModel(database: Database, clock: () => number) {
           const refresh = spec.offline ? await issueToken(trx, 'refresh', grant, now) : undefined;
           // Refresh tokens expire after 60 days without use: each use slides the window.
           if (spec.refreshId !== undefined) {
-            await trx
-              .updateTable('oauth_tokens')
-              .set({ expires_at: now + REFRESH_TOKEN_IDLE_S * 1000 })
-              .where('account_id', '=', user.accountId)
-              .where('id', '=', spec.refreshId)
-              .execute();
+            await query(
+              trx,
+              'slide refresh token',
+              () =>
+                trx
+                  .updateTable('oauth_tokens')
+                  .set({ expires_at: slot<number>('expires') })
+                  .where('account_id', '=', slot<number>('account'))
+                  .where('id', '=', slot<number>('id')),
+              { expires: now + REFRESH_TOKEN_IDLE_S * 1000, account: user.accountId, id: spec.refreshId },
+            );
           }
           return { access, refresh };
         });
@@ -248,12 +283,18 @@ export function createModel(database: Database, clock: () => number) {
       // the revocation may not have seen the new access token, so it is revoked here. (A rotated
       // token was ended by this grant itself; its revocation by code_id covers the new tokens.)
       if (spec.refreshId !== undefined && rotated === undefined) {
-        const parent = await db
-          .selectFrom('oauth_tokens')
-          .select('revoked')
-          .where('account_id', '=', user.accountId)
-          .where('id', '=', spec.refreshId)
-          .executeTakeFirst();
+        const [parent] = await query<{ revoked: number }>(
+          db,
+          'refresh token revoked',
+          () =>
+            db
+              .selectFrom('oauth_tokens')
+              .select('revoked')
+              .where('account_id', '=', slot<number>('account'))
+              .where('id', '=', slot<number>('id')),
+          { account: user.accountId, id: spec.refreshId },
+          { oneRow: true },
+        );
         if (parent?.revoked !== 0)
           await db
             .updateTable('oauth_tokens')

@@ -5,7 +5,7 @@ import { sendJson } from '../http/envelope.js';
 import { sendTokenError } from './errors.js';
 import { countTokenGrant } from '../http/metrics.js';
 import { CodeGrant, RefreshGrant } from './grants.js';
-import { GRANTS, createModel } from './model.js';
+import { GRANTS, createModel, modelClient } from './model.js';
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S } from '../auth/tokens.js';
 import { PATHS } from '../auth/endpoints.js';
 import { authenticatedClient } from './steps/authenticate-client.js';
@@ -15,8 +15,9 @@ import { formParams } from './steps/form-params.js';
 const { UnsupportedGrantTypeError, Request, Response } = OAuth2Server;
 
 export async function tokenEndpoint(app: FastifyInstance): Promise<void> {
+  const model = createModel(app.database, app.clock);
   const server = new OAuth2Server({
-    model: createModel(app.database, app.clock) as unknown as OAuth2Server.ServerOptions['model'],
+    model: model as unknown as OAuth2Server.ServerOptions['model'],
     accessTokenLifetime: ACCESS_TOKEN_TTL_S,
     refreshTokenLifetime: REFRESH_TOKEN_IDLE_S,
     alwaysIssueNewRefreshToken: false,
@@ -43,12 +44,17 @@ export async function tokenEndpoint(app: FastifyInstance): Promise<void> {
         throw new UnsupportedGrantTypeError('Unsupported grant type: `grant_type` is invalid');
       }
       // Authenticated here first, with the code revocation and introspection use, so the request
-      // is counted in its client's bucket; the library then checks the same credentials again.
-      await limit.authenticated((await authenticatedClient(app.database.db, credentials)).clientId);
+      // is counted in its client's bucket. The library then asks the model for the client: it is
+      // given this one, not looked up and its secret hashed a second time.
+      const client = await authenticatedClient(app.database.db, credentials);
+      await limit.authenticated(client.clientId);
+      const authenticated = { ...model, getClient: async () => modelClient(client) };
       // We parsed the form already; the library's content-type check only needs to see one.
       const headers = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '0' };
       const req = new Request({ method: 'POST', headers, query: {}, body });
-      const token = await server.token(req, new Response());
+      // The library merges these options over the server's (its TokenOptions type omits `model`).
+      const options = { model: authenticated } as unknown as OAuth2Server.TokenOptions;
+      const token = await server.token(req, new Response(), options);
       countTokenGrant(body.grant_type);
       // The library derives expires_in from the clock at response time (3599); the spec says 3600.
       const out: Record<string, unknown> = {
