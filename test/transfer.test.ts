@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import sharp from 'sharp';
 import { exportAccount } from '../src/accounts/transfer/export.js';
-import { importAccount } from '../src/accounts/transfer/import.js';
+import { IdMap, importAccount } from '../src/accounts/transfer/import.js';
 import { registry } from '../src/collections/index.js';
 import { mapReferences } from '../src/collections/machinery/transfer.js';
 import type { Dialect } from '../src/db/index.js';
@@ -33,6 +33,26 @@ export async function exportOf(t: TestApp, accountId: number, files = false): Pr
 /** A users line with a login of its own (logins are unique in the whole server). */
 const renamed = (l: Line, suffix = '-json'): Line =>
   l.collection === 'users' && l.item.login ? { ...l, item: { ...l.item, login: `${l.item.login}${suffix}` } } : l;
+
+// The import's map of old ids to new ones: appended in the export's ascending order, and still
+// right for ids out of that order, repeated, past its first growth, or never seen.
+describe('IdMap', () => {
+  it('answers every id set, in order or not, and none other', () => {
+    const m = new IdMap();
+    for (let id = 1; id <= 5000; id += 2) m.set(id, id * 10);
+    m.set(2, 7);
+    m.set(0, 8);
+    m.set(3, 9);
+    m.set(2 ** 40, 1);
+    for (let id = 5; id <= 4999; id += 2) assert.equal(m.get(id), id * 10);
+    assert.equal(m.get(1), 10);
+    assert.equal(m.get(2), 7);
+    assert.equal(m.get(0), 8);
+    assert.equal(m.get(3), 9);
+    assert.equal(m.get(2 ** 40), 1);
+    for (const id of [4, 5001, 6000, -1, 2 ** 40 + 1]) assert.equal(m.get(id), undefined);
+  });
+});
 
 async function* linesOf(lines: (Line | string)[]): AsyncIterable<string> {
   for (const l of lines) yield typeof l === 'string' ? l : JSON.stringify(l);

@@ -55,10 +55,10 @@ export async function importAccount(
   const staged: StagedBlob[] = [];
   try {
     return await database.transaction(async (db) => {
-      const ids = new Map<string, Map<number, number>>();
+      const ids = new Map<string, IdMap>();
       const idsOf = (name: string) => {
         let m = ids.get(name);
-        if (!m) ids.set(name, (m = new Map()));
+        if (!m) ids.set(name, (m = new IdMap()));
         return m;
       };
       const remap = (target: string, id: number, member: string) => {
@@ -66,13 +66,67 @@ export async function importAccount(
         if (to === undefined) throw new ImportError(`'${member}' names ${target} ${id}, not seen before this line`);
         return to;
       };
+      // Collections whose lines are behind us: a deferred reference to one of them is written as
+      // soon as its target is in, instead of being kept to the end (the import's memory).
+      const closed = new Set<string>(['roles']);
+      let current: string | undefined;
       let n = 0;
       let accountId = 0;
       let logo: number | null = null;
       let items = 0;
       const webhooks: ImportResult['webhooks'] = [];
-      const links: { line: number; table: string; own: number; pending: PendingLinks }[] = [];
-      const later: { line: number; table: string; id: number; ref: PendingRef }[] = [];
+      let links: { line: number; table: string; own: number; pending: PendingLinks }[] = [];
+      let later: { line: number; table: string; id: number; ref: PendingRef }[] = [];
+      const writeLinks = async (all: boolean) => {
+        const kept: typeof links = [];
+        for (const entry of links) {
+          const { line, table, own, pending } = entry;
+          const { field } = pending;
+          if (
+            !all &&
+            !(closed.has(field.target) && pending.ids.every((id) => idsOf(field.target).get(id) !== undefined))
+          ) {
+            kept.push(entry);
+            continue;
+          }
+          try {
+            const rows = pending.ids.map((id) => ({
+              account_id: accountId,
+              [field.own]: own,
+              [field.other]: remap(field.target, id, field.target),
+            }));
+            if (rows.length) await untyped(db).insertInto(field.through).values(rows).execute();
+          } catch (err) {
+            throw lineError(line, err, database, table);
+          }
+        }
+        links = kept;
+      };
+      const writeLater = async (all: boolean) => {
+        const kept: typeof later = [];
+        for (const entry of later) {
+          const { line, table, id, ref } = entry;
+          if (!all && !(closed.has(ref.target) && idsOf(ref.target).get(ref.id) !== undefined)) {
+            kept.push(entry);
+            continue;
+          }
+          try {
+            await untyped(db)
+              .updateTable(table)
+              .set({ [ref.column]: remap(ref.target, ref.id, ref.member) })
+              .where('id', '=', id)
+              .execute();
+          } catch (err) {
+            throw lineError(line, err, database);
+          }
+        }
+        later = kept;
+      };
+      /** The deferred references whose targets are in, written (all of them at the end). */
+      const settle = async (all: boolean) => {
+        await writeLinks(all);
+        await writeLater(all);
+      };
       let receiving: Receiving | undefined;
       const finishFile = async () => {
         if (!receiving) return;
@@ -154,6 +208,11 @@ export async function importAccount(
           const item = line.item;
           // The items of earlier collections are in before this one's references are remapped.
           if (batch && batch.c !== c) await flush();
+          if (current !== c.name) {
+            if (current !== undefined) closed.add(current);
+            current = c.name;
+            await settle(false);
+          } else if (links.length + later.length >= SETTLE_EVERY) await settle(false);
           const { row, links: lists, later: refs } = rowOf(c, plan, item, accountId, remap);
           const answer = c.transfer?.onImport?.(row);
           const login = await prepareRow(db, c, row, accountId);
@@ -174,30 +233,7 @@ export async function importAccount(
       } catch (err) {
         throw lineError(n, err, database);
       }
-      for (const { line, table, own, pending } of links) {
-        try {
-          const { field } = pending;
-          const rows = pending.ids.map((id) => ({
-            account_id: accountId,
-            [field.own]: own,
-            [field.other]: remap(field.target, id, field.target),
-          }));
-          if (rows.length) await untyped(db).insertInto(field.through).values(rows).execute();
-        } catch (err) {
-          throw lineError(line, err, database, table);
-        }
-      }
-      for (const { line, table, id, ref } of later) {
-        try {
-          await untyped(db)
-            .updateTable(table)
-            .set({ [ref.column]: remap(ref.target, ref.id, ref.member) })
-            .where('id', '=', id)
-            .execute();
-        } catch (err) {
-          throw lineError(line, err, database);
-        }
-      }
+      await settle(true);
       if (logo !== null)
         await untyped(db)
           .updateTable('accounts')
@@ -226,7 +262,7 @@ function lineError(n: number, err: unknown, database: Database, table?: string, 
 async function insertAccount(
   db: Executor,
   account: Record<string, unknown>,
-  roles: Map<number, number>,
+  roles: IdMap,
 ): Promise<{ accountId: number; logo: number | null }> {
   const row: Columns = { licenses: 1, country_code: 0 };
   let logo: number | null = null;
@@ -266,6 +302,58 @@ async function insertAccount(
 
 /** Rows inserted by one statement at most. */
 const BATCH = 256;
+/** Deferred references kept before those whose targets are in are written. */
+const SETTLE_EVERY = 1024;
+
+/**
+ * Old ids to new ones for one collection, in two typed arrays: an export lists a collection's
+ * items in ascending id order, so they are appended sorted and found by binary search (16 bytes
+ * an item, where a Map of numbers took several times that). An id out of that order goes in a Map.
+ */
+export class IdMap {
+  private old = new Float64Array(1024);
+  private made = new Float64Array(1024);
+  private size = 0;
+  private other = new Map<number, number>();
+
+  set(oldId: number, newId: number): void {
+    if (this.size && oldId <= this.old[this.size - 1]) {
+      const at = this.find(oldId);
+      if (at >= 0) this.made[at] = newId;
+      else this.other.set(oldId, newId);
+      return;
+    }
+    if (this.size === this.old.length) {
+      const grow = (a: Float64Array) => {
+        const b = new Float64Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.old = grow(this.old);
+      this.made = grow(this.made);
+    }
+    this.old[this.size] = oldId;
+    this.made[this.size++] = newId;
+  }
+
+  get(oldId: number): number | undefined {
+    const at = this.find(oldId);
+    return at >= 0 ? this.made[at] : this.other.get(oldId);
+  }
+
+  private find(oldId: number): number {
+    let lo = 0;
+    let hi = this.size - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = this.old[mid];
+      if (v === oldId) return mid;
+      if (v < oldId) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+}
 
 interface Batch {
   c: Collection;
