@@ -120,7 +120,7 @@ function runsOfShape(rows: Columns[]): number[][] {
  * after it), its association lists, and the change recorded. A unique or foreign key the database
  * itself enforces turns into a failure of that item, and the whole batch rolls back.
  *
- * Items are written together (every fill, then one INSERT for the batch, or on PostgreSQL one
+ * Items are written together (every fill, then one INSERT for the batch, or one
  * UPDATE, then the lists and afters) unless the collection's rules change rows of others
  * (`exclusive`: item 2's fill may undo item 1's row) or `oneByOne` asks for the original order of
  * work per item (after a multi-item statement was refused: RetryOneByOne).
