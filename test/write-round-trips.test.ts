@@ -31,7 +31,13 @@ for (const dialect of DIALECTS) {
     let n = 0;
     before(async () => {
       // No webhook delivery worker: its polls would be counted with the request.
-      t = await createTestApp(dialect, { deliveries: false, observe: (_d, _s, _f, sql) => recording?.push(sql) });
+      t = await createTestApp(dialect, {
+        deliveries: false,
+        observe: (_d, _s, _f, sql) => {
+          // The files' deletion sweep runs on its own timer, not for the request: not counted.
+          if (!sql.includes('"file_deletions"')) recording?.push(sql);
+        },
+      });
       a = await createTenant(t);
       const created = await call(t.app, a.token, 'POST', '/jobs', {
         jobs: Array.from({ length: 10 }, (_, i) => ({ title: `Boiler service ${i}` })),
