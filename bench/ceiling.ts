@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import { jobItem, postgresFloor, sha256, sqliteFloor, userItem, type FloorDb } from './floor.js';
+import { jobItem, postgresFloor, sha256, sqliteFloor, userItem, userRow, type FloorDb } from './floor.js';
 
 /**
  * The ceilings, each a bare node:http server (run as its own process, as our server is):
@@ -118,20 +118,7 @@ function oneStatementHandler(
         for await (const chunk of req) chunks.push(chunk as Buffer);
         const now = Date.now();
         const items = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { users: Record<string, any>[] }).users;
-        const rows = items.map((it) => ({
-          account_id: account,
-          first_name: it.firstName,
-          last_name: it.lastName,
-          email: it.email ?? null,
-          mobile: it.mobile,
-          hourly_rate: it.hourlyRate ?? 0,
-          is_assignable: it.isAssignable ? 1 : 0,
-          role_id: roles.get(account),
-          active: 1,
-          deleted: 0,
-          created: now,
-          modified: now,
-        }));
+        const rows = items.map((it) => userRow(it, account, roles.get(account), now));
         const made = await db.insertUsers(rows);
         return send(
           res,

@@ -20,6 +20,7 @@ export interface FloorDb {
   usersPage(accountId: number, limit: number, offset: number): Promise<Record<string, any>[]>;
   /** W4's least: the users inserted in one transaction (one statement), their rows back. */
   insertUsers(rows: Record<string, unknown>[]): Promise<Record<string, any>[]>;
+  close(): Promise<void>;
 }
 
 /** The columns W4's users set, in the order of the insert below. */
@@ -37,6 +38,22 @@ export const USER_COLUMNS = [
   'created',
   'modified',
 ];
+/** A W4 item (bench/seed.ts userItem) as the row the ceilings insert: no validation, defaults, events or counts. */
+export const userRow = (it: Record<string, any>, accountId: number, roleId: number | undefined, now: number) => ({
+  account_id: accountId,
+  first_name: it.firstName,
+  last_name: it.lastName,
+  email: it.email ?? null,
+  mobile: it.mobile,
+  hourly_rate: it.hourlyRate ?? 0,
+  is_assignable: it.isAssignable ? 1 : 0,
+  role_id: roleId,
+  active: 1,
+  deleted: 0,
+  created: now,
+  modified: now,
+});
+
 const insertUsers = (n: number, p: (i: number) => string) =>
   `insert into users (${USER_COLUMNS.join(', ')}) values ${Array.from({ length: n }, (_, r) => `(${USER_COLUMNS.map((_, c) => p(r * USER_COLUMNS.length + c + 1)).join(', ')})`).join(', ')} returning *`;
 
@@ -81,6 +98,9 @@ export function sqliteFloor(file: string): FloorDb {
     usersCount: async (a) => Number((count.get(a) as { value: number } | undefined)?.value ?? 0),
     job: async (a, id) => job.get(a, id) as never,
     usersPage: async (a, l, o) => page.all(a, a, l, o) as never,
+    close: async () => {
+      db.close();
+    },
     insertUsers: async (rows) => {
       const values = rows.flatMap((r) => USER_COLUMNS.map((c) => r[c]));
       const stmt = db.prepare(insertUsers(rows.length, () => '?'));
@@ -105,6 +125,7 @@ export function postgresFloor(url: string): FloorDb {
     usersCount: async (a) => Number((await q('count', COUNT, [a]))[0]?.value ?? 0),
     job: async (a, id) => (await q('job', JOB, [a, id]))[0],
     hit: async (b, w) => Number((await q('hit', HIT, [b, w]))[0].hits),
+    close: () => pool.end(),
     insertUsers: async (rows) => {
       const client = await pool.connect();
       try {

@@ -22,6 +22,8 @@ import { benchCustom } from './custom.js';
 import { liveStreams } from './streams.js';
 import { benchMoney } from './money.js';
 import { benchSolver, SOLVER_TARGETS } from './solver.js';
+import { postgresFloor, sqliteFloor } from './floor.js';
+import { multiRowInsertCeiling } from './insert-loop.js';
 
 /**
  * `npm run bench`: seeds (or reuses) the data sets, runs our server as `npm start` does and the two
@@ -73,6 +75,7 @@ const LARGE = [account(100_000, 1_000, 100_000, 0), account(100_000, 1_000, 100_
 
 const ratio = (a?: Measurement, b?: Measurement, f: (m: Measurement) => number = (m) => m.requestsPerSecond) =>
   a && b ? f(a) / f(b) : undefined;
+const items = (m: Measurement) => m.itemsPerSecond ?? 0;
 const f2 = (v?: number) => (v === undefined ? 'n/a' : v.toFixed(2));
 const log = (m: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`);
 const W1 = '/users?recordsPerPage=50';
@@ -621,6 +624,23 @@ async function main() {
         ceiling.peakRss().max,
       );
     await ceiling.stop();
+    if (runs('W4') || runs('W5')) {
+      // No HTTP: the same 10 user rows by one multi-row insert in one transaction, in this process.
+      const floor = copy.env.DATABASE_URL
+        ? postgresFloor(copy.env.DATABASE_URL)
+        : sqliteFloor(`${copy.env.DATA_DIR}/fsm.sqlite`);
+      const account = main.accounts[0].accountId;
+      try {
+        record(
+          'W4multi',
+          'W4 ceiling: multi-row insert (no HTTP)',
+          await multiRowInsertCeiling(floor, account, await employeeRoleOf(copy, account), load),
+          Math.round(process.memoryUsage().rss / 2 ** 20),
+        );
+      } finally {
+        await floor.close();
+      }
+    }
     sameW1Shape =
       JSON.stringify(Object.keys(JSON.parse(floorW1.body).users[0])) ===
       JSON.stringify(Object.keys(JSON.parse(captured.w1.body).users[0]));
@@ -736,6 +756,7 @@ async function main() {
     `  floor answers as we do: W3 body identical ${sameW3 ? 'yes' : 'NO'}, W1 item shape identical ${sameW1Shape ? 'yes' : 'NO'}`,
     `  one statement / bytes ceiling (a server sending one statement of its own per request): W1 ${f2(ratios.w1Lean)}, W3 ${f2(ratios.w3Lean)}; W3 body identical ${sameLeanW3 ? 'yes' : 'NO'}`,
     `  W4 ours / one insert (the least a server storing the items durably does): ${f2(ratio(results.W4, results.W4lean))}; one insert: ${results.W4lean ? results.W4lean.itemsPerSecond!.toFixed(0) : 'n/a'} items/s`,
+    `  W4 / multi-row insert (10 rows, one transaction, no HTTP): ${f2(ratio(results.W4, results.W4multi, items))}; W5 / multi-row insert: ${f2(ratio(results.W5, results.W4multi, items))}; multi-row insert: ${results.W4multi ? results.W4multi.itemsPerSecond!.toFixed(0) : 'n/a'} items/s`,
     `  scaling, mean latency 100,000 / 1,000 rows: W1 ${f2(ratios.w1Scale)}, W2 ${f2(ratios.w2Scale)}`,
     `  WORKERS=2 / WORKERS=1 throughput: W1 ${f2(ratios.w1Workers)}, W4 ${f2(ratios.w4Workers)} (autocannon shares the 2 cores)`,
     `  W4 with / without Idempotency-Key throughput (interleaved turns): ${f2(ratios.w4Keyed)}`,
@@ -754,6 +775,8 @@ async function main() {
       ...atLeast('GET /users/ID (any id) / bytes ceiling', ratios.w3urBytes, goal.w3Bytes),
       ...atLeast(`W4 items/s on ${dialect}`, results.W4?.itemsPerSecond, goal.items),
       ...atLeast(`W5 items/s on ${dialect}`, results.W5?.itemsPerSecond, goal.items),
+      ...atLeast('W4 / multi-row insert (issue 51)', ratio(results.W4, results.W4multi, items), 0.8),
+      ...atLeast('W5 / multi-row insert (issue 51)', ratio(results.W5, results.W4multi, items), 0.5),
       ...atLeast('W4 Idempotency-Key cost (with / without)', ratios.w4Keyed, 0.9),
       ...atLeast('W4 webhook cost (with a webhook on * / without)', ratios.w4Hook, 0.85),
       { name: 'W1 scaling 100k/1k', value: ratios.w1Scale, ok: (v) => v <= 1.5, want: '<= 1.5' },

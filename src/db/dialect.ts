@@ -62,8 +62,14 @@ export interface DialectStrategy {
    * took 37 ms with lower(), 64–115 ms with fsm_lower on every row, 45–50 ms this way.
    */
   lower(text: Expression<unknown>): RawBuilder<string>;
-  /** Several rows of one table can be updated by one statement (a JSON array of rows). */
-  readonly updatesInOneStatement: boolean;
+  /**
+   * A JSON array of rows (`json`, bound) as a table `r` of the given columns and `id`, for one
+   * `UPDATE … FROM` that writes several rows of `table`: PostgreSQL types each value as its column
+   * (`jsonb_populate_recordset`), SQLite takes each member's value (`json_each`, SQLite ≥ 3.33).
+   */
+  rowsFrom(table: string, columns: readonly string[], json: Expression<unknown>): RawBuilder<unknown>;
+  /** The RETURNING list of such an UPDATE: the updated table's columns only (SQLite takes no `table.*` there). */
+  updatedColumns(table: string): RawBuilder<unknown>;
   /**
    * A custom field's value in a JSON object column (PRODUCT §12), typed for comparison: text (text,
    * select, date), a number, or 1/0 (boolean). `key` is bound, never spliced.
@@ -140,7 +146,11 @@ export const SQLITE: DialectStrategy = {
     rank: sql<number>`fts.fts_rank`,
     join: sql`(select rowid as fts_id, rank as fts_rank from ${sql.table(`${table}_search`)} where ${sql.table(`${table}_search`)} match ${ftsQuery(words)})`,
   }),
-  updatesInOneStatement: false,
+  rowsFrom: (_table, columns, json) =>
+    sql`(select ${sql.join(
+      [...columns, 'id'].map((k) => sql`value ->> ${sql.lit(`$.${k}`)} as ${sql.ref(k)}`),
+    )} from json_each(${json})) as r`,
+  updatedColumns: () => sql`*`,
   period: (period, value, source, zone) =>
     datePrefix(period, value, source) ?? sql<string>`fsm_period(${period}, ${value}, ${source}, ${zone})`,
   instant: (text) => sql<number>`fsm_instant(${text})`,
@@ -192,7 +202,8 @@ export const POSTGRES: DialectStrategy = {
   searchRank: (table, words) => ({
     rank: sql<number>`-ts_rank(${tsVector(table)}, to_tsquery('simple', ${tsQuery(words)}))`,
   }),
-  updatesInOneStatement: true,
+  rowsFrom: (table, _columns, json) => sql`jsonb_populate_recordset(null::${sql.table(table)}, ${json}::jsonb) as r`,
+  updatedColumns: (table) => sql`${sql.table(table)}.*`,
   period: (period, value, source, zone) => {
     const prefix = datePrefix(period, value, source);
     if (prefix) return prefix;

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors.js';
-import { permissionFor, type Caller, type Collection, type RoleKind, type RoleRule } from './collection.js';
+import { permissionFor, type Caller, type Collection, type RoleRule } from './collection.js';
 
 /**
  * The one gate of a collection (PRODUCT §2: "permission granted to the token AND allowed by the

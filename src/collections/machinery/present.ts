@@ -140,6 +140,8 @@ export async function present(
   caller: Caller,
   p: Projection,
   rows: Row[],
+  /** Rows whose association lists are known (unchanged since read, or none yet): taken from these items, not read. */
+  knownLists?: ReadonlyMap<number, Item>,
 ): Promise<Item[]> {
   const loaded: Loaded = { expanded: new Map(), lists: new Map(), computed: new Map() };
   for (const [name, members] of p.expand) {
@@ -151,17 +153,23 @@ export async function present(
   for (const name of p.fields) {
     const field = c.fields[name];
     if (field.kind === 'assocList' && rows.length) {
-      loaded.lists.set(
-        name,
-        await loadLists(
-          db,
-          field,
-          caller.accountId,
-          rows.map((r) => r.id),
-          // `[*]` expands a list only of a collection the caller reads (else `[{id}]`).
-          p.expand.has(name) && (!field.targetCollection || passes(field.targetCollection, caller, 'read')),
-        ),
-      );
+      const unknown = knownLists ? rows.filter((r) => !knownLists.has(r.id)) : rows;
+      const lists = unknown.length
+        ? await loadLists(
+            db,
+            field,
+            caller.accountId,
+            unknown.map((r) => r.id),
+            // `[*]` expands a list only of a collection the caller reads (else `[{id}]`).
+            p.expand.has(name) && (!field.targetCollection || passes(field.targetCollection, caller, 'read')),
+          )
+        : new Map<number, Record<string, unknown>[]>();
+      if (knownLists && unknown.length < rows.length)
+        for (const r of rows) {
+          const item = knownLists.get(r.id);
+          if (item) lists.set(r.id, [...((item[name] as Record<string, unknown>[] | undefined) ?? [])]);
+        }
+      loaded.lists.set(name, lists);
     }
     if (field.kind === 'computed' && rows.length) loaded.computed.set(name, await field.compute(db, caller, rows));
     if (field.kind === 'scalar' && field.customFields && rows.length)

@@ -72,10 +72,10 @@ export class RetryOneByOne extends Error {
 }
 
 /**
- * Rows of one table updated by one statement per set of columns: on PostgreSQL, where each
- * statement is a round trip, a batch of ten PATCHes is one UPDATE over a JSON array of the rows
- * (`jsonb_populate_recordset` gives each value its column's type). The row version moves as in
- * updateRow.
+ * Rows of one table updated by one statement per set of columns: a batch of ten PATCHes is one
+ * `UPDATE … FROM` over a JSON array of the rows (the dialect's `rowsFrom`: PostgreSQL's
+ * `jsonb_populate_recordset` gives each value its column's type, SQLite's `json_each` each
+ * member's value). The row version moves as in updateRow.
  */
 async function updateRows(
   db: Executor,
@@ -93,8 +93,8 @@ async function updateRows(
         ...cols.map((k) => sql`${sql.ref(k)} = r.${sql.ref(k)}`),
         sql`version = ${sql.table(table)}.version + 1`,
       ];
-      return sql<Row>`update ${sql.table(table)} set ${sql.join(set)} from jsonb_populate_recordset(null::${sql.table(table)}, ${slot('rows')}::jsonb) as r
-      where ${sql.table(table)}.id = r.id and ${sql.table(table)}.account_id = ${slot<number>('account')} returning ${sql.table(table)}.*`.compile(
+      return sql<Row>`update ${sql.table(table)} set ${sql.join(set)} from ${dialectOf(db).rowsFrom(table, cols, slot('rows'))}
+      where ${sql.table(table)}.id = r.id and ${sql.table(table)}.account_id = ${slot<number>('account')} returning ${dialectOf(db).updatedColumns(table)}`.compile(
         db,
       );
     },
@@ -120,7 +120,7 @@ function runsOfShape(rows: Columns[]): number[][] {
  * after it), its association lists, and the change recorded. A unique or foreign key the database
  * itself enforces turns into a failure of that item, and the whole batch rolls back.
  *
- * Items are written together (every fill, then one INSERT for the batch, or on PostgreSQL one
+ * Items are written together (every fill, then one INSERT for the batch, or one
  * UPDATE, then the lists and afters) unless the collection's rules change rows of others
  * (`exclusive`: item 2's fill may undo item 1's row) or `oneByOne` asks for the original order of
  * work per item (after a multi-item statement was refused: RetryOneByOne).
@@ -129,11 +129,7 @@ export async function applyAll(b: Batch, db: Executor, changes: ChangeRecording,
   const { collection: c, op } = b.request;
   if (op === 'update') await changes.touchRows(c, b.existing as never[]);
   if (op === 'delete') await changes.deleting(c, b.ids);
-  const together =
-    !oneByOne &&
-    !isSequential(c) &&
-    b.items.length > 1 &&
-    (op === 'create' || (op === 'update' && dialectOf(db).updatesInOneStatement));
+  const together = !oneByOne && !isSequential(c) && b.items.length > 1 && (op === 'create' || op === 'update');
   if (together) await writeTogether(b, db, changes);
   else if (isSequential(c)) await writeInTurn(b, db, changes);
   else for (let i = 0; i < b.items.length; i++) await guarded(b, db, i, () => writeOne(b, db, changes, i));
@@ -242,6 +238,7 @@ async function afterWrite(b: Batch, db: Executor, ctx: TxItemContext, id: number
         // The items joining or leaving the list change too (a workgroup's `users`): recorded as theirs.
         if (!field.oneWay) await ctx.changes.touchBeside(field.target, [...change.added, ...change.removed]);
         await saveList(db, field, caller.accountId, id, change);
+        ctx.changes.listSaved(c, id);
       }
     }
   }

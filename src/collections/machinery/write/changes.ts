@@ -24,6 +24,8 @@ export class ChangeRecorder implements ChangeRecording {
   private settled?: Change[];
   private readonly afterItems = new Map<Collection, Map<number, Item>>();
   private readonly returned = new Map<Collection, Map<number, Row>>();
+  /** The batch's own rows whose association lists were saved: settle reads those lists again. */
+  private readonly listsSaved = new Map<Collection, Set<number>>();
   /** Rows changed beside the batch's own writes: their `modified` moves at settle. */
   private readonly beside = new Map<Collection, Set<number>>();
 
@@ -105,6 +107,28 @@ export class ChangeRecorder implements ChangeRecording {
     for (const r of rows) m.set(r.id, r);
   }
 
+  /** An item's association list saved (its link rows written): settle reads its lists again. */
+  listSaved(c: Collection, id: number): void {
+    let m = this.listsSaved.get(c);
+    if (!m) this.listsSaved.set(c, (m = new Set()));
+    m.add(id);
+  }
+
+  /**
+   * The returned rows whose lists are as they were before the write (none for a created item): no
+   * list of theirs was saved and no change beside the batch reached them (those leave `returned`).
+   */
+  private knownLists(c: Collection, seen: Map<number, Item | null>, returned?: Map<number, Row>): Map<number, Item> {
+    const known = new Map<number, Item>();
+    if (!returned) return known;
+    const saved = this.listsSaved.get(c);
+    for (const id of returned.keys()) {
+      if (saved?.has(id) || !seen.has(id)) continue;
+      known.set(id, seen.get(id) ?? { id });
+    }
+    return known;
+  }
+
   /** Rows about to be deleted, and every row the database will change with them. */
   async deleting(c: Collection, ids: number[]): Promise<void> {
     await this.touch(c, ids);
@@ -154,7 +178,14 @@ export class ChangeRecorder implements ChangeRecording {
       const rows = returned ? [...returned.values()] : [];
       const unknown = [...seen.keys()].filter((id) => !returned?.has(id));
       if (unknown.length) rows.push(...(await this.load(c, unknown)));
-      const items = await present(this.db, c, this.caller, snapshotProjection(c), rows);
+      const items = await present(
+        this.db,
+        c,
+        this.caller,
+        snapshotProjection(c),
+        rows,
+        this.knownLists(c, seen, returned),
+      );
       const after = new Map(items.map((it) => [it.id as number, it]));
       this.afterItems.set(c, after);
       for (const [id, before] of seen) {
