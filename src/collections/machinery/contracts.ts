@@ -95,6 +95,8 @@ export interface ChangeRecording {
   collection(name: string): Collection;
   /** Rows just inserted. */
   created(c: Collection, ids: number[]): void;
+  /** An item's association list saved (its link rows written): settle reads its lists again. */
+  listSaved(c: Collection, id: number): void;
   /** Rows as the statement that wrote them returned them (RETURNING *). */
   wrote(c: Collection, rows: Row[]): void;
   /** Rows about to be deleted, and every row the database will change with them. */

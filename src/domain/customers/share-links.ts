@@ -42,7 +42,6 @@ const linkRow = (db: Executor, table: SharedTable, accountId: number) =>
     )
     .where('account_id', '=', accountId);
 
-
 async function setLink(
   request: ActionRequest,
   table: SharedTable,
