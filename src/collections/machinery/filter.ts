@@ -1,5 +1,5 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
-import { lowerText } from '../../db/text.js';
+import { CONTAINS_MIN, lowerText } from '../../db/text.js';
 import { dialectOf, type Executor } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
 import { gateThrough } from './access.js';
@@ -41,9 +41,14 @@ const ASSOC = 'fsm_assoc';
 /**
  * The associated row of the outer item, as a subquery over the target: in the caller's account
  * (the tenancy is the join's), within what the caller may read of the target (its permission and
- * its role scope: 403 otherwise). `pick` says what the subquery selects or requires.
+ * its role scope: 403 otherwise).
  */
 function associated(c: Collection, path: AssocPath, caller: Caller | undefined, eb: EB) {
+  return matching(path, caller, eb).where(`${ASSOC}.id`, '=', eb.ref(`${c.table}.${path.field.column}`));
+}
+
+/** The target's rows the caller may read through the association, in its account (no outer item). */
+function matching(path: AssocPath, caller: Caller | undefined, eb: EB) {
   const { field } = path;
   const target = field.targetCollection;
   if (!caller) throw bad(`unknown field '${field.target}'`);
@@ -53,7 +58,6 @@ function associated(c: Collection, path: AssocPath, caller: Caller | undefined, 
     .where((inner) =>
       inner.and([
         inner(`${ASSOC}.${field.accountColumn}`, '=', caller.accountId),
-        inner(`${ASSOC}.id`, '=', inner.ref(`${c.table}.${field.column}`)),
         ...(access === 'own' && target?.policy.own ? [target.policy.own(caller, inner, ASSOC)] : []),
       ]),
     );
@@ -103,8 +107,13 @@ export function whereToSql(
     const path = assocPath(c, node.field);
     if (!path) throw bad(`unknown field '${node.field}'`);
     // An item without the association has no associated row: no term on its members matches it.
-    return eb.exists(
-      associated(c, path, caller, eb)
+    // `<column> in (the matching associated rows)`, one subquery for the statement, where an
+    // `exists` per item read every item of the account (a trigram index of the target's member
+    // then narrows that subquery); `where` has no negation, so null `in` is as false as not exists.
+    return eb(
+      `${c.table}.${path.field.column}`,
+      'in',
+      matching(path, caller, eb)
         .select(`${ASSOC}.id`)
         .where((inner) => compare(node, path.col, `${ASSOC}.${path.col.column}`, inner, db, account.exponent)),
     );
@@ -177,9 +186,18 @@ function compare(
     if (col.type !== 'string' && col.type !== 'datetime') throw bad(`'${node.field}' is not text; '${op}' needs text`);
     if (typeof value !== 'string') throw bad(`'${op}' needs a quoted string`);
     // The value lowered here as the database lowers the stored text (src/db/text.ts).
-    const pattern = `%${lowerText(value).replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+    const lowered = lowerText(value);
+    const pattern = `%${lowered.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
     const like = sql<SqlBool>`${dialectOf(db).lower(ref)} like ${pattern} escape '\\'`;
-    if (op === '~') return like;
+    if (op === '~') {
+      // A member declared `contains` has a trigram index (migration 140): it narrows the rows to
+      // those holding the term's trigrams, and the `like` still decides (src/db/dialect.ts).
+      const indexed =
+        col.contains && !col.expr && [...lowered].length >= CONTAINS_MIN
+          ? dialectOf(db).containsMatch(`${column.slice(0, column.lastIndexOf('.'))}.id`, col.contains, lowered)
+          : undefined;
+      return indexed ? eb.and([indexed, like]) : like;
+    }
     const notLike = sql<SqlBool>`not (${like})`;
     return col.nullable ? eb.or([eb(ref, 'is', null), notLike]) : notLike;
   }
