@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { sql } from 'kysely';
+import { registry } from '../src/collections/index.js';
 import { lowerText } from '../src/db/text.js';
 import { SEED, runs } from './arbitraries.js';
 import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp } from './helpers.js';
@@ -184,6 +185,23 @@ for (const dialect of DIALECTS) {
       );
       console.log(`# seed ${SEED}; ${checked} terms compared (${dialect})`);
       assert.ok(checked > 100);
+    });
+
+    it('every member declared contains has its trigram index in the migrated schema', async () => {
+      const declared = registry.list.flatMap((col) =>
+        [...col.columns.values()].flatMap((f) => (f.contains ? [f.contains] : [])),
+      );
+      assert.ok(declared.includes('jobs_title_contains') && declared.includes('clients_name_contains'));
+      const names =
+        t.database.dialect.name === 'postgres'
+          ? sql<{
+              name: string;
+            }>`select indexname as name from pg_indexes where indexdef like '%gin_trgm_ops%' and indexname like '%\\_contains' escape '\\'`
+          : sql<{
+              name: string;
+            }>`select name from sqlite_master where type = 'table' and sql like '%trigram%' and name like '%\\_contains' escape '\\'`;
+      const present = (await names.execute(t.database.db)).rows.map((r) => r.name);
+      assert.deepEqual([...declared].sort(), [...present].sort());
     });
 
     it('reads the index: a term of three characters or more goes through it, a shorter one scans', async () => {
