@@ -56,6 +56,7 @@ async function sqliteSchema(db, sql) {
     from sqlite_master m join pragma_table_info(m.name) c
     where m.type = 'table' and m.name not like 'sqlite\\_%' escape '\\'
       and m.name not like '%\\_search' escape '\\' and m.name not like '%\\_search\\_%' escape '\\'
+      and m.name not like '%\\_contains' escape '\\' and m.name not like '%\\_contains\\_%' escape '\\'
     order by m.name, c.cid`.execute(db);
   return group(rows.filter((r) => !IGNORED.has(r.table)).map((r) => ({ ...r, nullable: !!r.nullable })));
 }

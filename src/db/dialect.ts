@@ -71,6 +71,14 @@ export interface DialectStrategy {
   /** The RETURNING list of such an UPDATE: the updated table's columns only (SQLite takes no `table.*` there). */
   updatedColumns(table: string): RawBuilder<unknown>;
   /**
+   * The rows whose indexed text contains `lowered` (already lowered, at least CONTAINS_MIN code
+   * points), through the trigram index `index` of migration 140, as a pre-filter beside the `like`
+   * of `~`, which still decides; `id` is the row's id column. SQLite: its FTS5 table's phrase (a
+   * phrase of trigrams matches exactly the text holding them in a row, a superset of the substring
+   * matches); PostgreSQL: undefined, as its GIN index answers that `like` itself.
+   */
+  containsMatch(id: string, index: string, lowered: string): RawBuilder<SqlBool> | undefined;
+  /**
    * A custom field's value in a JSON object column (PRODUCT §12), typed for comparison: text (text,
    * select, date), a number, or 1/0 (boolean). `key` is bound, never spliced.
    */
@@ -138,6 +146,8 @@ export const SQLITE: DialectStrategy = {
       : sql`json_extract(${column}, ${path})`;
   },
   jsonHas: () => undefined,
+  containsMatch: (id, index, lowered) =>
+    sql<SqlBool>`${sql.ref(id)} in (select rowid from ${sql.table(index)} where ${sql.table(index)} match ${`"${lowered.replace(/"/g, '""')}"`})`,
   toJson: (value) => JSON.stringify(value),
   fromJson: (value) => (typeof value === 'string' ? JSON.parse(value) : ((value ?? {}) as Record<string, unknown>)),
   searchMatch: (table, words) =>
@@ -196,6 +206,7 @@ export const POSTGRES: DialectStrategy = {
         ? sql`((${column} ->> ${key})::boolean)::int`
         : sql`(${column} ->> ${key})`,
   jsonHas: (column, key, value) => sql<SqlBool>`${column} @> ${JSON.stringify({ [key]: value })}::jsonb`,
+  containsMatch: () => undefined,
   toJson: (value) => value,
   fromJson: (value) => (typeof value === 'string' ? JSON.parse(value) : ((value ?? {}) as Record<string, unknown>)),
   searchMatch: (table, words) => sql<SqlBool>`${tsVector(table)} @@ to_tsquery('simple', ${tsQuery(words)})`,

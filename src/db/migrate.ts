@@ -44,6 +44,7 @@ import { messages } from './migrations/130_messages.js';
 import { shareLinks } from './migrations/131_share_links.js';
 import { visitEta } from './migrations/132_visit_eta.js';
 import { bookingLinks } from './migrations/133_booking_links.js';
+import { containsIndex } from './migrations/140_contains_index.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -91,6 +92,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '131_share_links': shareLinks,
   '132_visit_eta': visitEta,
   '133_booking_links': bookingLinks,
+  '140_contains_index': containsIndex,
 };
 
 export class MigrationFailed extends Error {}

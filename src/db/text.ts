@@ -33,3 +33,11 @@ export function foldText(s: string): string {
 export function searchWords(s: string): string[] {
   return foldText(s).match(/[\p{L}\p{N}]+/gu) ?? [];
 }
+
+/**
+ * The name of a column's trigram index for `~` (migration 140): SQLite's FTS5 table, PostgreSQL's
+ * GIN index. The term must have at least `CONTAINS_MIN` characters (code points) for the index to
+ * answer: a trigram index knows nothing of shorter text.
+ */
+export const containsIndexName = (table: string, column: string): string => `${table}_${column}_contains`;
+export const CONTAINS_MIN = 3;

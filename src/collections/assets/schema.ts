@@ -73,7 +73,7 @@ export const assetFields: Record<string, Field> = {
     members: ['name'],
     description: "The site's client (follows the site).",
   }),
-  name: f.string('name', { required: true, minLength: 1, maxLength: 200 }),
+  name: f.string('name', { required: true, minLength: 1, maxLength: 200, contains: true }),
   kind: f.string('kind', { nullable: true, maxLength: 100, description: 'Boiler, air handler, fire panel…' }),
   make: f.string('make', { nullable: true, maxLength: 100 }),
   model: f.string('model', { nullable: true, maxLength: 100 }),

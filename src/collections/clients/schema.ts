@@ -1,7 +1,7 @@
 import { f, kinds, standardFields, type Field } from '../machinery/fields.js';
 
 export const clientFields: Record<string, Field> = {
-  name: f.string('name', { required: true, minLength: 1, maxLength: 200 }),
+  name: f.string('name', { required: true, minLength: 1, maxLength: 200, contains: true }),
   companyName: f.string('company_name', { nullable: true, maxLength: 200 }),
   email: kinds.email('email', { nullable: true }),
   phone: kinds.phone('phone', { nullable: true }),

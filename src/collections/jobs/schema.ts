@@ -7,7 +7,7 @@ export const PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
 const live = { deleted: 0 };
 
 export const jobFields: Record<string, Field> = {
-  title: f.string('title', { required: true, minLength: 1, maxLength: 200 }),
+  title: f.string('title', { required: true, minLength: 1, maxLength: 200, contains: true }),
   reference: f.string('reference', {
     minLength: 1,
     maxLength: 50,

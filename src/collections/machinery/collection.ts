@@ -2,6 +2,7 @@ import type { Expression, ExpressionBuilder, Selectable, SqlBool } from 'kysely'
 import type { AuthContext, RoleKind } from '../../auth/context.js';
 import type { ApiErrorBody } from '../../errors.js';
 import type { Executor } from '../../db/tx.js';
+import { containsIndexName } from '../../db/text.js';
 import type { DB } from '../../db/types.js';
 import type { Field, ScalarField, ValueType } from './fields.js';
 import { INT32_MAX, customFieldsField } from './fields.js';
@@ -363,6 +364,8 @@ export interface FilterColumn {
   scale?: number;
   /** An amount in the account's currency: a filter's value has at most the currency's decimals. */
   money?: boolean;
+  /** The trigram index of `~` on it (a member declared `contains`): its name (src/db/text.ts). */
+  contains?: string;
 }
 
 export interface Collection extends CollectionDef {
@@ -391,6 +394,7 @@ export function defineCollection<T extends TableName>(def: CollectionDef<T>): Co
         wide: wide(s),
         scale: s.scale,
         money: s.money,
+        ...(s.contains && { contains: containsIndexName(def.table, s.column) }),
       });
   };
   for (const [name, field] of Object.entries(def.fields)) {

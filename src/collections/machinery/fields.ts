@@ -54,6 +54,11 @@ export interface ScalarField extends BaseField {
   /** Money: its decimals are the account currency's too (checked by checkCurrencyDecimals). */
   money?: boolean;
   /**
+   * Text whose `~` is answered through a trigram index (issue 51; migration 140 and the later
+   * ones that call `addContainsIndex`): the member lists are filtered by, at some cost to writes.
+   */
+  contains?: boolean;
+  /**
    * A JSON value that names items: path → target collection of the `{id}` found there. A path is
    * steps: a member's name, `*` (each member of an object) or `[]` (each element of an array), as
    * `'[].taxRate'` (a document's lines: `[{taxRate: {id}, …}]`), `'[]'` (a list of `{id}`),

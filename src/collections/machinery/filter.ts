@@ -1,5 +1,5 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
-import { lowerText } from '../../db/text.js';
+import { CONTAINS_MIN, lowerText } from '../../db/text.js';
 import { dialectOf, type Executor } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
 import { gateThrough } from './access.js';
@@ -41,9 +41,14 @@ const ASSOC = 'fsm_assoc';
 /**
  * The associated row of the outer item, as a subquery over the target: in the caller's account
  * (the tenancy is the join's), within what the caller may read of the target (its permission and
- * its role scope: 403 otherwise). `pick` says what the subquery selects or requires.
+ * its role scope: 403 otherwise).
  */
 function associated(c: Collection, path: AssocPath, caller: Caller | undefined, eb: EB) {
+  return matching(path, caller, eb).where(`${ASSOC}.id`, '=', eb.ref(`${c.table}.${path.field.column}`));
+}
+
+/** The target's rows the caller may read through the association, in its account (no outer item). */
+function matching(path: AssocPath, caller: Caller | undefined, eb: EB) {
   const { field } = path;
   const target = field.targetCollection;
   if (!caller) throw bad(`unknown field '${field.target}'`);
@@ -53,7 +58,6 @@ function associated(c: Collection, path: AssocPath, caller: Caller | undefined, 
     .where((inner) =>
       inner.and([
         inner(`${ASSOC}.${field.accountColumn}`, '=', caller.accountId),
-        inner(`${ASSOC}.id`, '=', inner.ref(`${c.table}.${field.column}`)),
         ...(access === 'own' && target?.policy.own ? [target.policy.own(caller, inner, ASSOC)] : []),
       ]),
     );
@@ -70,6 +74,30 @@ export interface WhereAccount {
   custom?: Map<string, FilterColumn>;
   /** The decimals of the account's currency, when it compares a money member (moneyIn). */
   exponent?: number;
+  /**
+   * Whether the terms `steers` names take their indexed form (the default): `~` through the
+   * member's trigram index, an association member as one `in` subquery over the target. Else
+   * the scanning form, an item at a time (the `like` alone, `exists` per item), which reads the
+   * fewest rows for a page of a term most items match (read.ts decides by the count).
+   */
+  indexed?: boolean;
+}
+
+/**
+ * Whether a `where` has a term with both forms (WhereAccount.indexed): an association member, or
+ * `~` on a member declared `contains` with a term the trigram index can answer.
+ */
+export function steers(c: Collection, node: WhereNode | undefined): boolean {
+  if (!node) return false;
+  if (node.type !== 'cmp') return steers(c, node.left) || steers(c, node.right);
+  const col = c.columns.get(node.field);
+  if (!col) return !!assocPath(c, node.field);
+  return (
+    !!col.contains &&
+    node.op === '~' &&
+    typeof node.value === 'string' &&
+    [...lowerText(node.value)].length >= CONTAINS_MIN
+  );
 }
 
 /** The filter column a `where` field names (an association member's: its target's column). */
@@ -103,13 +131,15 @@ export function whereToSql(
     const path = assocPath(c, node.field);
     if (!path) throw bad(`unknown field '${node.field}'`);
     // An item without the association has no associated row: no term on its members matches it.
-    return eb.exists(
-      associated(c, path, caller, eb)
-        .select(`${ASSOC}.id`)
-        .where((inner) => compare(node, path.col, `${ASSOC}.${path.col.column}`, inner, db, account.exponent)),
-    );
+    const term = (inner: EB) => compare(node, path.col, `${ASSOC}.${path.col.column}`, inner, db, account);
+    // Indexed: `<column> in (the matching associated rows)`, one subquery for the statement (a
+    // trigram index of the target's member narrows it), where an `exists` per item reads the items
+    // one by one; `where` has no negation, so a null `in` is as false as a missing row.
+    if (account.indexed !== false)
+      return eb(`${c.table}.${path.field.column}`, 'in', matching(path, caller, eb).select(`${ASSOC}.id`).where(term));
+    return eb.exists(associated(c, path, caller, eb).select(`${ASSOC}.id`).where(term));
   }
-  return compare(node, col, `${c.table}.${col.column}`, eb, db, account.exponent);
+  return compare(node, col, `${c.table}.${col.column}`, eb, db, account);
 }
 
 /** The association list a name such as `assets.id` denotes (only its `id`), or undefined. */
@@ -155,7 +185,7 @@ function listedTerm(
 
 /**
  * One term on one column (`col.expr`: a computed column, such as a custom field's JSON member);
- * `exponent`: the account currency's decimals, which a money member's value may carry at most.
+ * `account.exponent`: the account currency's decimals, which a money member's value may carry at most.
  */
 function compare(
   node: Extract<WhereNode, { type: 'cmp' }>,
@@ -163,8 +193,9 @@ function compare(
   column: string,
   eb: EB,
   db: Executor,
-  exponent: number | undefined,
+  account: WhereAccount,
 ): Expression<SqlBool> {
+  const { exponent } = account;
   const ref = col.expr ?? eb.ref(column);
   const { op, value } = node;
   if (col.ops && !col.ops.includes(op)) throw bad(`'${node.field}' takes ${col.ops.join(' ')}, not '${op}'`);
@@ -177,9 +208,18 @@ function compare(
     if (col.type !== 'string' && col.type !== 'datetime') throw bad(`'${node.field}' is not text; '${op}' needs text`);
     if (typeof value !== 'string') throw bad(`'${op}' needs a quoted string`);
     // The value lowered here as the database lowers the stored text (src/db/text.ts).
-    const pattern = `%${lowerText(value).replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+    const lowered = lowerText(value);
+    const pattern = `%${lowered.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
     const like = sql<SqlBool>`${dialectOf(db).lower(ref)} like ${pattern} escape '\\'`;
-    if (op === '~') return like;
+    if (op === '~') {
+      // A member declared `contains` has a trigram index (migration 140): it narrows the rows to
+      // those holding the term's trigrams, and the `like` still decides (src/db/dialect.ts).
+      const indexed =
+        account.indexed !== false && col.contains && !col.expr && [...lowered].length >= CONTAINS_MIN
+          ? dialectOf(db).containsMatch(`${column.slice(0, column.lastIndexOf('.'))}.id`, col.contains, lowered)
+          : undefined;
+      return indexed ? eb.and([indexed, like]) : like;
+    }
     const notLike = sql<SqlBool>`not (${like})`;
     return col.nullable ? eb.or([eb(ref, 'is', null), notLike]) : notLike;
   }

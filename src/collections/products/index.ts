@@ -6,7 +6,7 @@ import { CHARGE_KINDS, accountMoney, checkCurrencyDecimals } from '../machinery/
 const live = { deleted: 0 };
 
 export const productFields: Record<string, Field> = {
-  name: f.string('name', { required: true, minLength: 1, maxLength: 200 }),
+  name: f.string('name', { required: true, minLength: 1, maxLength: 200, contains: true }),
   code: f.string('code', { nullable: true, maxLength: 100, unique: 'account', description: 'Unique in the account.' }),
   kind: f.enum('kind', CHARGE_KINDS, { required: true }),
   unit: f.string('unit', { minLength: 1, maxLength: 50, default: 'each' }),

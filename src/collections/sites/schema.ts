@@ -7,7 +7,7 @@ export const siteFields: Record<string, Field> = {
     onDelete: 'cascade',
     members: ['name'],
   }),
-  name: f.string('name', { required: true, minLength: 1, maxLength: 200 }),
+  name: f.string('name', { required: true, minLength: 1, maxLength: 200, contains: true }),
   address: kinds.address(),
   distance: kinds.distance(),
   notes: f.text('notes', { nullable: true }),
