@@ -58,18 +58,22 @@ export async function loadAndAuthorize(b: Batch, db: Executor): Promise<void> {
 
 /**
  * The collection's `authorize` for each item. Logical deletion and restoring are deletions: an
- * update that changes `deleted` is also asked as a delete, so whoever may not DELETE an item may
- * not PATCH it `deleted` either.
+ * update that changes `deleted` is also asked as a delete (of the declared `policy.delete` and of
+ * `authorize`), so whoever may not DELETE an item may not PATCH it `deleted` either.
  */
 export function authorizeRules(b: Batch): void {
-  const { authorize } = b.request.collection.rules;
-  if (!authorize) return;
+  const { collection: c, caller } = b.request;
+  const { authorize } = c.rules;
+  const mayDelete = accessOf(c, caller, 'delete') !== 'none';
+  if (!authorize && mayDelete) return;
   b.items.forEach((_, i) => {
     const ctx = b.itemContext(i);
-    authorize(ctx);
+    authorize?.(ctx);
     const deleted = ctx.item.deleted;
-    if (ctx.op === 'update' && typeof deleted === 'boolean' && deleted !== Boolean(ctx.existing?.deleted))
-      authorize({ ...ctx, op: 'delete' });
+    if (ctx.op === 'update' && typeof deleted === 'boolean' && deleted !== Boolean(ctx.existing?.deleted)) {
+      if (!mayDelete) throw new ApiError('roleForbids', ruleOf(c, 'delete')?.why);
+      authorize?.({ ...ctx, op: 'delete' });
+    }
   });
 }
 
