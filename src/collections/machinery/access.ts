@@ -21,8 +21,7 @@ export function gate(
   if (!caller.permissions.has(permission)) throw new ApiError('permissionMissing', permission);
   const access = c.policy[need][caller.role];
   if (access === 'none') throw new ApiError('roleForbids', why);
-  if (action !== undefined && accessOf(c, caller, action, item) === 'none')
-    throw new ApiError('roleForbids', ruleOf(c, action)?.why);
+  if (action !== undefined) demand(c, caller, action, item);
   return access;
 }
 
@@ -52,6 +51,12 @@ export function accessOf(
   if (rule?.item && item !== undefined && !rule.item(caller, item)) return 'none';
   return base;
 }
+
+/** 403 roleForbids, with the declared rule's words, where `accessOf` answers 'none'. */
+export function demand(c: Collection, caller: Pick<Caller, 'role' | 'userId'>, what: string, item?: number): void {
+  if (accessOf(c, caller, what, item) === 'none') throw new ApiError('roleForbids', ruleOf(c, what)?.why);
+}
+
 /** The rows of a collection the caller reads: 'own' narrows them by the policy's scope. */
 export function readAccess(c: Collection, caller: Caller): 'all' | 'own' {
   return c.policy.read[caller.role] === 'own' && !c.policy.everyRow?.(caller) ? 'own' : 'all';

@@ -1,6 +1,6 @@
 import type { Executor } from '../../../db/tx.js';
 import { ApiError, validationError } from '../../../errors.js';
-import { accessOf, readAccess, ruleOf } from '../access.js';
+import { accessOf, demand, readAccess } from '../access.js';
 import { rowsByIds } from '../read.js';
 import type { Registry } from '../registry.js';
 import type { Collection } from '../collection.js';
@@ -16,8 +16,7 @@ export function roleAccess(b: Batch, registry: Registry): void {
   const { collection: c, caller, op } = b.request;
   const access = c.policy.write[caller.role];
   if (access === 'none') throw new ApiError('roleForbids');
-  if (op === 'delete' && accessOf(c, caller, 'delete') === 'none')
-    throw new ApiError('roleForbids', ruleOf(c, 'delete')?.why);
+  if (op === 'delete') demand(c, caller, 'delete');
   const valid = b.items.filter((_, i) => !b.errors[i].length);
   for (const [name, field] of Object.entries(c.fields)) {
     if (field.kind !== 'assocList' || !valid.some((it) => it[name] !== undefined)) continue;
@@ -71,7 +70,7 @@ export function authorizeRules(b: Batch): void {
     authorize?.(ctx);
     const deleted = ctx.item.deleted;
     if (ctx.op === 'update' && typeof deleted === 'boolean' && deleted !== Boolean(ctx.existing?.deleted)) {
-      if (!mayDelete) throw new ApiError('roleForbids', ruleOf(c, 'delete')?.why);
+      if (!mayDelete) demand(c, caller, 'delete');
       authorize?.({ ...ctx, op: 'delete' });
     }
   });
