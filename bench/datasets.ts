@@ -4,6 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { connect, openDatabase, type Database, type Dialect } from '../src/db/index.js';
 import { issueToken } from '../src/auth/tokens.js';
+import { untyped } from '../src/db/runner.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { createBenchClient, seedAccount, type AccountSize, type SeededAccount } from './seed.js';
 
@@ -197,6 +198,13 @@ export async function issueTokens(copy: WorkingCopy, ds: Dataset, account = 0) {
     const now = Date.now();
     const access = await issueToken(database.db, 'access', grant, now);
     const refresh = await issueToken(database.db, 'refresh', grant, now);
+    // A full run outlives the access token's hour (the SQLite import alone took minutes): the
+    // bench's token lasts a day, so no row late in the run answers 401.
+    await untyped(database.db)
+      .updateTable('oauth_tokens')
+      .set({ expires_at: now + 24 * 3600 * 1000 })
+      .where('id', '=', access.id)
+      .execute();
     return { access: access.token, refresh: refresh.token };
   } finally {
     await database.close();

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { f } from '../src/collections/machinery/fields.js';
 import type { Collection } from '../src/collections/machinery/collection.js';
-import { followsJob } from '../src/collections/policy.js';
+import { byTheirJob, byTheirUser, followsJob } from '../src/collections/policy.js';
 import { registry } from '../src/collections/index.js';
 import { addUser, appWithTenants, call, DIALECTS, errorsOf, skipUnless, type Tenant, type TestApp } from './helpers.js';
 
@@ -16,10 +16,13 @@ test("a job's notes, charges and files follow the job; visits, timesheets and un
   const names = registry.list.filter(followsJob).map((c) => c.name);
   assert.ok(names.includes('notes') && names.includes('files'));
   for (const n of ['visits', 'jobs', 'users', 'timesheets', 'sites', 'contacts']) assert.ok(!names.includes(n), n);
-  const charges = { name: 'charges', fields: { job: f.assoc('job_id', 'jobs') } } as unknown as Collection;
-  assert.equal(followsJob(charges), true);
-  const other = { name: 'x', fields: { job: f.assoc('job_id', 'clients') } } as unknown as Collection;
-  assert.equal(followsJob(other), false);
+  // Following is what the declaration says: the 'own' scope byTheirJob over a job association.
+  const job = f.assoc('job_id', 'jobs');
+  const declared = (fields: object, own: unknown) => ({ name: 'x', fields, policy: { own } }) as unknown as Collection;
+  assert.equal(followsJob(declared({ job }, byTheirJob)), true);
+  assert.equal(followsJob(declared({ job }, byTheirUser)), false, 'own by their user, as timesheets');
+  assert.equal(followsJob(declared({ job: f.assoc('job_id', 'clients') }, byTheirJob)), false);
+  assert.equal(followsJob(declared({}, byTheirJob)), false);
 });
 
 for (const dialect of DIALECTS) {

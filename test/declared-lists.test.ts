@@ -6,6 +6,7 @@ import { registry } from '../src/collections/index.js';
 import { CUSTOM_COLLECTIONS } from '../src/collections/machinery/custom.js';
 import { CMP_OPS } from '../src/collections/machinery/where.js';
 import { buildOpenApi } from '../src/http/openapi.js';
+import { byTheirJob, followsJob } from '../src/collections/policy.js';
 
 /**
  * Lists that cannot be derived from the declarations where they are written (the SDK is its own
@@ -32,4 +33,15 @@ test('the collections with custom fields are those CUSTOM_COLLECTIONS names', ()
   // customFieldDefinitions.collection accepts exactly them, and its description names them all.
   const definitions = registry.get('customFieldDefinitions')!;
   for (const name of CUSTOM_COLLECTIONS) assert.match(definitions.description ?? '', new RegExp(`\\b${name}\\b`));
+});
+
+test("the collections a Contractor sees by their job are those whose declared 'own' scope is byTheirJob", () => {
+  // PRODUCT §13 and §17: "those jobs' notes, charges and files", and their form submissions.
+  const following = registry.list.filter(followsJob).map((c) => c.name);
+  assert.deepEqual(following.sort(), ['charges', 'files', 'formSubmissions', 'notes']);
+  // Derived, not listed: every collection declaring the scope follows its job, none other does.
+  const declared = registry.list.filter((c) => c.policy.own === byTheirJob).map((c) => c.name);
+  assert.deepEqual(declared.sort(), following);
+  // Visits and timesheets have a job too, and are a Contractor's by their user instead.
+  for (const name of ['visits', 'timesheets']) assert.ok(!following.includes(name), name);
 });

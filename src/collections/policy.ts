@@ -47,15 +47,26 @@ export function seesClient(caller: Caller, eb: EB, clientColumn: string): Expres
 }
 
 /**
- * Whether a Contractor sees a collection's events by its job (PRODUCT §13: "those jobs' notes,
- * charges and files", and §17's form submissions): one of those, by its `job` association to `jobs`. Not every
- * collection with a job follows it: a Contractor's visits are the ones assigned to them, and their
- * timesheets their own (PRODUCT §11), whatever the job.
+ * The 'own' scopes a declaration names (`policy.own`), each written once: a collection's rows are
+ * a Contractor's by their job, by their client, or by their user.
  */
-const FOLLOW_THEIR_JOB = new Set(['notes', 'charges', 'files', 'formSubmissions']);
+export const byTheirJob = (caller: Caller, eb: EB, table: string): Expression<SqlBool> =>
+  seesJob(caller, eb, `${table}.job_id`);
+export const byTheirClient = (caller: Caller, eb: EB, table: string): Expression<SqlBool> =>
+  seesClient(caller, eb, `${table}.client_id`);
+export const byTheirUser = (caller: Caller, eb: EB, table: string): Expression<SqlBool> =>
+  isCaller(caller, eb, `${table}.user_id`);
+
+/**
+ * Whether a Contractor sees a collection's events by its job (PRODUCT §13: "those jobs' notes,
+ * charges and files", and §17's form submissions): the collections whose declared 'own' scope is
+ * `byTheirJob`, through their `job` association to `jobs`. Not every collection with a job follows
+ * it: a Contractor's visits are the ones assigned to them, and their timesheets their own (PRODUCT
+ * §11), whatever the job.
+ */
 export function followsJob(c: Collection): boolean {
   const job = c.fields.job as AssocField | undefined;
-  return FOLLOW_THEIR_JOB.has(c.name) && job?.kind === 'assoc' && job.target === 'jobs';
+  return c.policy.own === byTheirJob && job?.kind === 'assoc' && job.target === 'jobs';
 }
 
 /**

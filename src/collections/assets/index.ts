@@ -1,5 +1,5 @@
 import { defineCollection } from '../machinery/collection.js';
-import { seesClient } from '../policy.js';
+import { byTheirClient } from '../policy.js';
 import { clientOfSite } from './repository.js';
 import { assetFields } from './schema.js';
 
@@ -21,7 +21,7 @@ export const assets = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
-    own: (caller, eb, table) => seesClient(caller, eb, `${table}.client_id`),
+    own: byTheirClient,
     ownReads: ['jobs', 'visits'],
   },
   rules: {

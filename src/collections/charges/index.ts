@@ -1,7 +1,7 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
 import { accountMoney, checkCurrencyDecimals, lineAmounts, withinLimit } from '../machinery/money.js';
-import { seesJob } from '../policy.js';
+import { byTheirJob } from '../policy.js';
 import { chargeFields } from './schema.js';
 import { productOf, taxPercentOf, visitJobOf } from './repository.js';
 
@@ -89,7 +89,7 @@ export const charges = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
-    own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
+    own: byTheirJob,
     ownReads: ['visits'],
     // The job is checked in the transaction (onSeenJob); the user and stage by authorize.
     ownsNew: () => true,

@@ -1,6 +1,6 @@
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type ItemContext } from '../machinery/collection.js';
-import { seesClient } from '../policy.js';
+import { byTheirClient } from '../policy.js';
 import { clearPrimary, primaryContacts } from './repository.js';
 import { contactFields } from './schema.js';
 
@@ -47,7 +47,7 @@ export const contacts = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
-    own: (caller, eb, table) => seesClient(caller, eb, `${table}.client_id`),
+    own: byTheirClient,
     ownReads: ['jobs', 'visits'],
   },
   rules: {

@@ -13,7 +13,7 @@ import { fileFields } from './schema.js';
 import { downloadPaths } from './download-doc.js';
 import { receiveUpload, storeUnavailable, uploadDoc, type Received } from './upload.js';
 import { collectBytes, lockDigest } from './bytes.js';
-import { seesJob } from '../policy.js';
+import { byTheirJob } from '../policy.js';
 import { submissionsNaming } from './repository.js';
 
 function toJob(raw: string | undefined): unknown {
@@ -84,7 +84,7 @@ export const files: Collection = defineCollection({
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     actions: { upload: {} },
     // PRODUCT §2: a Contractor's files are those of the jobs they can see (crews photograph the work).
-    own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
+    own: byTheirJob,
     ownReads: ['visits'],
     // Which job is theirs is checked in the transaction (onSeenJob).
     ownsNew: () => true,

@@ -5,7 +5,7 @@ import { checkAnswers, hashedAnswers, namedFileIds, type FileFacts } from '../..
 import { canonicalJson } from '../../domain/forms/jcs.js';
 import { MAGIC_BYTES, imageKind, type ImageKind } from '../../domain/forms/magic.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
-import { seesJob } from '../policy.js';
+import { byTheirJob } from '../policy.js';
 import { filesOf, linkFiles, submissionOf, templateNow, visitJob } from './repository.js';
 import { formSubmissionFields } from './schema.js';
 
@@ -119,7 +119,7 @@ export const formSubmissions = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
-    own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
+    own: byTheirJob,
     ownReads: ['visits'],
     // Which job is theirs is checked in the transaction (onSeenJob), before check.
     ownsNew: () => true,

@@ -153,13 +153,16 @@ export async function slots(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'slots');
   const { caller, services } = request;
   const db = services.database.db;
-  const job = await jobOf(db, caller.accountId, id);
   const q = parseSlotsQuery(request.query);
   // Windows already begun are not offered: from is at least now. Windows start on a local hour,
   // a quarter hour of UTC in every zone, so from the next quarter on the answer is the same.
   const from = Math.max(q.from, Math.ceil(caller.now / QUARTER_MS) * QUARTER_MS);
-  const timeZone = await accountZone(db, caller.accountId);
+  // The job and the zone are read only when the answer is made: a remembered answer is kept while
+  // no job changed (a deleted or moved job is read again, and refused), and the zone is fixed at
+  // the account's creation.
   const compute = async () => {
+    const job = await jobOf(db, caller.accountId, id);
+    const timeZone = await accountZone(db, caller.accountId);
     const users = await slotUsers(db, caller.accountId);
     const skilled = users.filter((u) => job.skills.every((s) => u.skills.includes(s)));
     const busy = await busyTimes(
@@ -192,7 +195,7 @@ export async function slots(request: ActionRequest): Promise<ActionAnswer> {
         db,
         'visits',
         caller.accountId,
-        `slots|${id}|${from}|${q.to}|${q.duration}|${q.window}|${timeZone}`,
+        `slots|${id}|${from}|${q.to}|${q.duration}|${q.window}`,
         async () => {
           // Read before the rows: a change meanwhile leaves the value under an older version, never a newer one.
           const version = await visitsVersion(db, caller.accountId);

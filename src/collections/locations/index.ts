@@ -1,4 +1,4 @@
-import { isCaller } from '../policy.js';
+import { byTheirUser } from '../policy.js';
 import { defineCollection } from '../machinery/collection.js';
 import { f, standardFields, type Field } from '../machinery/fields.js';
 import { geo } from '../machinery/geo.js';
@@ -36,7 +36,7 @@ export const locations = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'own', employee: 'own', contractor: 'own' },
-    own: (caller, eb, table) => isCaller(caller, eb, `${table}.user_id`),
+    own: byTheirUser,
     ownsNew: () => true,
   },
   rules: {

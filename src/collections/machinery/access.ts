@@ -17,12 +17,25 @@ export function gate(
   action?: string,
   item?: number,
 ): 'all' | 'own' {
-  const permission = permissionFor(c, need);
-  if (!caller.permissions.has(permission)) throw new ApiError('permissionMissing', permission);
-  const access = c.policy[need][caller.role];
-  if (access === 'none') throw new ApiError('roleForbids', why);
-  if (action !== undefined) demand(c, caller, action, item);
-  return access;
+  const refused = refusal(c, caller, need, action, item);
+  if (refused === 'permissionMissing') throw new ApiError('permissionMissing', permissionFor(c, need));
+  if (refused === 'roleForbids') throw new ApiError('roleForbids', why);
+  if (refused === 'actionForbids') throw new ApiError('roleForbids', ruleOf(c, action!)?.why);
+  return c.policy[need][caller.role] as 'all' | 'own';
+}
+
+/** Why the gate refuses, or undefined: one check behind `gate` (which throws) and `passes` (which answers). */
+function refusal(
+  c: Collection,
+  caller: Caller,
+  need: 'read' | 'write',
+  action?: string,
+  item?: number,
+): 'permissionMissing' | 'roleForbids' | 'actionForbids' | undefined {
+  if (!caller.permissions.has(permissionFor(c, need))) return 'permissionMissing';
+  if (c.policy[need][caller.role] === 'none') return 'roleForbids';
+  if (action !== undefined && accessOf(c, caller, action, item) === 'none') return 'actionForbids';
+  return undefined;
 }
 
 /** The declared rule of an action, or of an operation narrower than `write` (policy.actions, policy.delete). */
@@ -72,6 +85,5 @@ export function gateThrough(target: Collection, caller: Caller): 'all' | 'own' {
 }
 
 /** Whether the caller passes the gate, without throwing (`fields=[*]` leaves unreadable members as `{id}`). */
-export function passes(c: Collection, caller: Caller, need: 'read' | 'write'): boolean {
-  return caller.permissions.has(permissionFor(c, need)) && c.policy[need][caller.role] !== 'none';
-}
+export const passes = (c: Collection, caller: Caller, need: 'read' | 'write'): boolean =>
+  refusal(c, caller, need) === undefined;

@@ -28,6 +28,7 @@
 import type { Executor } from '../../db/tx.js';
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import type { Field } from './fields.js';
+import { dateFormat, partsOf } from '../../time/format.js';
 
 /** What a product, charge or line is (PRODUCT §9). */
 export const CHARGE_KINDS = ['labour', 'material', 'service', 'expense'] as const;
@@ -64,7 +65,7 @@ export const exponentOf = (code: string): number => CURRENCIES[code] ?? 2;
 export function isTimeZone(zone: string): boolean {
   if (!/^[A-Za-z0-9_+\-/]{1,64}$/.test(zone)) return false;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    dateFormat('en-US', { timeZone: zone });
     return true;
   } catch {
     return false;
@@ -73,14 +74,8 @@ export function isTimeZone(zone: string): boolean {
 
 /** The calendar date `YYYY-MM-DD` of an instant in a time zone. */
 export function dateIn(zone: string, ms: number): string {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone: zone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).formatToParts(new Date(ms));
-  const get = (t: string) => parts.find((p) => p.type === t)!.value;
-  return `${get('year')}-${get('month')}-${get('day')}`;
+  const d = partsOf('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }, ms);
+  return `${d.year}-${d.month}-${d.day}`;
 }
 
 /** The plain decimal text of a finite double (String(n) in exponent form written out). */

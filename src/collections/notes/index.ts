@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors.js';
 import { defineCollection, type ItemContext } from '../machinery/collection.js';
-import { seesJob } from '../policy.js';
+import { byTheirJob } from '../policy.js';
 import { noteFields } from './schema.js';
 
 /** A Contractor changes only their own notes (they read every note of their jobs). */
@@ -21,7 +21,7 @@ export const notes = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
-    own: (caller, eb, table) => seesJob(caller, eb, `${table}.job_id`),
+    own: byTheirJob,
     ownReads: ['visits'],
     // Which job is theirs is checked in the transaction (onSeenJob).
     ownsNew: () => true,

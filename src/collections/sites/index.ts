@@ -1,6 +1,6 @@
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type TxItemContext } from '../machinery/collection.js';
-import { seesClient } from '../policy.js';
+import { byTheirClient } from '../policy.js';
 import { siteHasJobOfOtherClient } from './repository.js';
 import { siteFields } from './schema.js';
 
@@ -30,7 +30,7 @@ export const sites = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'none' },
-    own: (caller, eb, table) => seesClient(caller, eb, `${table}.client_id`),
+    own: byTheirClient,
     ownReads: ['jobs', 'visits'],
   },
   rules: { check },

@@ -1,6 +1,6 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import { INT32_MAX } from '../machinery/fields.js';
-import { isCaller } from '../policy.js';
+import { byTheirUser } from '../policy.js';
 import { lockUsersTime, overlappingEntries } from '../../domain/crew-time/locks.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
 import { entryUsers, visitJob } from './repository.js';
@@ -83,7 +83,7 @@ export const timesheets = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'own', contractor: 'own' },
-    own: (caller, eb, table) => isCaller(caller, eb, `${table}.user_id`),
+    own: byTheirUser,
     ownReads: [],
     ownsNew: (caller, item) => item.user === undefined || idOf(item.user) === caller.userId,
     // A Contractor books time only on the jobs they can see (the job given, or their visit's).

@@ -1,5 +1,5 @@
 import { validationError, type ApiErrorBody } from '../../errors.js';
-import { isCaller } from '../policy.js';
+import { byTheirUser } from '../policy.js';
 import { defineCollection, type TxItemContext } from '../machinery/collection.js';
 import { f, standardFields, type Field } from '../machinery/fields.js';
 
@@ -54,7 +54,7 @@ export const unavailabilities = defineCollection({
   policy: {
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'none', contractor: 'none' },
-    own: (caller, eb, table) => isCaller(caller, eb, `${table}.user_id`),
+    own: byTheirUser,
     ownReads: [],
   },
   rules: { check },

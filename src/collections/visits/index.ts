@@ -1,5 +1,5 @@
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
-import { isCaller } from '../policy.js';
+import { byTheirUser } from '../policy.js';
 import { defineCollection, type ItemContext, type TxItemContext } from '../machinery/collection.js';
 import { visitFields } from './schema.js';
 import { checkIn, checkOut, visitActionDocs } from './actions.js';
@@ -80,7 +80,7 @@ export const visits = defineCollection({
     read: { administrator: 'all', employee: 'all', contractor: 'own' },
     write: { administrator: 'all', employee: 'all', contractor: 'own' },
     actions: { checkIn: {}, checkOut: {}, onMyWay: {} },
-    own: (caller, eb, table) => isCaller(caller, eb, `${table}.user_id`),
+    own: byTheirUser,
     ownReads: [],
     ownsNew: (caller, item) => idOf(item.user) === caller.userId,
     // A Contractor adds visits only to jobs already assigned to them, and moves none to another

@@ -5,6 +5,7 @@ import { accountMoney } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { serverCaller } from '../machinery/server-caller.js';
 import { lockVisit } from './repository.js';
+import { dateFormat } from '../../time/format.js';
 
 /** A ping older than this says nothing of where the crew is now. */
 const PING_MS = 30 * 60_000;
@@ -136,7 +137,7 @@ async function tell(
   const when =
     eta === null
       ? ''
-      : ` and should arrive at about ${new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }).format(eta)}`;
+      : ` and should arrive at about ${dateFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }).format(eta)}`;
   // The server writes the message (a Contractor on the way writes no messages themself).
   await services.writer.write({
     collection: services.registry.get('messages')!,
