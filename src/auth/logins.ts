@@ -27,6 +27,12 @@ export async function moveLogin(
     await db.insertInto('logins').values({ login: after, account: user.accountId, user_id: user.userId }).execute();
 }
 
+/** Those of `logins` that a user has already (an import's batch asks at once). */
+export async function takenLogins(db: Executor, logins: string[]): Promise<string[]> {
+  const rows = await db.selectFrom('logins').select('login').where('login', 'in', logins).execute();
+  return rows.map((r) => r.login);
+}
+
 /** The user a login belongs to, if any. */
 export async function findLogin(
   db: Executor,

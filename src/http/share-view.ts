@@ -4,7 +4,7 @@ import type { BookingView } from '../collections/jobs/booking.js';
 import { formatAmount } from '../domain/billing/documents.js';
 import { MONEY_SCALE, toScaled } from '../collections/machinery/money.js';
 import { esc, PAGE_CSP } from './html.js';
-import { dateFormat } from '../time/format.js';
+import { dateFormat, type DateStyle } from '../time/format.js';
 
 /** The customer's pages (PRODUCT §18): a phone first (375 px wide), readable without script. */
 const CSS = `*{box-sizing:border-box}body{font:16px/1.45 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
@@ -101,15 +101,12 @@ export const messagePage = (title: string, message: string, back?: string): stri
   );
 
 /** A booking page's times, in the account's time zone. */
-const dayOf = (ms: number, timeZone: string) =>
-  dateFormat('en-GB', { timeZone, weekday: 'long', day: 'numeric', month: 'long' }).format(ms);
+const DAY: DateStyle = { weekday: 'long', day: 'numeric', month: 'long' };
+const TIME: DateStyle = { hour: '2-digit', minute: '2-digit' };
+const ZONED_TIME: DateStyle = { ...TIME, timeZoneName: 'short' };
+const dayOf = (ms: number, timeZone: string) => dateFormat('en-GB', timeZone, DAY).format(ms);
 const timeOf = (ms: number, timeZone: string, zoneName = false) =>
-  dateFormat('en-GB', {
-    timeZone,
-    hour: '2-digit',
-    minute: '2-digit',
-    ...(zoneName ? { timeZoneName: 'short' as const } : {}),
-  }).format(ms);
+  dateFormat('en-GB', timeZone, zoneName ? ZONED_TIME : TIME).format(ms);
 
 /** A window as people read it: `Monday 1 April, 09:00–11:00 BST`. */
 export const windowText = (start: number, end: number, timeZone: string): string =>

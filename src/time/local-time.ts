@@ -2,18 +2,17 @@
  * Local dates and times of the account's time zone (PRODUCT §1 `--time-zone`) as instants, with
  * daylight-saving changes: no library, Node's Intl time-zone data.
  */
-import { dateFormat } from './format.js';
-const formatter = (timeZone: string): Intl.DateTimeFormat =>
-  dateFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  });
+import { dateFormat, type DateStyle } from './format.js';
+const formatter = (timeZone: string): Intl.DateTimeFormat => dateFormat('en-US', timeZone, WALL_CLOCK);
+const WALL_CLOCK: DateStyle = {
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+};
 
 const QUARTER = 15 * 60_000;
 /** Per zone, the offset of each quarter hour asked for (null: a change of offset inside it). */

@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
 import type { Database } from '../../db/index.js';
 import { untyped, type Executor } from '../../db/tx.js';
-import { insertRows } from '../../db/runner.js';
-import { findLogin, moveLogin } from '../../auth/logins.js';
+import { insertRows, query, slot } from '../../db/runner.js';
+import { takenLogins } from '../../auth/logins.js';
 import type { Registry } from '../../collections/machinery/registry.js';
 import type { Collection, Columns } from '../../collections/machinery/collection.js';
 import { REFERENCE_TABLES } from '../../collections/machinery/fields.js';
@@ -77,8 +77,11 @@ export async function importAccount(
       const webhooks: ImportResult['webhooks'] = [];
       let links: { line: number; table: string; own: number; pending: PendingLinks }[] = [];
       let later: { line: number; table: string; id: number; ref: PendingRef }[] = [];
+      let settleAt = SETTLE_EVERY;
       const writeLinks = async (all: boolean) => {
         const kept: typeof links = [];
+        // The rows of each link table, written by a few statements (insertRows' runs), not one per item.
+        const byTable = new Map<string, { rows: Columns[]; first: number; last: number; table: string }>();
         for (const entry of links) {
           const { line, table, own, pending } = entry;
           const { field } = pending;
@@ -89,18 +92,27 @@ export async function importAccount(
             kept.push(entry);
             continue;
           }
+          let to = byTable.get(field.through);
+          if (!to) byTable.set(field.through, (to = { rows: [], first: line, last: line, table }));
           try {
-            const rows = pending.ids.map((id) => ({
-              account_id: accountId,
-              [field.own]: own,
-              [field.other]: remap(field.target, id, field.target),
-            }));
-            if (rows.length) await untyped(db).insertInto(field.through).values(rows).execute();
+            for (const id of pending.ids)
+              to.rows.push({
+                account_id: accountId,
+                [field.own]: own,
+                [field.other]: remap(field.target, id, field.target),
+              });
           } catch (err) {
             throw lineError(line, err, database, table);
           }
+          to.last = line;
         }
         links = kept;
+        for (const [through, { rows, first, last, table }] of byTable)
+          try {
+            if (rows.length) await insertRows(db, through, rows);
+          } catch (err) {
+            throw lineError(first, err, database, table, last);
+          }
       };
       const writeLater = async (all: boolean) => {
         const kept: typeof later = [];
@@ -111,11 +123,17 @@ export async function importAccount(
             continue;
           }
           try {
-            await untyped(db)
-              .updateTable(table)
-              .set({ [ref.column]: remap(ref.target, ref.id, ref.member) })
-              .where('id', '=', id)
-              .execute();
+            await query(
+              db,
+              `import later|${table}|${ref.column}`,
+              () =>
+                untyped(db)
+                  .updateTable(table)
+                  .set({ [ref.column]: slot<number>('to') })
+                  .where('account_id', '=', slot<number>('account'))
+                  .where('id', '=', slot<number>('id')),
+              { to: remap(ref.target, ref.id, ref.member), account: accountId, id },
+            );
           } catch (err) {
             throw lineError(line, err, database);
           }
@@ -145,6 +163,7 @@ export async function importAccount(
         if (!batch) return;
         const { c, entries } = batch;
         batch = undefined;
+        await loginsFree(db, entries);
         let made: { id: number }[];
         try {
           made = await insertRows<{ id: number }>(
@@ -164,8 +183,15 @@ export async function importAccount(
           for (const ref of e.refs) later.push({ line: e.line, table: c.table, id: newId, ref });
           if (e.answer && c.name === 'webhooks') webhooks.push({ id: newId, secret: String(e.answer.secret) });
         });
-        for (let i = 0; i < entries.length; i++)
-          if (entries[i].login) await moveLogin(db, { accountId, userId: Number(made[i].id) }, null, entries[i].login!);
+        const logins = entries.flatMap((e, i) =>
+          e.login ? [{ login: e.login, account: accountId, user_id: Number(made[i].id) }] : [],
+        );
+        if (logins.length)
+          try {
+            await insertRows(db, 'logins', logins);
+          } catch (err) {
+            throw lineError(entries[0].line, err, database, 'logins', entries[entries.length - 1].line);
+          }
       };
       for await (const text of lines) {
         n++;
@@ -212,10 +238,15 @@ export async function importAccount(
             if (current !== undefined) closed.add(current);
             current = c.name;
             await settle(false);
-          } else if (links.length + later.length >= SETTLE_EVERY) await settle(false);
+          } else if (links.length + later.length >= settleAt) {
+            await settle(false);
+            // What waits for a collection still to come stays: looked at again only once as many
+            // more wait (else every line would rescan them all: quadratic in charges of invoices).
+            settleAt = Math.max(SETTLE_EVERY, 2 * (links.length + later.length));
+          }
           const { row, links: lists, later: refs } = rowOf(c, plan, item, accountId, remap);
           const answer = c.transfer?.onImport?.(row);
-          const login = await prepareRow(db, c, row, accountId);
+          const login = prepareRow(c, row, accountId);
           const key = `${c.name}|${Object.keys(row).join(',')}`;
           if (batch && (batch.key !== key || batch.entries.length >= BATCH)) await flush();
           batch ??= { c, key, entries: [] };
@@ -371,14 +402,26 @@ interface Batch {
 }
 
 /**
- * An item's row made ready: its account, searched text, and its login checked free (unique in the
- * whole service; written once the row is in). Answers the login to write.
+ * An item's row made ready: its account and searched text. Answers its login, if it has one (unique
+ * in the whole service: checked free per batch, written once the rows are in).
  */
-async function prepareRow(db: Executor, c: Collection, row: Columns, accountId: number): Promise<string | undefined> {
+function prepareRow(c: Collection, row: Columns, accountId: number): string | undefined {
   row.account_id = accountId;
   if (c.search) row.search_text = searchTextOf(c, row);
   const login = c.fields.login?.kind === 'scalar' && typeof c.fields.login.unique === 'object' ? row.login : undefined;
-  if (typeof login !== 'string') return undefined;
-  if (await findLogin(db, login)) throw new ImportError(`the login '${login}' already exists in this server`);
-  return login;
+  return typeof login === 'string' ? login : undefined;
+}
+
+/** Refuses a batch holding a login another account has (unique in the whole server), by its line. */
+async function loginsFree(db: Executor, entries: Batch['entries']): Promise<void> {
+  const asked = entries.filter((e) => e.login !== undefined);
+  if (!asked.length) return;
+  const taken = new Set(
+    await takenLogins(
+      db,
+      asked.map((e) => e.login!),
+    ),
+  );
+  const first = asked.find((e) => taken.has(e.login!));
+  if (first) throw new ImportError(`line ${first.line}: the login '${first.login}' already exists in this server`);
 }

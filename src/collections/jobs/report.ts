@@ -7,26 +7,23 @@ import { storeDocument } from '../../domain/billing/documents.js';
 import type { JobReportView, ReportAnswer } from '../../domain/forms/job-report.js';
 import { renderJobReportApart, type ImageSource } from '../../domain/forms/job-report-process.js';
 import { fileDigests, reportJob, reportNotes, reportSubmissions, reportVisits, reportWork } from './report-queries.js';
-import { partsOf } from '../../time/format.js';
+import { partsOf, type DateStyle } from '../../time/format.js';
 
 /** A photo larger than this is not printed (a phone's photo is a few MB). */
 const IMAGE_LIMIT = 40 * 1024 * 1024;
 
+const MINUTE: DateStyle = {
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+};
+
 /** A moment in the account's time zone, `2026-12-02 09:15`. */
 export function timeIn(zone: string, ms: number): string {
-  const d = partsOf(
-    'en-CA',
-    {
-      timeZone: zone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    },
-    ms,
-  );
+  const d = partsOf('en-CA', zone, MINUTE, ms);
   return `${d.year}-${d.month}-${d.day} ${d.hour}:${d.minute}`;
 }
 

@@ -28,7 +28,7 @@
 import type { Executor } from '../../db/tx.js';
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import type { Field } from './fields.js';
-import { dateFormat, partsOf } from '../../time/format.js';
+import { dateFormat, partsOf, type DateStyle } from '../../time/format.js';
 
 /** What a product, charge or line is (PRODUCT §9). */
 export const CHARGE_KINDS = ['labour', 'material', 'service', 'expense'] as const;
@@ -65,16 +65,18 @@ export const exponentOf = (code: string): number => CURRENCIES[code] ?? 2;
 export function isTimeZone(zone: string): boolean {
   if (!/^[A-Za-z0-9_+\-/]{1,64}$/.test(zone)) return false;
   try {
-    dateFormat('en-US', { timeZone: zone });
+    dateFormat('en-US', zone);
     return true;
   } catch {
     return false;
   }
 }
 
+const CALENDAR_DATE: DateStyle = { year: 'numeric', month: '2-digit', day: '2-digit' };
+
 /** The calendar date `YYYY-MM-DD` of an instant in a time zone. */
 export function dateIn(zone: string, ms: number): string {
-  const d = partsOf('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }, ms);
+  const d = partsOf('en-CA', zone, CALENDAR_DATE, ms);
   return `${d.year}-${d.month}-${d.day}`;
 }
 

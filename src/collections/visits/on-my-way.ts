@@ -5,7 +5,9 @@ import { accountMoney } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { serverCaller } from '../machinery/server-caller.js';
 import { lockVisit } from './repository.js';
-import { dateFormat } from '../../time/format.js';
+import { dateFormat, type DateStyle } from '../../time/format.js';
+
+const ETA: DateStyle = { hour: '2-digit', minute: '2-digit', timeZoneName: 'short' };
 
 /** A ping older than this says nothing of where the crew is now. */
 const PING_MS = 30 * 60_000;
@@ -134,10 +136,7 @@ async function tell(
     .executeTakeFirstOrThrow();
   const { timeZone } = await accountMoney(db, caller.accountId);
   const who = user?.first_name ? `${user.first_name} from ${account.company_name}` : `${account.company_name}'s crew`;
-  const when =
-    eta === null
-      ? ''
-      : ` and should arrive at about ${dateFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }).format(eta)}`;
+  const when = eta === null ? '' : ` and should arrive at about ${dateFormat('en-GB', timeZone, ETA).format(eta)}`;
   // The server writes the message (a Contractor on the way writes no messages themself).
   await services.writer.write({
     collection: services.registry.get('messages')!,

@@ -1,5 +1,5 @@
-import type { Selectable } from 'kysely';
-import { dialectOf, type Executor } from '../../db/runner.js';
+import type { InferResult, Selectable } from 'kysely';
+import { dialectOf, query, slot, type Executor } from '../../db/runner.js';
 import type { DB } from '../../db/types.js';
 import { CHARGE_LINE_COLUMNS } from '../../collections/machinery/lines.js';
 
@@ -76,46 +76,57 @@ export function paperOf(paperSize: string | null, country: string | null | undef
 export async function parties(db: Executor, accountId: number, clientId: number | null, jobId: number | null) {
   // One statement: the account, with its client and its job joined in it (the same account: the
   // join is tenant-scoped; an absent one, or none asked, joins no row).
-  const r = await db
-    .selectFrom('accounts')
-    .leftJoin('clients', (j) => j.onRef('clients.account_id', '=', 'accounts.id').on('clients.id', '=', clientId ?? -1))
-    .leftJoin('jobs', (j) => j.onRef('jobs.account_id', '=', 'accounts.id').on('jobs.id', '=', jobId ?? -1))
-    .select([
-      'accounts.company_name',
-      'accounts.currency',
-      'accounts.time_zone',
-      'accounts.address',
-      'accounts.phone',
-      'accounts.email',
-      'accounts.tax_number',
-      'accounts.logo',
-      'accounts.payment_terms',
-      'accounts.bank_details',
-      'accounts.paper_size',
-      'clients.id as c_id',
-      'clients.name as c_name',
-      'clients.company_name as c_company_name',
-      'clients.email as c_email',
-      'clients.address_line1 as c_address_line1',
-      'clients.address_line2 as c_address_line2',
-      'clients.address_city as c_address_city',
-      'clients.address_region as c_address_region',
-      'clients.address_postcode as c_address_postcode',
-      'clients.address_country as c_address_country',
-      'jobs.id as j_id',
-      'jobs.reference as j_reference',
-      'jobs.title as j_title',
-      'jobs.order_number as j_order_number',
-      'jobs.site_id as j_site_id',
-      'jobs.address_line1 as j_address_line1',
-      'jobs.address_line2 as j_address_line2',
-      'jobs.address_city as j_address_city',
-      'jobs.address_region as j_address_region',
-      'jobs.address_postcode as j_address_postcode',
-      'jobs.address_country as j_address_country',
-    ])
-    .where('accounts.id', '=', accountId)
-    .executeTakeFirstOrThrow();
+  // Built once (a share page asks it on every opening: building it cost more than running it).
+  const build = () =>
+    db
+      .selectFrom('accounts')
+      .leftJoin('clients', (j) =>
+        j.onRef('clients.account_id', '=', 'accounts.id').on('clients.id', '=', slot<number>('client')),
+      )
+      .leftJoin('jobs', (j) => j.onRef('jobs.account_id', '=', 'accounts.id').on('jobs.id', '=', slot<number>('job')))
+      .select([
+        'accounts.company_name',
+        'accounts.currency',
+        'accounts.time_zone',
+        'accounts.address',
+        'accounts.phone',
+        'accounts.email',
+        'accounts.tax_number',
+        'accounts.logo',
+        'accounts.payment_terms',
+        'accounts.bank_details',
+        'accounts.paper_size',
+        'clients.id as c_id',
+        'clients.name as c_name',
+        'clients.company_name as c_company_name',
+        'clients.email as c_email',
+        'clients.address_line1 as c_address_line1',
+        'clients.address_line2 as c_address_line2',
+        'clients.address_city as c_address_city',
+        'clients.address_region as c_address_region',
+        'clients.address_postcode as c_address_postcode',
+        'clients.address_country as c_address_country',
+        'jobs.id as j_id',
+        'jobs.reference as j_reference',
+        'jobs.title as j_title',
+        'jobs.order_number as j_order_number',
+        'jobs.site_id as j_site_id',
+        'jobs.address_line1 as j_address_line1',
+        'jobs.address_line2 as j_address_line2',
+        'jobs.address_city as j_address_city',
+        'jobs.address_region as j_address_region',
+        'jobs.address_postcode as j_address_postcode',
+        'jobs.address_country as j_address_country',
+      ])
+      .where('accounts.id', '=', slot<number>('account'));
+  const [r] = await query<InferResult<ReturnType<typeof build>>[number]>(
+    db,
+    'document parties',
+    build,
+    { account: accountId, client: clientId ?? -1, job: jobId ?? -1 },
+    { oneRow: true },
+  );
+  if (!r) throw new Error(`no account ${accountId}`);
   const account = r;
   const client =
     clientId === null || r.c_id === null
@@ -198,12 +209,21 @@ export async function parties(db: Executor, accountId: number, clientId: number 
 /** The names of tax rates by id (a line keeps the rate's id and percent; the page prints its name too). */
 export async function taxRateNames(db: Executor, accountId: number, ids: number[]): Promise<Map<number, string>> {
   if (!ids.length) return new Map();
-  const rows = await db
-    .selectFrom('tax_rates')
-    .select(['id', 'name'])
-    .where('account_id', '=', accountId)
-    .where('id', 'in', ids)
-    .execute();
+  const rows = await query<{ id: number; name: string }>(
+    db,
+    `tax rate names|${ids.length}`,
+    () =>
+      db
+        .selectFrom('tax_rates')
+        .select(['id', 'name'])
+        .where('account_id', '=', slot<number>('account'))
+        .where(
+          'id',
+          'in',
+          ids.map((_, i) => slot<number>(`${i}`)),
+        ),
+    { account: accountId, ...Object.fromEntries(ids.map((id, i) => [`${i}`, id])) },
+  );
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 

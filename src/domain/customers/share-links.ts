@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import type { DB } from '../../db/types.js';
 import { accountSecret, hashToken, safeEqual } from '../../auth/secrets.js';
 import { ApiError } from '../../errors.js';
-import type { Executor } from '../../db/tx.js';
+import { query, slot, untyped, type Executor } from '../../db/runner.js';
 import type { ActionAnswer, ActionRequest, Collection } from '../../collections/machinery/collection.js';
 import { formatAmount } from '../billing/documents.js';
 import { exponentOf } from '../../collections/machinery/money.js';
@@ -125,14 +125,20 @@ export async function findShared<T extends SharedTable>(
   const m = TOKEN.exec(token);
   const hash = hashToken(token);
   // The whole row: the page shows it as it was read here (one statement for the link and the item).
-  const row = m
-    ? ((await db
-        .selectFrom(table as SharedTable)
-        .selectAll()
-        .where('account_id', '=', Number(m[1]))
-        .where('share_token_hash', '=', hash)
-        .executeTakeFirst()) as (Selectable<DB[T]> & LinkColumns) | undefined)
-    : undefined;
+  const [row] = m
+    ? await query<Selectable<DB[T]> & LinkColumns>(
+        db,
+        `findShared|${table}`,
+        () =>
+          untyped(db)
+            .selectFrom(table)
+            .selectAll()
+            .where('account_id', '=', slot<number>('account'))
+            .where('share_token_hash', '=', slot('hash')),
+        { account: Number(m[1]), hash },
+        { oneRow: true },
+      )
+    : [];
   const same = safeEqual(hash, row?.share_token_hash ?? NO_HASH);
   if (!row || !same || Number(row.share_expires_at ?? 0) <= now || !shareable(row)) return undefined;
   const viewed = 'viewed_at' in row ? row.viewed_at : null;
