@@ -47,7 +47,12 @@ const INVOICES = Number(process.env.BENCH_REPORT_INVOICES ?? 100_000);
 const CLIENTS = 100;
 const RUNS = 10;
 const ROUNDS = 2;
-const CLI = 'dist/src/cli/index.js';
+/** `npm run fsm`'s node flags and script (package.json): the CLI runs here as it runs there. */
+const FSM = (
+  JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { fsm: string } }
+).scripts.fsm
+  .split(/\s+/)
+  .slice(1);
 
 const rate = (n: number, ms: number) => n / (ms / 1000);
 const f0 = (n: number) => Math.round(n).toLocaleString('en');
@@ -71,7 +76,7 @@ async function cli(
   const stdin = io.stdin ? fs.openSync(io.stdin, 'r') : 'ignore';
   const stdout = io.stdout ? fs.openSync(io.stdout, 'w') : 'pipe';
   const started = performance.now();
-  const child = spawn(process.execPath, [path.join(c.root, CLI), ...args], {
+  const child = spawn(process.execPath, [...FSM.map((a) => (a.startsWith('--') ? a : path.join(c.root, a))), ...args], {
     cwd: c.root,
     env: { ...process.env, ...c.copy.env, LOG_LEVEL: 'warn' },
     stdio: [stdin, stdout, 'pipe'],

@@ -69,6 +69,11 @@ export async function importAccount(
       // Collections whose lines are behind us: a deferred reference to one of them is written as
       // soon as its target is in, instead of being kept to the end (the import's memory).
       const closed = new Set<string>(['roles']);
+      // A collection placed before the current one in the plan is closed too, even when the export
+      // held none of its items (an account without skills): else what names it would wait to the end.
+      const position = new Map(plan.order.map((c, i) => [c.name, i]));
+      const isClosed = (name: string) =>
+        closed.has(name) || (current !== undefined && (position.get(name) ?? -1) < position.get(current)!);
       let current: string | undefined;
       let n = 0;
       let accountId = 0;
@@ -87,7 +92,7 @@ export async function importAccount(
           const { field } = pending;
           if (
             !all &&
-            !(closed.has(field.target) && pending.ids.every((id) => idsOf(field.target).get(id) !== undefined))
+            !(isClosed(field.target) && pending.ids.every((id) => idsOf(field.target).get(id) !== undefined))
           ) {
             kept.push(entry);
             continue;
@@ -118,7 +123,7 @@ export async function importAccount(
         const kept: typeof later = [];
         for (const entry of later) {
           const { line, table, id, ref } = entry;
-          if (!all && !(closed.has(ref.target) && idsOf(ref.target).get(ref.id) !== undefined)) {
+          if (!all && !(isClosed(ref.target) && idsOf(ref.target).get(ref.id) !== undefined)) {
             kept.push(entry);
             continue;
           }
@@ -179,7 +184,8 @@ export async function importAccount(
           const newId = Number(made[i].id);
           idsOf(c.name).set(e.oldId, newId);
           items++;
-          for (const pending of e.lists) links.push({ line: e.line, table: c.table, own: newId, pending });
+          for (const pending of e.lists)
+            if (pending.ids.length) links.push({ line: e.line, table: c.table, own: newId, pending });
           for (const ref of e.refs) later.push({ line: e.line, table: c.table, id: newId, ref });
           if (e.answer && c.name === 'webhooks') webhooks.push({ id: newId, secret: String(e.answer.secret) });
         });
