@@ -27,6 +27,8 @@ export interface ExportOptions {
   hidden?: boolean;
   publicUrl?: string;
   now?: number;
+  /** Rows read per statement (PAGE unless said): the server's GET /export takes smaller turns. */
+  page?: number;
 }
 
 export class ExportError extends Error {}
@@ -84,7 +86,7 @@ export async function exportAccount(
           .where('account_id', '=', accountId)
           .where('id', '>', after)
           .orderBy('id')
-          .limit(PAGE)
+          .limit(opts.page ?? PAGE)
           .execute()) as Row[];
         if (!rows.length) break;
         const presented = await present(db, c, caller, projection, rows);
