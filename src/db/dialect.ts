@@ -30,6 +30,11 @@ export interface DialectStrategy {
    * LISTEN/NOTIFY, migration 081); otherwise live streams poll for the newest event id.
    */
   readonly commitNotifications?: boolean;
+  /**
+   * Statements run on the server's own thread (better-sqlite3 is synchronous): a long read
+   * stops every other request while it runs, so a long job reads in short turns (GET /export).
+   */
+  readonly statementsOnThread: boolean;
   /** The clause that locks the rows a SELECT reads, until the commit (empty where writers are serial). */
   lockClause(mode: LockMode, opts?: LockOptions): RawBuilder<unknown>;
   /** A transaction-scoped lock on a key: writers holding the same key run one at a time. */
@@ -131,6 +136,7 @@ const code = (err: unknown): string | undefined => (err as { code?: string } | n
 
 export const SQLITE: DialectStrategy = {
   name: 'sqlite',
+  statementsOnThread: true,
   serialWriters: true,
   lockClause: () => sql``,
   lockKey: async () => {},
@@ -187,6 +193,7 @@ const PG_PERIOD_FORMATS: Record<Period, string> = {
 
 export const POSTGRES: DialectStrategy = {
   name: 'postgres',
+  statementsOnThread: false,
   serialWriters: false,
   commitNotifications: true,
   lockClause: (mode, opts = {}) =>

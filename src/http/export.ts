@@ -10,12 +10,13 @@ import { enforceRateLimit, tokenBucket } from './rate-limit.js';
 
 /**
  * Rows of one turn of an export on the server's thread: each page (read, presented, written) runs
- * between two of other requests' turns, and on SQLite its statement runs on the thread too. W1
- * beside exports, against W1 alone (BENCH_ONLY=reports, SQLite, 2026-12-03): 100 rows a page 0.27,
- * 25 rows 0.48, 10 rows 0.53; the export alone then makes 26,800 items/s instead of 51,200. The
- * CLI, alone in its process, keeps 100 (docs/reports.md).
+ * between two of other requests' turns. On SQLite the page's statement runs on the thread too,
+ * so the turns are short: W1 beside exports against W1 alone (BENCH_ONLY=reports, 2026-12-03) was
+ * 0.27 at 100 rows a page, 0.48 at 25, 0.53 at 10 (the export alone 51,200 items/s then 26,800).
+ * On PostgreSQL, 100 rows gave 0.56 at 34,800 items/s, 10 rows 0.79 at 11,500: 100 is kept there.
+ * The CLI, alone in its process, reads 100 (docs/reports.md).
  */
-const TURN_ROWS = 10;
+const turnRows = (onThread: boolean) => (onThread ? 10 : 100);
 
 /**
  * `GET /export` (PRODUCT §19): the caller's account as the CLI's export streams it, without
@@ -45,7 +46,7 @@ export async function exportPlugin(app: FastifyInstance): Promise<void> {
       app.services.registry,
       app.services.blobs,
       auth.accountId,
-      { publicUrl: caller.publicUrl, now: auth.now, page: TURN_ROWS },
+      { publicUrl: caller.publicUrl, now: auth.now, page: turnRows(app.database.dialect.statementsOnThread) },
       (line) => {
         if (out.destroyed) throw new Error('the client went away');
         return write(line);
