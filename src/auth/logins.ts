@@ -1,4 +1,5 @@
 import type { Executor } from '../db/tx.js';
+import { insertRows } from '../db/runner.js';
 
 /**
  * Logins are unique in the whole service, and a sign-in finds its user's account by one: the
@@ -25,6 +26,18 @@ export async function moveLogin(
       .execute();
   if (after !== null)
     await db.insertInto('logins').values({ login: after, account: user.accountId, user_id: user.userId }).execute();
+}
+
+/** New users' logins, by a few statements (an import's batch of users). */
+export async function addLogins(
+  db: Executor,
+  logins: { login: string; accountId: number; userId: number }[],
+): Promise<void> {
+  await insertRows(
+    db,
+    'logins',
+    logins.map((l) => ({ login: l.login, account: l.accountId, user_id: l.userId })),
+  );
 }
 
 /** Those of `logins` that a user has already (an import's batch asks at once). */

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { Database } from '../../db/index.js';
 import { untyped, type Executor } from '../../db/tx.js';
 import { insertRows, query, slot } from '../../db/runner.js';
-import { takenLogins } from '../../auth/logins.js';
+import { addLogins, takenLogins } from '../../auth/logins.js';
 import type { Registry } from '../../collections/machinery/registry.js';
 import type { Collection, Columns } from '../../collections/machinery/collection.js';
 import { REFERENCE_TABLES } from '../../collections/machinery/fields.js';
@@ -66,14 +66,12 @@ export async function importAccount(
         if (to === undefined) throw new ImportError(`'${member}' names ${target} ${id}, not seen before this line`);
         return to;
       };
-      // Collections whose lines are behind us: a deferred reference to one of them is written as
-      // soon as its target is in, instead of being kept to the end (the import's memory).
-      const closed = new Set<string>(['roles']);
-      // A collection placed before the current one in the plan is closed too, even when the export
-      // held none of its items (an account without skills): else what names it would wait to the end.
+      // Collections whose lines are behind us: those placed before the current one in the plan (roles,
+      // written with the account, before all), whether or not the export held items of them (an
+      // account without skills). A deferred reference to one is written as soon as its target is in,
+      // instead of being kept to the end (the import's memory).
       const position = new Map(plan.order.map((c, i) => [c.name, i]));
-      const isClosed = (name: string) =>
-        closed.has(name) || (current !== undefined && (position.get(name) ?? -1) < position.get(current)!);
+      const isClosed = (name: string) => current !== undefined && (position.get(name) ?? -1) < position.get(current)!;
       let current: string | undefined;
       let n = 0;
       let accountId = 0;
@@ -190,11 +188,11 @@ export async function importAccount(
           if (e.answer && c.name === 'webhooks') webhooks.push({ id: newId, secret: String(e.answer.secret) });
         });
         const logins = entries.flatMap((e, i) =>
-          e.login ? [{ login: e.login, account: accountId, user_id: Number(made[i].id) }] : [],
+          e.login ? [{ login: e.login, accountId, userId: Number(made[i].id) }] : [],
         );
         if (logins.length)
           try {
-            await insertRows(db, 'logins', logins);
+            await addLogins(db, logins);
           } catch (err) {
             throw lineError(entries[0].line, err, database, 'logins', entries[entries.length - 1].line);
           }
@@ -241,7 +239,6 @@ export async function importAccount(
           // The items of earlier collections are in before this one's references are remapped.
           if (batch && batch.c !== c) await flush();
           if (current !== c.name) {
-            if (current !== undefined) closed.add(current);
             current = c.name;
             await settle(false);
           } else if (links.length + later.length >= settleAt) {
