@@ -45,6 +45,7 @@ import { shareLinks } from './migrations/131_share_links.js';
 import { visitEta } from './migrations/132_visit_eta.js';
 import { bookingLinks } from './migrations/133_booking_links.js';
 import { containsIndex } from './migrations/140_contains_index.js';
+import { memberIndex } from './migrations/141_member_index.js';
 
 /** Migrations are code, listed here in order; each receives the dialect it runs on. */
 const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> = {
@@ -93,6 +94,7 @@ const MIGRATIONS: Record<string, (d: Database['dialect']['name']) => Migration> 
   '132_visit_eta': visitEta,
   '133_booking_links': bookingLinks,
   '140_contains_index': containsIndex,
+  '141_member_index': memberIndex,
 };
 
 export class MigrationFailed extends Error {}
