@@ -1,41 +1,25 @@
-import { ApiError } from '../../errors.js';
-import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
-import { NO_ITEMS } from '../machinery/write/index.js';
+import type { ActionDoc, RowOf } from '../machinery/collection.js';
+import { transition } from '../machinery/write/transition.js';
 import { billPeriods } from '../../domain/maintenance/billing.js';
-import { lockAgreement, setState } from './repository.js';
 import { hasEnded, scheduleOfRow, syncOccurrences, todayOf } from './occurrences.js';
 
 /**
  * `POST /agreements/:id/cancel` (PRODUCT §16, §9's actions): `cancelled`, and the untouched future
  * occurrences logically deleted, in one transaction; a cancelled or ended agreement is 422 (1280).
  */
-export async function cancel(request: ActionRequest): Promise<ActionAnswer> {
-  if (request.item === undefined)
-    throw new ApiError('unknownAction', "'cancel' applies to one agreement: POST /agreements/:id/cancel");
-  const id = request.item;
-  const { caller, services } = request;
-  const agreements = services.registry.get('agreements')!;
-  const item = await services.writer.transact(caller, async (tx, changes) => {
-    const row = await lockAgreement(tx, caller.accountId, id);
-    if (!row) throw new ApiError('itemNotFound');
+export const cancel = transition<RowOf<'agreements'>>('agreements', 'cancel', {
+  from: ['active'],
+  needs: "'cancel' needs an active agreement",
+  async stateOf({ tx, row, caller }) {
     const { today } = await todayOf(tx, caller);
     const schedule = scheduleOfRow(row);
-    const ended = row.state === 'ended' || (schedule !== undefined && hasEnded(schedule, today));
-    if (row.state === 'cancelled' || ended || row.deleted)
-      throw new ApiError(
-        'stateForbids',
-        `the agreement is ${row.deleted ? 'deleted' : ended ? 'ended' : row.state}; 'cancel' needs an active agreement`,
-      );
-    // The periods begun by today are billed before it is cancelled (none later).
-    await billPeriods(tx, changes, caller, id);
-    await changes.touch(agreements, [id]);
-    await setState(tx, caller.accountId, id, 'cancelled', caller.now);
-    await syncOccurrences(tx, changes, caller, id);
-    await changes.settle();
-    return changes.item(agreements, id)!;
-  });
-  return { status: 200, body: { result: 'success', agreements: [item], metadata: NO_ITEMS } };
-}
+    return schedule !== undefined && hasEnded(schedule, today) ? 'ended' : row.state;
+  },
+  // The periods begun by today are billed before it is cancelled (none later).
+  first: ({ tx, changes, caller, row }) => billPeriods(tx, changes, caller, row.id),
+  set: () => ({ state: 'cancelled' }),
+  then: ({ tx, changes, caller, row }) => syncOccurrences(tx, changes, caller, row.id),
+});
 
 export const agreementActionDocs: Record<string, ActionDoc> = {
   cancel: {

@@ -2,17 +2,7 @@ import { dialectOf, type Executor } from '../../db/runner.js';
 
 /** The agreements collection's own queries. */
 
-/** The agreement's row, locked until the commit (FOR UPDATE on PostgreSQL), or undefined. */
-export async function lockAgreement(db: Executor, accountId: number, id: number) {
-  return db
-    .selectFrom('agreements')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .modifyEnd(dialectOf(db).lockClause('update'))
-    .executeTakeFirst();
-}
-
+/** An agreement's new state (the daily roll ends it). */
 export async function setState(db: Executor, accountId: number, id: number, state: string, now: number) {
   await db
     .updateTable('agreements')

@@ -3,19 +3,15 @@ import { f, standardFields } from '../machinery/fields.js';
 import { defineCollection, type ActionAnswer, type ActionRequest } from '../machinery/collection.js';
 import { readByIds } from '../machinery/read.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
+import { queueAgain } from './repository.js';
 
 /** `POST /deliveries/:id/retry`: one more attempt, now (whatever its state). */
 async function retry(request: ActionRequest): Promise<ActionAnswer> {
   if (request.item === undefined)
     throw new ApiError('unknownAction', "'retry' applies to one delivery: POST /deliveries/:id/retry");
   const { caller, services } = request;
-  const done = await services.database.db
-    .updateTable('deliveries')
-    .set({ state: 'pending', next_attempt_at: caller.now, lease_until: null, lease_owner: null, modified: caller.now })
-    .where('account_id', '=', caller.accountId)
-    .where('id', '=', request.item)
-    .executeTakeFirst();
-  if (Number(done.numUpdatedRows) === 0) throw new ApiError('itemNotFound');
+  if (!(await queueAgain(services.database.db, caller.accountId, request.item, caller.now)))
+    throw new ApiError('itemNotFound');
   const items = await readByIds(services.database.db, deliveries, caller, [request.item], {
     fields: deliveries.defaultFields,
     expand: new Map(),

@@ -2,9 +2,8 @@ import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionDoc, ActionRequest, RowOf } from '../machinery/collection.js';
 import { documentView, renderDocument, storeDocument } from '../../domain/billing/documents.js';
 import { accountMoney, dateIn } from '../machinery/money.js';
-import { NO_ITEMS } from '../machinery/write/index.js';
+import { transition } from '../machinery/write/transition.js';
 import { billedBy, invoiceRow, paymentCount, setInvoice } from './repository.js';
-import { lockDocument } from '../../domain/billing/document-queries.js';
 import { shareActionDocs } from '../../domain/customers/share-links.js';
 import { nextCount, numbered } from '../../db/counters.js';
 
@@ -19,85 +18,44 @@ const plusDays = (date: string, days: number) =>
   new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
 /**
- * One invoice action in one transaction: the row locked, the state checked (1280 otherwise, nothing
- * changed), the invoice touched (its event), `change` applied, the answer read back.
- */
-async function act(
-  request: ActionRequest,
-  name: string,
-  change: (a: {
-    tx: import('../../db/tx.js').Executor;
-    row: RowOf<'invoices'>;
-    touch: (collection: string, ids: number[]) => Promise<void>;
-  }) => Promise<void>,
-): Promise<ActionAnswer> {
-  const id = itemOf(request, name);
-  const { caller, services } = request;
-  const invoices = services.registry.get('invoices')!;
-  const item = await services.writer.transact(caller, async (tx, changes) => {
-    const row = await lockDocument(tx, 'invoices', caller.accountId, id);
-    if (!row) throw new ApiError('itemNotFound');
-    await changes.touch(invoices, [id]);
-    await change({ tx, row, touch: (c, ids) => changes.touchBeside(c, ids) });
-    await changes.settle();
-    return changes.item(invoices, id)!;
-  });
-  return { status: 200, body: { result: 'success', invoices: [item], metadata: NO_ITEMS } };
-}
-
-/**
  * `POST /invoices/:id/issue`: a draft with at least one line and a total ≥ 0 becomes `issued` (or
  * `paid` at once with a total of 0), numbered from the account's counter in this transaction.
  */
-export function issue(request: ActionRequest): Promise<ActionAnswer> {
-  const { caller } = request;
-  return act(request, 'issue', async ({ tx, row }) => {
-    const lines = JSON.parse(row.lines) as unknown[];
-    if (row.state !== 'draft' || row.deleted !== 0)
-      throw new ApiError(
-        'stateForbids',
-        `the invoice is ${row.deleted ? 'deleted' : row.state}; only a draft is issued`,
-      );
-    if (!lines.length) throw new ApiError('stateForbids', 'an invoice without lines cannot be issued');
-    if (Number(row.total) < 0) throw new ApiError('stateForbids', 'an invoice with a negative total cannot be issued');
+export const issue = transition<RowOf<'invoices'>>('invoices', 'issue', {
+  from: ['draft'],
+  needs: 'only a draft is issued',
+  refuse: ({ row }) =>
+    !(JSON.parse(row.lines) as unknown[]).length
+      ? 'an invoice without lines cannot be issued'
+      : Number(row.total) < 0
+        ? 'an invoice with a negative total cannot be issued'
+        : undefined,
+  // Last, once nothing can refuse any more: the number is drawn with the row's new columns.
+  async set({ tx, row, caller }) {
     const { timeZone } = await accountMoney(tx, caller.accountId);
     const issueDate = dateIn(timeZone, caller.now);
-    // Last, once nothing can refuse any more: the number is drawn and the row written.
-    const number = numbered('INV', await nextCount(tx, caller.accountId, 'invoices'));
-    await tx
-      .updateTable('invoices')
-      .set({
-        number,
-        state: Number(row.total) === 0 ? 'paid' : 'issued',
-        issue_date: issueDate,
-        due_date: row.due_date ?? plusDays(issueDate, 30),
-        modified: caller.now,
-      })
-      .where('account_id', '=', caller.accountId)
-      .where('id', '=', row.id)
-      .execute();
-  });
-}
+    return {
+      number: numbered('INV', await nextCount(tx, caller.accountId, 'invoices')),
+      state: Number(row.total) === 0 ? 'paid' : 'issued',
+      issue_date: issueDate,
+      due_date: row.due_date ?? plusDays(issueDate, 30),
+    };
+  },
+});
 
 /** `POST /invoices/:id/void`: an issued invoice without payments becomes `void`; its charges are released. */
-export function voidInvoice(request: ActionRequest): Promise<ActionAnswer> {
-  const { caller } = request;
-  return act(request, 'void', async ({ tx, row, touch }) => {
-    if (row.state !== 'issued')
-      throw new ApiError('stateForbids', `the invoice is ${row.state}; only an issued one is voided`);
-    if ((await paymentCount(tx, caller.accountId, row.id)) > 0)
-      throw new ApiError('stateForbids', 'an invoice with payments cannot be voided');
+export const voidInvoice = transition<RowOf<'invoices'>>('invoices', 'void', {
+  from: ['issued'],
+  needs: 'only an issued one is voided',
+  refuse: async ({ tx, row, caller }) =>
+    (await paymentCount(tx, caller.accountId, row.id)) > 0 ? 'an invoice with payments cannot be voided' : undefined,
+  async first({ tx, row, caller, changes }) {
     const charges = await billedBy(tx, caller.accountId, row.id);
-    await touch('charges', charges);
+    await changes.touchBeside('charges', charges);
     await setInvoice(tx, caller.accountId, charges, null, caller.now);
-    await tx
-      .updateTable('invoices')
-      .set({ state: 'void', modified: caller.now })
-      .where('account_id', '=', caller.accountId)
-      .where('id', '=', row.id)
-      .execute();
-  });
-}
+  },
+  set: () => ({ state: 'void' }),
+});
 
 /** `POST /invoices/:id/pdf`: the invoice as a PDF, stored as a `files` item attached to its job. */
 /** An invoice as its PDF and its share page show it: dates, and what was paid once issued. */

@@ -1,9 +1,9 @@
 import { ApiError } from '../../errors.js';
-import type { ActionAnswer, ActionDoc, ActionHandler, ActionRequest } from '../machinery/collection.js';
+import type { ActionAnswer, ActionDoc, ActionHandler, ActionRequest, RowOf } from '../machinery/collection.js';
 import { documentView, renderDocument, storeDocument } from '../../domain/billing/documents.js';
 import { dateIn } from '../machinery/money.js';
-import { NO_ITEMS } from '../machinery/write/index.js';
-import { lockDocument } from '../../domain/billing/document-queries.js';
+import { transition } from '../machinery/write/transition.js';
+import { quoteRow } from './repository.js';
 import { emailAction, shareActionDocs, shareLinkAction, unshareAction } from '../../domain/customers/share-links.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
@@ -13,34 +13,14 @@ const itemOf = (request: ActionRequest, name: string): number => {
 };
 
 /** A state change of a quote: `from` → `to`, checked on the locked row (1280 otherwise, nothing changed). */
-function transition(name: string, from: string, to: string, needsLines = false): ActionHandler {
-  return async (request) => {
-    const id = itemOf(request, name);
-    const { caller, services } = request;
-    const quotes = services.registry.get('quotes')!;
-    const item = await services.writer.transact(caller, async (tx, changes) => {
-      const row = await lockDocument(tx, 'quotes', caller.accountId, id);
-      if (!row) throw new ApiError('itemNotFound');
-      if (row.state !== from || row.deleted)
-        throw new ApiError(
-          'stateForbids',
-          `the quote is ${row.deleted ? 'deleted' : row.state}; '${name}' needs ${from}`,
-        );
-      if (needsLines && !(JSON.parse(row.lines) as unknown[]).length)
-        throw new ApiError('stateForbids', 'a quote without lines cannot be sent');
-      await changes.touch(quotes, [id]);
-      await tx
-        .updateTable('quotes')
-        .set({ state: to, modified: caller.now })
-        .where('account_id', '=', caller.accountId)
-        .where('id', '=', id)
-        .execute();
-      await changes.settle();
-      return changes.item(quotes, id)!;
-    });
-    return { status: 200, body: { result: 'success', quotes: [item], metadata: NO_ITEMS } };
-  };
-}
+const step = (name: string, from: string, to: string, needsLines = false) =>
+  transition<RowOf<'quotes'>>('quotes', name, {
+    from: [from],
+    needs: `'${name}' needs ${from}`,
+    refuse: ({ row }) =>
+      needsLines && !(JSON.parse(row.lines) as unknown[]).length ? 'a quote without lines cannot be sent' : undefined,
+    set: () => ({ state: to }),
+  });
 
 /**
  * `POST /quotes/:id/invoice`: a new draft invoice with the quote's lines, job, client and `quote`,
@@ -49,12 +29,7 @@ function transition(name: string, from: string, to: string, needsLines = false):
 async function invoice(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'invoice');
   const { caller, services } = request;
-  const row = await services.database.db
-    .selectFrom('quotes')
-    .select(['job_id', 'client_id'])
-    .where('account_id', '=', caller.accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await quoteRow(services.database.db, caller.accountId, id);
   if (!row) throw new ApiError('itemNotFound');
   const out = await services.writer.write({
     collection: services.registry.get('invoices')!,
@@ -82,21 +57,16 @@ type QuoteRow = Parameters<typeof documentView>[4] & { created: number | string;
 async function pdf(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'pdf');
   const { caller, services } = request;
-  const row = await services.database.db
-    .selectFrom('quotes')
-    .selectAll()
-    .where('account_id', '=', caller.accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await quoteRow(services.database.db, caller.accountId, id);
   if (!row) throw new ApiError('itemNotFound');
   const bytes = await renderDocument(await quoteView(services, caller.accountId, row));
   return storeDocument(request, bytes, `${row.number}.pdf`, row.job_id);
 }
 
 export const quoteActions: Record<string, ActionHandler> = {
-  send: transition('send', 'draft', 'sent', true),
-  accept: transition('accept', 'sent', 'accepted'),
-  decline: transition('decline', 'sent', 'declined'),
+  send: step('send', 'draft', 'sent', true),
+  accept: step('accept', 'sent', 'accepted'),
+  decline: step('decline', 'sent', 'declined'),
   invoice,
   pdf,
   shareLink: shareLinkAction('quotes'),

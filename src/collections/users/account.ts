@@ -9,6 +9,8 @@ import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collec
 import { ACCOUNT_DOCUMENT_FIELDS, ACCOUNT_MEMBERS, isItemId } from '../machinery/fields.js';
 import { readByIds } from '../machinery/read.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
+import { logoFile } from '../../domain/billing/document-queries.js';
+import { setAccountColumns } from './repository.js';
 
 /**
  * `POST /users/account` (issue 50): an Administrator sets what the account's quotes and invoices
@@ -55,13 +57,7 @@ export async function setAccount(request: ActionRequest): Promise<ActionAnswer> 
       },
     };
   if (Object.keys(set).length)
-    await services.writer.transact(caller, async (tx) => {
-      await tx
-        .updateTable('accounts')
-        .set({ ...set, modified: caller.now })
-        .where('id', '=', caller.accountId)
-        .execute();
-    });
+    await services.writer.transact(caller, (tx) => setAccountColumns(tx, caller.accountId, set, caller.now));
   const users = services.registry.get('users')!;
   const items = await readByIds(services.database.db, users, caller, [caller.userId], {
     fields: users.defaultFields,
@@ -157,12 +153,7 @@ const IMAGE_MAGIC = [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a
 
 /** Why a `files` item cannot be the account's logo ('missing' when the account has no such item). */
 async function logoProblem(db: Executor, blobs: BlobStore, accountId: number, id: number): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('files')
-    .select(['sha256', 'deleted'])
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await logoFile(db, accountId, id);
   if (!row || row.deleted) return 'missing';
   const head = await logoHead(blobs, row.sha256);
   if (!head) return 'the file has no stored bytes';

@@ -4,6 +4,7 @@ import { ApiError } from '../../errors.js';
 import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
 import { readByIds } from '../machinery/read.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
+import { calendarVisits, isLiveUser, setCalendarHash, userByCalendarHash } from './repository.js';
 
 /** Where a calendar feed is served (src/http/calendar-feed.ts): the token is the whole secret. */
 export const CALENDAR_PATH = '/calendar';
@@ -12,23 +13,8 @@ export const CALENDAR_PATH = '/calendar';
 async function target(request: ActionRequest, name: string): Promise<number> {
   const { caller, item, services } = request;
   if (item === undefined) throw new ApiError('unknownAction', `'${name}' applies to one user: POST /users/:id/${name}`);
-  const row = await services.database.db
-    .selectFrom('users')
-    .select(['id', 'deleted'])
-    .where('account_id', '=', caller.accountId)
-    .where('id', '=', item)
-    .executeTakeFirst();
-  if (!row || row.deleted !== 0) throw new ApiError('itemNotFound');
+  if (!(await isLiveUser(services.database.db, caller.accountId, item))) throw new ApiError('itemNotFound');
   return item;
-}
-
-async function setHash(request: ActionRequest, id: number, hash: string | null): Promise<void> {
-  await request.services.database.db
-    .updateTable('users')
-    .set({ calendar_token_hash: hash })
-    .where('account_id', '=', request.caller.accountId)
-    .where('id', '=', id)
-    .execute();
 }
 
 async function answer(request: ActionRequest, id: number) {
@@ -47,7 +33,7 @@ async function answer(request: ActionRequest, id: number) {
 export async function calendarLink(request: ActionRequest): Promise<ActionAnswer> {
   const id = await target(request, 'calendarLink');
   const token = accountSecret(request.caller.accountId);
-  await setHash(request, id, hashToken(token));
+  await setCalendarHash(request.services.database.db, request.caller.accountId, id, hashToken(token));
   const items = await answer(request, id);
   const calendarUrl = `${request.caller.publicUrl}${CALENDAR_PATH}/${token}.ics`;
   return {
@@ -60,7 +46,7 @@ export async function calendarLink(request: ActionRequest): Promise<ActionAnswer
 /** `POST /users/:id/calendarUnlink`: the feed URL answers 404 from now on. */
 export async function calendarUnlink(request: ActionRequest): Promise<ActionAnswer> {
   const id = await target(request, 'calendarUnlink');
-  await setHash(request, id, null);
+  await setCalendarHash(request.services.database.db, request.caller.accountId, id, null);
   return { status: 200, body: { result: 'success', users: await answer(request, id), metadata: NO_ITEMS } };
 }
 
@@ -100,49 +86,15 @@ export async function calendarFeed(
   const m = /^(\d{1,10})\.[A-Za-z0-9_-]{43}$/.exec(token);
   const accountId = m ? Number(m[1]) : 0;
   const hash = hashToken(token);
-  const user =
-    m && accountId <= 2147483647
-      ? await db
-          .selectFrom('users')
-          .select(['id', 'calendar_token_hash', 'first_name', 'last_name'])
-          .where('account_id', '=', accountId)
-          .where('calendar_token_hash', '=', hash)
-          .where('deleted', '=', 0)
-          .executeTakeFirst()
-      : undefined;
+  const user = m && accountId <= 2147483647 ? await userByCalendarHash(db, accountId, hash) : undefined;
   const ok = safeEqual(hash, user?.calendar_token_hash ?? NO_HASH) && user !== undefined;
-  const visits = await db
-    .selectFrom('visits as v')
-    .innerJoin('jobs as j', (j) => j.onRef('j.account_id', '=', 'v.account_id').onRef('j.id', '=', 'v.job_id'))
-    .leftJoin('clients as c', (j) => j.onRef('c.account_id', '=', 'j.account_id').onRef('c.id', '=', 'j.client_id'))
-    .select([
-      'v.id',
-      'v.label',
-      'v.notes',
-      'j.reference',
-      'c.name as client_name',
-      'c.phone as client_phone',
-      'c.mobile as client_mobile',
-      'v.start_time',
-      'v.end_time',
-      'v.state',
-      'v.modified',
-      'j.title',
-      'j.address_line1',
-      'j.address_line2',
-      'j.address_city',
-      'j.address_region',
-      'j.address_postcode',
-      'j.address_country',
-    ])
-    .where('v.account_id', '=', accountId)
-    .where('v.user_id', '=', ok ? user.id : 0)
-    .where('v.deleted', '=', 0)
-    .where('v.end_time', '>', now - CALENDAR_WINDOW.pastDays * DAY)
-    .where('v.start_time', '<', now + CALENDAR_WINDOW.aheadDays * DAY)
-    .orderBy('v.start_time')
-    .orderBy('v.id')
-    .execute();
+  const visits = await calendarVisits(
+    db,
+    accountId,
+    ok ? user.id : 0,
+    now - CALENDAR_WINDOW.pastDays * DAY,
+    now + CALENDAR_WINDOW.aheadDays * DAY,
+  );
   const cal = ical({
     name: ok ? `Visits: ${[user.first_name, user.last_name].filter(Boolean).join(' ')}` : 'Visits',
     prodId: { company: 'fieldservice-api', product: 'visits', language: 'EN' },

@@ -4,7 +4,8 @@ import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collec
 import { accountMoney } from '../machinery/money.js';
 import { NO_ITEMS } from '../machinery/write/index.js';
 import { serverCaller } from '../machinery/server-caller.js';
-import { lockVisit } from './repository.js';
+import { jobPlace, latestPing, lockVisit, setTravelling, visitCrew } from './repository.js';
+import { clientAddress, companyName, firstNameOf } from '../../domain/customers/queries.js';
 import { dateFormat, type DateStyle } from '../../time/format.js';
 
 const ETA: DateStyle = { hour: '2-digit', minute: '2-digit', timeZoneName: 'short' };
@@ -16,25 +17,8 @@ const PING_MS = 30 * 60_000;
 async function places(request: ActionRequest, userId: number | null, jobId: number) {
   const db = request.services.database.db;
   const { accountId, now } = request.caller;
-  const ping =
-    userId === null
-      ? undefined
-      : await db
-          .selectFrom('locations')
-          .select(['lat', 'lng'])
-          .where('account_id', '=', accountId)
-          .where('user_id', '=', userId)
-          .where('recorded_at', '>=', now - PING_MS)
-          .where('recorded_at', '<=', now + 60_000)
-          .orderBy('recorded_at', 'desc')
-          .limit(1)
-          .executeTakeFirst();
-  const job = await db
-    .selectFrom('jobs')
-    .select(['title', 'client_id', 'address_lat', 'address_lng'])
-    .where('account_id', '=', accountId)
-    .where('id', '=', jobId)
-    .executeTakeFirstOrThrow();
+  const ping = userId === null ? undefined : await latestPing(db, accountId, userId, now - PING_MS, now + 60_000);
+  const job = await jobPlace(db, accountId, jobId);
   return { ping, job };
 }
 
@@ -52,12 +36,7 @@ export async function onMyWay(request: ActionRequest): Promise<ActionAnswer> {
   const { caller, services } = request;
   const visits = services.registry.get('visits')!;
   const db = services.database.db;
-  const seen = await db
-    .selectFrom('visits')
-    .select(['user_id', 'job_id'])
-    .where('account_id', '=', caller.accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const seen = await visitCrew(db, caller.accountId, id);
   if (!seen || (caller.role === 'contractor' && seen.user_id !== caller.userId)) throw new ApiError('itemNotFound');
   const { ping, job } = await places(request, seen.user_id, seen.job_id);
   let seconds: number | null = null;
@@ -76,12 +55,7 @@ export async function onMyWay(request: ActionRequest): Promise<ActionAnswer> {
     if (visit.state !== 'scheduled')
       throw new ApiError('visitState', `onMyWay takes a scheduled visit; this one is ${visit.state}`);
     await changes.touch(visits, [id]);
-    await tx
-      .updateTable('visits')
-      .set({ state: 'travelling', eta, modified: caller.now })
-      .where('account_id', '=', caller.accountId)
-      .where('id', '=', id)
-      .execute();
+    await setTravelling(tx, caller.accountId, id, eta, caller.now);
     await changes.settle();
     return changes.item(visits, id)!;
   });
@@ -101,41 +75,12 @@ async function tell(
   const { caller, services } = request;
   const db = services.database.db;
   if (job.client_id === null) return;
-  const client = await db
-    .selectFrom('clients')
-    .select(['email'])
-    .where('account_id', '=', caller.accountId)
-    .where('id', '=', job.client_id)
-    .executeTakeFirst();
-  const to =
-    client?.email ??
-    (
-      await db
-        .selectFrom('contacts')
-        .select('email')
-        .where('account_id', '=', caller.accountId)
-        .where('client_id', '=', job.client_id)
-        .where('is_primary', '=', 1)
-        .where('email', 'is not', null)
-        .executeTakeFirst()
-    )?.email;
+  const to = await clientAddress(db, caller.accountId, job.client_id);
   if (!to) return;
-  const user =
-    userId === null
-      ? undefined
-      : await db
-          .selectFrom('users')
-          .select(['first_name'])
-          .where('account_id', '=', caller.accountId)
-          .where('id', '=', userId)
-          .executeTakeFirst();
-  const account = await db
-    .selectFrom('accounts')
-    .select('company_name')
-    .where('id', '=', caller.accountId)
-    .executeTakeFirstOrThrow();
+  const firstName = userId === null ? undefined : await firstNameOf(db, caller.accountId, userId);
+  const company = await companyName(db, caller.accountId);
   const { timeZone } = await accountMoney(db, caller.accountId);
-  const who = user?.first_name ? `${user.first_name} from ${account.company_name}` : `${account.company_name}'s crew`;
+  const who = firstName ? `${firstName} from ${company}` : `${company}'s crew`;
   const when = eta === null ? '' : ` and should arrive at about ${dateFormat('en-GB', timeZone, ETA).format(eta)}`;
   // The server writes the message (a Contractor on the way writes no messages themself).
   await services.writer.write({

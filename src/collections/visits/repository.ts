@@ -127,3 +127,50 @@ export async function entriesFrom(
     end_time: r.end_time === null ? null : Number(r.end_time),
   }));
 }
+
+/** A visit's user and job, unlocked (who is on the way to what). */
+export const visitCrew = (db: Executor, accountId: number, id: number) =>
+  db
+    .selectFrom('visits')
+    .select(['user_id', 'job_id'])
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+
+/** The user's latest ping recorded in [from, to], or undefined. */
+export const latestPing = (db: Executor, accountId: number, userId: number, from: number, to: number) =>
+  db
+    .selectFrom('locations')
+    .select(['lat', 'lng'])
+    .where('account_id', '=', accountId)
+    .where('user_id', '=', userId)
+    .where('recorded_at', '>=', from)
+    .where('recorded_at', '<=', to)
+    .orderBy('recorded_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+
+/** Where a visit's job is, and whose it is. */
+export const jobPlace = (db: Executor, accountId: number, jobId: number) =>
+  db
+    .selectFrom('jobs')
+    .select(['title', 'client_id', 'address_lat', 'address_lng'])
+    .where('account_id', '=', accountId)
+    .where('id', '=', jobId)
+    .executeTakeFirstOrThrow();
+
+/** A visit on its way (`onMyWay`), with its ETA or null. */
+export async function setTravelling(
+  db: Executor,
+  accountId: number,
+  id: number,
+  eta: number | null,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('visits')
+    .set({ state: 'travelling', eta, modified: now })
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .execute();
+}

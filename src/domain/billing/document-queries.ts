@@ -170,16 +170,7 @@ export async function parties(db: Executor, accountId: number, clientId: number 
   }
   const address = account.address ? (JSON.parse(account.address) as Address) : null;
   const logoId = account.logo ? (JSON.parse(account.logo) as { id: number }).id : null;
-  const logo =
-    logoId === null
-      ? undefined
-      : await db
-          .selectFrom('files')
-          .select(['sha256'])
-          .where('account_id', '=', accountId)
-          .where('id', '=', logoId)
-          .where('deleted', '=', 0)
-          .executeTakeFirst();
+  const logo = logoId === null ? undefined : await logoFile(db, accountId, logoId);
   return {
     seller: {
       company: account.company_name,
@@ -188,7 +179,7 @@ export async function parties(db: Executor, accountId: number, clientId: number 
       email: account.email,
       taxNumber: account.tax_number,
       /** The stored bytes' key of the logo, when the account has one that is not deleted. */
-      logo: logo?.sha256 ?? null,
+      logo: logo && !logo.deleted ? logo.sha256 : null,
     },
     client: {
       name: client?.name ?? '',
@@ -268,5 +259,15 @@ export function lockDocument<T extends 'quotes' | 'invoices'>(db: Executor, tabl
     .where('id', '=', id)
     .modifyEnd(dialectOf(db).lockClause('update'))
     .$castTo<Selectable<DB[T]>>()
+    .executeTakeFirst();
+}
+
+/** The `files` item an account's logo names: its stored bytes' key and whether it is deleted. */
+export function logoFile(db: Executor, accountId: number, id: number) {
+  return db
+    .selectFrom('files')
+    .select(['sha256', 'deleted'])
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
     .executeTakeFirst();
 }

@@ -1,8 +1,9 @@
-import { sql, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { DB } from '../../db/types.js';
 import { accountSecret, hashToken, safeEqual } from '../../auth/secrets.js';
 import { ApiError } from '../../errors.js';
-import { query, slot, untyped, type Executor } from '../../db/runner.js';
+import type { Executor } from '../../db/runner.js';
+import { clientAddress, companyName, documentToSend, itemsByLinkHash, linkColumns, setLinkColumns } from './queries.js';
 import type { ActionAnswer, ActionRequest, Collection } from '../../collections/machinery/collection.js';
 import { formatAmount } from '../billing/documents.js';
 import { exponentOf } from '../../collections/machinery/money.js';
@@ -32,16 +33,6 @@ const NO_HASH = hashToken('no share link');
 /** Whether an item may be shared: not deleted, an invoice not void (jobs have no state). */
 const shareable = (row: { deleted: number; state?: string }) => row.deleted === 0 && row.state !== 'void';
 
-/** The link's columns of an item, and a document's state. */
-const linkRow = (db: Executor, table: SharedTable, accountId: number) =>
-  db
-    .selectFrom(table)
-    .select(['id', 'account_id', 'deleted', 'share_token_hash', 'share_expires_at'])
-    .$if(table !== 'jobs', (qb) =>
-      qb.select([sql<string>`state`.as('state'), sql<number | null>`viewed_at`.as('viewed_at')]),
-    )
-    .where('account_id', '=', accountId);
-
 async function setLink(
   request: ActionRequest,
   table: SharedTable,
@@ -52,19 +43,14 @@ async function setLink(
   const collection = services.registry.get(table)!;
   if (item === undefined)
     throw new ApiError('unknownAction', `this action applies to one item: POST /${table}/:id/${MAKE_ACTION[table]}`);
-  const row = await linkRow(services.database.db, table, caller.accountId).where('id', '=', item).executeTakeFirst();
+  const row = await linkColumns(services.database.db, table, caller.accountId, item);
   if (!row) throw new ApiError('itemNotFound');
   if (hash !== null && !shareable(row))
     throw new ApiError(
       'stateForbids',
       `a ${row.deleted ? 'deleted' : row.state} ${table === 'jobs' ? 'job' : 'document'} is not shared`,
     );
-  await services.database.db
-    .updateTable(table)
-    .set({ share_token_hash: hash, share_expires_at: expires })
-    .where('account_id', '=', caller.accountId)
-    .where('id', '=', item)
-    .execute();
+  await setLinkColumns(services.database.db, table, caller.accountId, item, hash, expires);
   return collection;
 }
 
@@ -125,20 +111,7 @@ export async function findShared<T extends SharedTable>(
   const m = TOKEN.exec(token);
   const hash = hashToken(token);
   // The whole row: the page shows it as it was read here (one statement for the link and the item).
-  const [row] = m
-    ? await query<Selectable<DB[T]> & LinkColumns>(
-        db,
-        `findShared|${table}`,
-        () =>
-          untyped(db)
-            .selectFrom(table)
-            .selectAll()
-            .where('account_id', '=', slot<number>('account'))
-            .where('share_token_hash', '=', slot('hash')),
-        { account: Number(m[1]), hash },
-        { oneRow: true },
-      )
-    : [];
+  const [row] = m ? await itemsByLinkHash<Selectable<DB[T]> & LinkColumns>(db, table, Number(m[1]), hash) : [];
   const same = safeEqual(hash, row?.share_token_hash ?? NO_HASH);
   if (!row || !same || Number(row.share_expires_at ?? 0) <= now || !shareable(row)) return undefined;
   const viewed = 'viewed_at' in row ? row.viewed_at : null;
@@ -191,27 +164,6 @@ export const bookingActionDocs = {
   },
 };
 
-/** The address a document's e-mail goes to: its client's, else its primary contact's. */
-async function clientAddress(db: Executor, accountId: number, clientId: number | null): Promise<string | undefined> {
-  if (clientId === null) return undefined;
-  const client = await db
-    .selectFrom('clients')
-    .select('email')
-    .where('account_id', '=', accountId)
-    .where('id', '=', clientId)
-    .executeTakeFirst();
-  if (client?.email) return client.email;
-  const contact = await db
-    .selectFrom('contacts')
-    .select('email')
-    .where('account_id', '=', accountId)
-    .where('client_id', '=', clientId)
-    .where('is_primary', '=', 1)
-    .where('email', 'is not', null)
-    .executeTakeFirst();
-  return contact?.email ?? undefined;
-}
-
 /**
  * `POST /<table>/:id/email`: makes a share link (replacing the one before) and queues a message to
  * the client's e-mail (else its primary contact's) with the link; answers `messages`. A document
@@ -224,12 +176,7 @@ export function emailAction(table: DocumentTable, states: readonly string[]) {
     if (item === undefined)
       throw new ApiError('unknownAction', `'email' applies to one ${noun}: POST /${table}/:id/email`);
     const db = services.database.db;
-    const row = await db
-      .selectFrom(table)
-      .select(['id', 'state', 'deleted', 'number', 'client_id', 'job_id', 'total', 'currency'])
-      .where('account_id', '=', caller.accountId)
-      .where('id', '=', item)
-      .executeTakeFirst();
+    const row = await documentToSend(db, table, caller.accountId, item);
     if (!row) throw new ApiError('itemNotFound');
     if (row.deleted || !states.includes(row.state))
       throw new ApiError(
@@ -239,11 +186,7 @@ export function emailAction(table: DocumentTable, states: readonly string[]) {
     const to = await clientAddress(db, caller.accountId, row.client_id);
     if (!to)
       throw new ApiError('generic', `the ${noun}'s client has no e-mail address (nor a primary contact with one)`);
-    const account = await db
-      .selectFrom('accounts')
-      .select('company_name')
-      .where('id', '=', caller.accountId)
-      .executeTakeFirstOrThrow();
+    const company = await companyName(db, caller.accountId);
     const { token, url } = shareToken(caller.accountId, caller.publicUrl, table);
     await setLink(request, table, hashToken(token), caller.now + SHARE_DAYS * DAY);
     const total = `${formatAmount(Number(row.total), exponentOf(row.currency))} ${row.currency}`;
@@ -255,11 +198,8 @@ export function emailAction(table: DocumentTable, states: readonly string[]) {
       input: [
         {
           to,
-          subject: `${noun === 'quote' ? 'Quote' : 'Invoice'} ${row.number ?? ''} from ${account.company_name}`.slice(
-            0,
-            200,
-          ),
-          text: `Hello,\n\n${account.company_name} sent you ${noun} ${row.number ?? ''} for ${total}. You can ${what} here:\n\n${url}\n\nThe link works for ${SHARE_DAYS} days.\n`,
+          subject: `${noun === 'quote' ? 'Quote' : 'Invoice'} ${row.number ?? ''} from ${company}`.slice(0, 200),
+          text: `Hello,\n\n${company} sent you ${noun} ${row.number ?? ''} for ${total}. You can ${what} here:\n\n${url}\n\nThe link works for ${SHARE_DAYS} days.\n`,
           client: row.client_id === null ? null : { id: row.client_id },
           job: row.job_id === null ? null : { id: row.job_id },
           [noun]: { id: row.id },
