@@ -280,8 +280,14 @@ function bindValue(
       if (!Number.isFinite(ms)) throw bad(`'${field}' needs a quoted ISO 8601 date-time`);
       return ms;
     }
-    default:
+    case 'json':
+    case 'location':
       throw bad(`'${field}' cannot be filtered`);
+    default: {
+      // Every value type is answered above: a new one is a compile error here until it is.
+      const unknown: never = type;
+      throw bad(`'${field}' (${String(unknown)}) cannot be filtered`);
+    }
   }
 }
 

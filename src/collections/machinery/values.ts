@@ -1,4 +1,4 @@
-import type { ScalarField } from './fields.js';
+import type { ScalarField, ValueType } from './fields.js';
 
 const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 /** The last millisecond of year 9999 and the first of year 0: what ISO 8601 writes with four digits. */
@@ -49,7 +49,9 @@ const orNull =
   (convert: Convert): Convert =>
   (v) =>
     v === null || v === undefined ? null : convert(v);
-const CONVERTERS: Record<string, Convert> = {
+const asIs: Convert = (v) => (v === undefined ? null : v);
+/** Every value type's conversion: a type added to ValueType without one is a compile error. */
+const CONVERTERS: Record<ValueType, Convert> = {
   boolean: orNull((v) => v === 1 || v === true),
   // A stored value that is no number at all is shown as null rather than failing the answer.
   time: orNull((v) => {
@@ -60,12 +62,16 @@ const CONVERTERS: Record<string, Convert> = {
   flag: orNull(Number),
   integer: orNull(Number),
   number: orNull(Number),
+  string: asIs,
+  // YYYY-MM-DD (or a local date-time) as stored.
+  datetime: asIs,
+  // Its two columns are presented together (present.ts); a single column is as stored.
+  location: asIs,
 };
-const asIs: Convert = (v) => (v === undefined ? null : v);
 
 /** The conversion of a value type, chosen once where a field's writer is made (src/collections/machinery/present.ts). */
 export const converterOf = (s: Pick<ScalarField, 'type'> & { scale?: number }): Convert =>
-  s.scale !== undefined ? scaledConverter(s.scale) : (CONVERTERS[s.type] ?? asIs);
+  s.scale !== undefined ? scaledConverter(s.scale) : CONVERTERS[s.type];
 
 /** An exact decimal's stored integer as its JSON number (src/collections/machinery/money.ts). */
 function scaledConverter(scale: number): Convert {
