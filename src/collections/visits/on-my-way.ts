@@ -1,10 +1,10 @@
 import { ApiError } from '../../errors.js';
 import { travelMatrix } from '../../domain/planning/travel.js';
-import type { ActionAnswer, ActionDoc, ActionRequest } from '../machinery/collection.js';
+import type { ActionDoc, ActionRequest, RowOf } from '../machinery/collection.js';
 import { accountMoney } from '../machinery/money.js';
-import { NO_ITEMS } from '../machinery/write/index.js';
 import { serverCaller } from '../machinery/server-caller.js';
-import { jobPlace, latestPing, lockVisit, setTravelling, visitCrew } from './repository.js';
+import { jobPlace, latestPing, visitCrew } from './repository.js';
+import { transition } from '../machinery/write/transition.js';
 import { clientAddress, companyName, firstNameOf } from '../../domain/customers/queries.js';
 import { dateFormat, type DateStyle } from '../../time/format.js';
 
@@ -29,14 +29,22 @@ async function places(request: ActionRequest, userId: number | null, jobId: numb
  * collection fails it as `opted out` for a client who opted out). The visit's user, Administrators
  * and Employees.
  */
-export async function onMyWay(request: ActionRequest): Promise<ActionAnswer> {
-  if (request.item === undefined)
-    throw new ApiError('unknownAction', "'onMyWay' applies to one visit: POST /visits/:id/onMyWay");
-  const id = request.item;
+export const onMyWay = transition<RowOf<'visits'>, Awaited<ReturnType<typeof onTheWay>>>('visits', 'onMyWay', {
+  prepare: onTheWay,
+  // A Contractor sees only their own visits: another one is missing, as when they read it.
+  visible: ({ row, caller }) => caller.role !== 'contractor' || row.user_id === caller.userId,
+  lock: 'no key update',
+  from: ['scheduled'],
+  needs: 'onMyWay takes a scheduled visit',
+  refusal: 'visitState',
+  set: ({ input }) => ({ state: 'travelling', eta: input.eta }),
+  told: ({ request, input, row }) => tell(request, input.userId, input.job, input.jobId, row.id, input.eta),
+});
+
+/** Before the visit is locked: who is on the way to which job, and when they should arrive. */
+async function onTheWay(request: ActionRequest, id: number) {
   const { caller, services } = request;
-  const visits = services.registry.get('visits')!;
-  const db = services.database.db;
-  const seen = await visitCrew(db, caller.accountId, id);
+  const seen = await visitCrew(services.database.db, caller.accountId, id);
   if (!seen || (caller.role === 'contractor' && seen.user_id !== caller.userId)) throw new ApiError('itemNotFound');
   const { ping, job } = await places(request, seen.user_id, seen.job_id);
   let seconds: number | null = null;
@@ -47,20 +55,12 @@ export async function onMyWay(request: ActionRequest): Promise<ActionAnswer> {
     });
     seconds = m.seconds[0][1];
   }
-  const eta = seconds === null ? null : caller.now + seconds * 1000;
-  const item = await services.writer.transact(caller, async (tx, changes) => {
-    const visit = await lockVisit(tx, caller.accountId, id);
-    if (!visit || (caller.role === 'contractor' && visit.user_id !== caller.userId)) throw new ApiError('itemNotFound');
-    if (visit.deleted) throw new ApiError('visitState', 'the visit is deleted');
-    if (visit.state !== 'scheduled')
-      throw new ApiError('visitState', `onMyWay takes a scheduled visit; this one is ${visit.state}`);
-    await changes.touch(visits, [id]);
-    await setTravelling(tx, caller.accountId, id, eta, caller.now);
-    await changes.settle();
-    return changes.item(visits, id)!;
-  });
-  await tell(request, seen.user_id, job, seen.job_id, id, eta);
-  return { status: 200, body: { result: 'success', visits: [item], metadata: NO_ITEMS } };
+  return {
+    userId: seen.user_id,
+    jobId: seen.job_id,
+    job,
+    eta: seconds === null ? null : caller.now + seconds * 1000,
+  };
 }
 
 /** The client's message: who is coming, and the ETA in the account's time zone. */

@@ -158,19 +158,3 @@ export const jobPlace = (db: Executor, accountId: number, jobId: number) =>
     .where('account_id', '=', accountId)
     .where('id', '=', jobId)
     .executeTakeFirstOrThrow();
-
-/** A visit on its way (`onMyWay`), with its ETA or null. */
-export async function setTravelling(
-  db: Executor,
-  accountId: number,
-  id: number,
-  eta: number | null,
-  now: number,
-): Promise<void> {
-  await db
-    .updateTable('visits')
-    .set({ state: 'travelling', eta, modified: now })
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .execute();
-}

@@ -6,12 +6,14 @@ import { nounsOf } from '../collection.js';
 import { NO_ITEMS } from './outcome.js';
 
 /** What a transition's parts are given: the transaction, the item's row as locked, the caller. */
-export interface Step<R> {
+export interface Step<R, I = undefined> {
   tx: Executor;
   row: R;
   caller: Caller;
   changes: ChangeRecording;
   request: ActionRequest;
+  /** What `prepare` found before the transaction. */
+  input: I;
 }
 
 type Maybe<T> = T | Promise<T>;
@@ -23,21 +25,32 @@ type Maybe<T> = T | Promise<T>;
  * item's version and ETag) and answers the item. Its own file holds no SQL: other items it changes
  * go through their repositories, touched through `changes`.
  */
-export interface Transition<R> {
+export interface Transition<R, I = undefined> {
+  /**
+   * What the action needs that is not to be had inside the transaction (a route's travel time),
+   * found first, for the item `id`; it may answer 404 as reading the item would.
+   */
+  prepare?(request: ActionRequest, id: number): Promise<I>;
+  /** Whether the caller sees the locked item (a Contractor their own visits): else 404. */
+  visible?(step: Step<R, I>): boolean;
+  /** The row lock: `update` (the default) also holds off new rows referencing the item. */
+  lock?: 'update' | 'no key update';
   /** The states the item may be in; any other state, or a deleted item, is refused. */
   from: readonly string[];
   /** What a refusal says the action needs: "only a draft is issued". */
   needs: string;
   /** The state a refusal names, when not the row's `state` (an agreement past its end is 'ended'). */
-  stateOf?(step: Step<R>): Maybe<string>;
+  stateOf?(step: Step<R, I>): Maybe<string>;
   /** Further refusals of the locked item: the reason, or undefined. */
-  refuse?(step: Step<R>): Maybe<string | undefined>;
+  refuse?(step: Step<R, I>): Maybe<string | undefined>;
   /** Writes of other items that come before the item's own (billing what an agreement owes). */
-  first?(step: Step<R>): Maybe<unknown>;
+  first?(step: Step<R, I>): Maybe<unknown>;
   /** The item's new columns, `state` among them (`modified` is set with them). */
-  set(step: Step<R>): Maybe<Record<string, unknown>>;
+  set(step: Step<R, I>): Maybe<Record<string, unknown>>;
   /** Writes of other items that follow from the new state (an agreement's future visits). */
-  then?(step: Step<R>): Maybe<unknown>;
+  then?(step: Step<R, I>): Maybe<unknown>;
+  /** What follows once it is committed, outside the transaction (telling the client). */
+  told?(step: Omit<Step<R, I>, 'tx' | 'changes'>): Promise<void>;
   /** The refusal's error: 1280 (`stateForbids`) unless the collection has its own. */
   refusal?: 'stateForbids' | 'visitState';
 }
@@ -45,7 +58,11 @@ export interface Transition<R> {
 type Stateful = { state: string; deleted: number | boolean };
 
 /** The action `name` of `collection`'s items as the declared transition `t`. */
-export function transition<R extends Stateful>(collection: string, name: string, t: Transition<R>): ActionHandler {
+export function transition<R extends Stateful, I = undefined>(
+  collection: string,
+  name: string,
+  t: Transition<R, I>,
+): ActionHandler {
   return async (request): Promise<ActionAnswer> => {
     const { caller, services } = request;
     const c = services.registry.get(collection)!;
@@ -53,12 +70,14 @@ export function transition<R extends Stateful>(collection: string, name: string,
     if (request.item === undefined)
       throw new ApiError('unknownAction', `'${name}' applies to one ${singular}: POST /${collection}/:id/${name}`);
     const id = request.item;
+    const input = (t.prepare ? await t.prepare(request, id) : undefined) as I;
+    let seen: R | undefined;
     const item = await services.writer.transact(caller, async (tx, changes) => {
-      const row = (await lockItem(tx, c.table, caller.accountId, id)) as R | undefined;
-      if (!row) throw new ApiError('itemNotFound');
-      const step: Step<R> = { tx, row, caller, changes, request };
-      const state = row.deleted ? 'deleted' : await (t.stateOf?.(step) ?? row.state);
-      if (row.deleted || !t.from.includes(state))
+      const row = (await lockItem(tx, c.table, caller.accountId, id, t.lock)) as R | undefined;
+      const step: Step<R, I> | undefined = row && { tx, row, caller, changes, request, input };
+      if (!step || (t.visible && !t.visible(step))) throw new ApiError('itemNotFound');
+      const state = step.row.deleted ? 'deleted' : await (t.stateOf?.(step) ?? step.row.state);
+      if (step.row.deleted || !t.from.includes(state))
         throw new ApiError(t.refusal ?? 'stateForbids', `the ${singular} is ${state}; ${t.needs}`);
       const reason = await t.refuse?.(step);
       if (reason !== undefined) throw new ApiError(t.refusal ?? 'stateForbids', reason);
@@ -67,20 +86,28 @@ export function transition<R extends Stateful>(collection: string, name: string,
       await setColumns(tx, c.table, caller.accountId, id, { ...(await t.set(step)), modified: caller.now });
       await t.then?.(step);
       await changes.settle();
+      seen = step.row;
       return changes.item(c, id)!;
     });
+    await t.told?.({ row: seen!, caller, request, input });
     return { status: 200, body: { result: 'success', [collection]: [item], metadata: NO_ITEMS } };
   };
 }
 
 /** An item's row, locked until the transaction ends (`FOR UPDATE` where writers run side by side). */
-export function lockItem(tx: Executor, table: string, accountId: number, id: number) {
+export function lockItem(
+  tx: Executor,
+  table: string,
+  accountId: number,
+  id: number,
+  lock: 'update' | 'no key update' = 'update',
+) {
   return untyped(tx)
     .selectFrom(table)
     .selectAll()
     .where('account_id', '=', accountId)
     .where('id', '=', id)
-    .modifyEnd(dialectOf(tx).lockClause('update'))
+    .modifyEnd(dialectOf(tx).lockClause(lock))
     .executeTakeFirst();
 }
 
