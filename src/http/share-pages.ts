@@ -9,7 +9,7 @@ import type { Services } from '../collections/machinery/services.js';
 import { quoteView } from '../collections/quotes/actions.js';
 import { decide, markViewed, Refused, SIGNATURE_MAX_BYTES } from '../collections/quotes/share.js';
 import { invoiceView } from '../collections/invoices/actions.js';
-import { invoiceRow } from '../collections/invoices/repository.js';
+import { documentRow } from '../domain/billing/document-queries.js';
 import { bookedWindow, bookingHeader, bookingView, bookOffer, NotBooked } from '../collections/jobs/booking.js';
 import { esc, sendPage } from './html.js';
 import { addressBucket, enforceRateLimit } from './rate-limit.js';
@@ -79,7 +79,8 @@ async function viewOf(
         .executeTakeFirstOrThrow());
     return { view: await quoteView(services, s.accountId, quote), state: quote.state, version: quote.version };
   }
-  const invoice = (row as Selectable<DB['invoices']> | undefined) ?? (await invoiceRow(db, s.accountId, s.id))!;
+  const invoice =
+    (row as Selectable<DB['invoices']> | undefined) ?? (await documentRow(db, 'invoices', s.accountId, s.id))!;
   return { view: await invoiceView(services, s.accountId, invoice), state: invoice.state, version: invoice.version };
 }
 

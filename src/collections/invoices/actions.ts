@@ -3,7 +3,8 @@ import type { ActionAnswer, ActionDoc, ActionRequest, RowOf } from '../machinery
 import { documentView, renderDocument, storeDocument } from '../../domain/billing/documents.js';
 import { accountMoney, dateIn } from '../machinery/money.js';
 import { transition } from '../machinery/write/transition.js';
-import { billedBy, invoiceRow, paymentCount, setInvoice } from './repository.js';
+import { billedBy, paymentCount, setInvoice } from './repository.js';
+import { documentRow } from '../../domain/billing/document-queries.js';
 import { shareActionDocs } from '../../domain/customers/share-links.js';
 import { nextCount, numbered } from '../../db/counters.js';
 
@@ -62,7 +63,7 @@ export const voidInvoice = transition<RowOf<'invoices'>>('invoices', 'void', {
 export async function invoiceView(
   services: ActionRequest['services'],
   accountId: number,
-  row: NonNullable<Awaited<ReturnType<typeof invoiceRow>>>,
+  row: NonNullable<Awaited<ReturnType<typeof documentRow<'invoices'>>>>,
 ) {
   const dates: [string, string][] = [];
   if (row.issue_date) dates.push(['Issue date', row.issue_date]);
@@ -81,7 +82,7 @@ export async function pdf(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'pdf');
   const { caller, services } = request;
   const db = services.database.db;
-  const row = await invoiceRow(db, caller.accountId, id);
+  const row = await documentRow(db, 'invoices', caller.accountId, id);
   if (!row) throw new ApiError('itemNotFound');
   const bytes = await renderDocument(await invoiceView(services, caller.accountId, row));
   const name = `${row.number ?? `invoice-${row.id}-draft`}.pdf`;

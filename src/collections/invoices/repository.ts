@@ -57,16 +57,6 @@ export async function paymentCount(db: Executor, accountId: number, invoiceId: n
   return Number(row.n);
 }
 
-/** The invoice as stored (no lock), for a document. */
-export function invoiceRow(db: Executor, accountId: number, id: number) {
-  return db
-    .selectFrom('invoices')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
-
 /** Whether an invoice that is not void was made from the quote. */
 export async function invoicedFrom(db: Executor, accountId: number, quoteId: number): Promise<boolean> {
   const row = await db

@@ -3,7 +3,7 @@ import type { ActionAnswer, ActionDoc, ActionHandler, ActionRequest, RowOf } fro
 import { documentView, renderDocument, storeDocument } from '../../domain/billing/documents.js';
 import { dateIn } from '../machinery/money.js';
 import { transition } from '../machinery/write/transition.js';
-import { quoteRow } from './repository.js';
+import { documentRow } from '../../domain/billing/document-queries.js';
 import { emailAction, shareActionDocs, shareLinkAction, unshareAction } from '../../domain/customers/share-links.js';
 
 const itemOf = (request: ActionRequest, name: string): number => {
@@ -29,7 +29,7 @@ const step = (name: string, from: string, to: string, needsLines = false) =>
 async function invoice(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'invoice');
   const { caller, services } = request;
-  const row = await quoteRow(services.database.db, caller.accountId, id);
+  const row = await documentRow(services.database.db, 'quotes', caller.accountId, id);
   if (!row) throw new ApiError('itemNotFound');
   const out = await services.writer.write({
     collection: services.registry.get('invoices')!,
@@ -57,7 +57,7 @@ type QuoteRow = Parameters<typeof documentView>[4] & { created: number | string;
 async function pdf(request: ActionRequest): Promise<ActionAnswer> {
   const id = itemOf(request, 'pdf');
   const { caller, services } = request;
-  const row = await quoteRow(services.database.db, caller.accountId, id);
+  const row = await documentRow(services.database.db, 'quotes', caller.accountId, id);
   if (!row) throw new ApiError('itemNotFound');
   const bytes = await renderDocument(await quoteView(services, caller.accountId, row));
   return storeDocument(request, bytes, `${row.number}.pdf`, row.job_id);

@@ -7,13 +7,3 @@ import { jobCharges } from '../../domain/billing/document-queries.js';
 export function quotedCharges(db: Executor, accountId: number, jobId: number) {
   return jobCharges(db, accountId, jobId).where('stage', '=', 'quoted').execute();
 }
-
-/** The quote as stored (no lock), for a document or the invoice made from it. */
-export function quoteRow(db: Executor, accountId: number, id: number) {
-  return db
-    .selectFrom('quotes')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-}

@@ -252,12 +252,23 @@ export async function lockJob(db: Executor, accountId: number, jobId: number): P
  * from). Kysely checks the query against both tables; the row is typed back as the one asked for.
  */
 export function lockDocument<T extends 'quotes' | 'invoices'>(db: Executor, table: T, accountId: number, id: number) {
+  return documentRow(db, table, accountId, id, true);
+}
+
+/** A quote or invoice as stored, for its PDF, its page or what is made from it; `lock`: until the commit. */
+export function documentRow<T extends 'quotes' | 'invoices'>(
+  db: Executor,
+  table: T,
+  accountId: number,
+  id: number,
+  lock = false,
+) {
   return db
     .selectFrom(table as 'quotes' | 'invoices')
     .selectAll()
     .where('account_id', '=', accountId)
     .where('id', '=', id)
-    .modifyEnd(dialectOf(db).lockClause('update'))
+    .$if(lock, (q) => q.modifyEnd(dialectOf(db).lockClause('update')))
     .$castTo<Selectable<DB[T]>>()
     .executeTakeFirst();
 }
