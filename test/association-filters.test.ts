@@ -1,15 +1,13 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, addUser, call, appWithTenants, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, addUser, call, suiteWithTenants, skipUnless } from './helpers.js';
 
 const idsOf = (res: { body: Record<string, { id: number }[]> }, collection: string) =>
   res.body[collection].map((x) => x.id);
 
 for (const dialect of DIALECTS) {
   describe(`where and sort on association members (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let jones: number;
     let smith: number;
     let jobJones: number;
@@ -17,7 +15,6 @@ for (const dialect of DIALECTS) {
     let jobSmith: number;
     let jobNone: number;
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       const clients = await call(t.app, a.token, 'POST', '/clients', {
         clients: [{ name: 'Mrs JONES', email: 'j@example.com' }, { name: 'Smith Co' }],
       });
@@ -37,7 +34,6 @@ for (const dialect of DIALECTS) {
         jobs: [{ title: 'B job', client: { id: bc.body.clients[0].id } }],
       });
     });
-    after(() => t?.close());
     const get = (url: string, token = a.token) => call(t.app, token, 'GET', url);
 
     it('filters on the associated item’s default fields, in the caller’s account only', async () => {

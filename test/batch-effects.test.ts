@@ -1,7 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { DIALECTS, addUser, appWithTenants, call, errorsOf, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, skipUnless } from './helpers.js';
 import { VALIDATION } from '../src/errors.js';
 
 /**
@@ -13,14 +13,11 @@ const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kin
 
 for (const dialect of DIALECTS) {
   describe(`batch effects, documents and lock order (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
+    const { t, a } = suiteWithTenants(dialect);
     let client: number;
     before(async () => {
-      ({ t, a } = await appWithTenants(dialect));
       client = (await post('clients', [{ name: 'Customer' }])).body.clients[0].id;
     });
-    after(() => t?.close());
 
     const post = (col: string, items: unknown[], token = a.token) =>
       call(t.app, token, 'POST', `/${col}`, { [col]: items });

@@ -1,7 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { DIALECTS, addUser, appWithTenants, call, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, skipUnless } from './helpers.js';
 import { redactUrl } from '../src/http/logging.js';
 
 const PLACE = { lat: 35.68, lng: 139.76 };
@@ -24,13 +24,10 @@ const buttonsOf = (html: string) =>
 /** PRODUCT §18: a job's booking link and its page of slots. */
 for (const dialect of DIALECTS) {
   describe(`booking links (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect, { env: { RATE_LIMIT_AUTH: '0' } });
     let crew: { id: number; token: string };
     let contractor: { id: number; token: string };
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect, { env: { RATE_LIMIT_AUTH: '0' } }));
       // Tokyo: +09:00 all year, so a local time is never the UTC one.
       await t.database.db
         .updateTable('accounts')
@@ -40,7 +37,6 @@ for (const dialect of DIALECTS) {
       crew = await addUser(t, a, 'employee', { firstName: 'Sam', workingHours: EVERY_DAY, homeLocation: PLACE });
       contractor = await addUser(t, a, 'contractor');
     });
-    after(() => t?.close());
 
     const open = (path: string, method = 'GET', payload?: string) =>
       t.app.inject({

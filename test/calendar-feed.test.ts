@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import ICAL from 'ical.js';
 import { hashToken } from '../src/auth/secrets.js';
-import { addUser, appWithTenants, call, DIALECTS, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { addUser, suiteWithTenants, call, DIALECTS, skipUnless } from './helpers.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -21,9 +21,7 @@ function parse(text: string) {
 
 for (const dialect of DIALECTS) {
   describe(`calendar feeds (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let crew: { id: number; token: string };
     let office: { id: number; token: string };
     let job: number;
@@ -36,7 +34,6 @@ for (const dialect of DIALECTS) {
     const iso = (ms: number) => new Date(ms).toISOString();
 
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       crew = await addUser(t, a, 'contractor');
       office = await addUser(t, a, 'employee');
       const j = await call(t.app, a.token, 'POST', '/jobs', {
@@ -69,7 +66,6 @@ for (const dialect of DIALECTS) {
       await add('Someone else', office.id, now + DAY);
       await call(t.app, a.token, 'PATCH', `/visits/${visits.Deleted}`, { visits: [{ deleted: true }] });
     });
-    after(() => t?.close());
 
     test('calendarLink: the user themself (users.read is enough) or an Administrator; the URL is shown once, stored as a hash', async () => {
       const readOnly = await a.tokenFor(crew.id, ['users.read']);
@@ -259,12 +255,7 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`calendar feeds are rate-limited like the API (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => {
-      ({ t, a } = await appWithTenants(dialect, { env: { RATE_LIMIT_API: '3' } }));
-    });
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect, { env: { RATE_LIMIT_API: '3' } });
 
     test('past RATE_LIMIT_API requests a minute on one feed: 429 with Retry-After', async () => {
       const url = (await call(t.app, a.token, 'POST', `/users/${a.adminId}/calendarLink`)).body.users[0]

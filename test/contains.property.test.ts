@@ -1,11 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { registry } from '../src/collections/index.js';
 import { lowerText } from '../src/db/text.js';
 import { SEED, runs } from './arbitraries.js';
-import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, suiteWithTenants, call, skipUnless } from './helpers.js';
 
 /**
  * `~` through the trigram indexes of migration 140 (issue 51) answers exactly as the scan of
@@ -39,13 +39,7 @@ const quoted = (term: string) => `"${term.replace(/["\\]/g, '\\$&')}"`;
 
 for (const dialect of DIALECTS) {
   describe(`where ~ through trigram indexes answers as the scan (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect, { env: { RATE_LIMIT_API: '0' } }));
-    });
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect, { env: { RATE_LIMIT_API: '0' } });
     const ids = (res: { body: Record<string, { id: number }[]> }, key: string) =>
       res.body[key].map((x) => x.id).sort((x, y) => x - y);
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { f } from '../src/collections/machinery/fields.js';
 import type { Collection } from '../src/collections/machinery/collection.js';
 import { byTheirJob, byTheirUser, followsJob } from '../src/collections/policy.js';
 import { registry } from '../src/collections/index.js';
-import { addUser, appWithTenants, call, DIALECTS, errorsOf, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { addUser, suiteWithTenants, call, DIALECTS, errorsOf, skipUnless } from './helpers.js';
 
 /**
  * PRODUCT §2 and §13: a Contractor reads and uploads the files of the jobs they can see, and reads
@@ -27,9 +27,7 @@ test("a job's notes, charges and files follow the job; visits, timesheets and un
 
 for (const dialect of DIALECTS) {
   describe(`a Contractor's files and events (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let crew: { id: number; token: string };
     let office: { id: number; token: string };
     let mine: number; // a job with a visit assigned to crew
@@ -66,7 +64,6 @@ for (const dialect of DIALECTS) {
     const keys = (evs: Ev[]) => new Set(evs.map((e) => `${e.collection}:${e.item.id}`));
 
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       since = Number((await call(t.app, a.token, 'GET', '/events?sort=-id&recordsPerPage=1')).body.events[0]?.id ?? 0);
       crew = await addUser(t, a, 'contractor');
       office = await addUser(t, a, 'employee');
@@ -75,7 +72,6 @@ for (const dialect of DIALECTS) {
       myVisit = await post(a.token, 'visits', visit(mine, crew.id));
       otherVisit = await post(a.token, 'visits', visit(theirs, office.id));
     });
-    after(() => t?.close());
 
     test('files: uploads only onto the jobs they can see; reads only those jobs’ files', async () => {
       const ok = await upload(crew.token, `?name=site.jpg&job=${mine}`);
@@ -239,8 +235,7 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`Contractors and files, as docs/files.md says (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
+    const { t, a } = suiteWithTenants(dialect);
     let crew: { id: number; token: string };
     let office: { id: number; token: string };
     let mine: number;
@@ -253,7 +248,6 @@ for (const dialect of DIALECTS) {
         headers: { authorization: `Bearer ${token}`, 'x-version': '1.0', 'content-type': 'application/pdf' },
       });
     before(async () => {
-      ({ t, a } = await appWithTenants(dialect));
       crew = await addUser(t, a, 'contractor');
       office = await addUser(t, a, 'employee');
       const jobs = (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'Mine' }, { title: 'Theirs' }] }))
@@ -272,7 +266,6 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(v.status, 200, v.raw);
     });
-    after(() => t?.close());
 
     test('files as docs/files.md says: every file of the jobs they can see, whoever uploaded it; never a 403', async () => {
       const doc = fs.readFileSync(new URL('../../docs/files.md', import.meta.url), 'utf8');

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { DIALECTS, addUser, appWithTenants, call, errorsOf, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, skipUnless } from './helpers.js';
 import { ERRORS, VALIDATION } from '../src/errors.js';
 
 /**
@@ -55,18 +55,12 @@ function png(w: number, h: number): Buffer {
 
 for (const dialect of DIALECTS) {
   describe(`documents a business sends (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let dir: string;
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsm-documents-'));
     });
-    after(async () => {
-      fs.rmSync(dir, { recursive: true, force: true });
-      await t?.close();
-    });
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     const post = (col: string, items: unknown[], token = a.token) =>
       call(t.app, token, 'POST', `/${col}`, { [col]: items });

@@ -1,6 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, appWithTenants, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, suiteWithTenants, skipUnless } from './helpers.js';
 
 /**
  * Bytes that are not UTF-8, and percent-escapes that do not decode, are refused where they are
@@ -13,10 +13,7 @@ const withBytes = (before: string, bytes: number[], after: string) =>
 
 for (const dialect of DIALECTS) {
   describe(`encodings at parse time (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => ({ t, a } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect);
 
     const send = (method: 'POST' | 'PATCH' | 'GET', url: string, payload?: Buffer, contentType = 'application/json') =>
       t.app.inject({

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import net, { type AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { EventSource } from 'eventsource';
 import { MAX_STREAMS_PER_TOKEN, STREAM_BUFFER_LIMIT } from '../src/http/event-stream.js';
 import { hashToken } from '../src/auth/secrets.js';
-import { addUser, appWithTenants, call, DIALECTS, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { addUser, suiteWithTenants, call, DIALECTS, skipUnless, type Tenant } from './helpers.js';
 
 const CLI = 'dist/src/cli/index.js';
 
@@ -78,17 +78,13 @@ const raw = (origin: string, token: string, query = '', headers: Record<string, 
 
 for (const dialect of DIALECTS) {
   describe(`GET /events as a live stream (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let origin: string;
 
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       await t.app.listen({ host: '127.0.0.1', port: 0 });
       origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     });
-    after(() => t?.close());
 
     const job = async (tenant: Tenant, title: string) => {
       const res = await call(t.app, tenant.token, 'POST', '/jobs', { jobs: [{ title }] });

@@ -1,18 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
-import {
-  DIALECTS,
-  addUser,
-  canonicalByHand,
-  appWithTenants,
-  call,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from './helpers.js';
+import { DIALECTS, addUser, canonicalByHand, suiteWithTenants, call, errorsOf, skipUnless } from './helpers.js';
 import { VALIDATION } from '../src/errors.js';
 
 /**
@@ -39,23 +29,19 @@ const FIELDS = [
 
 for (const dialect of DIALECTS) {
   describe(`forms, checklists and signatures (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let job: number;
     let otherJob: number;
     let template: number;
     let photo: number;
     let sig: number;
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       job = await newJob('Boiler service');
       otherJob = await newJob('Other job');
       template = (await post('formTemplates', [{ name: 'Gas safety', fields: FIELDS }])).body.formTemplates[0].id;
       photo = await upload(await image('jpeg', 40, 30), 'boiler.jpg', 'image/jpeg', job);
       sig = await upload(await image('png'), 'signature.png', 'image/png', job);
     });
-    after(() => t?.close());
 
     const post = (col: string, items: unknown[], token = a.token) =>
       call(t.app, token, 'POST', `/${col}`, { [col]: items });

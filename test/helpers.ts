@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { after, before } from 'node:test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -414,6 +415,62 @@ export async function appWithTenants(
 ): Promise<{ t: TestApp; a: Tenant; b: Tenant }> {
   const t = await createTestApp(dialect, opts);
   return { t, a: await createTenant(t, 'Alpha'), b: await createTenant(t, 'Beta') };
+}
+
+/**
+ * A live stand-in for an object made later (in a `before` hook): every read, write, `in`, key listing
+ * and spread goes to `get()`'s object, and methods are bound to it. Touched while `get()` is still
+ * undefined, it throws.
+ */
+function standIn<T extends object>(name: string, get: () => T | undefined): T {
+  const real = (): T => {
+    const target = get();
+    if (!target) throw new Error(`the suite fixture is used before its before() ran (${name})`);
+    return target;
+  };
+  const bound = new WeakMap<object, unknown>();
+  return new Proxy({} as T, {
+    get(_, key) {
+      const target = real();
+      const value: unknown = Reflect.get(target, key, target);
+      if (typeof value !== 'function') return value;
+      if (!bound.has(value)) bound.set(value, value.bind(target));
+      return bound.get(value);
+    },
+    set: (_, key, value) => Reflect.set(real(), key, value),
+    has: (_, key) => Reflect.has(real(), key),
+    deleteProperty: (_, key) => Reflect.deleteProperty(real(), key),
+    ownKeys: () => Reflect.ownKeys(real()),
+    getOwnPropertyDescriptor(_, key) {
+      const d = Reflect.getOwnPropertyDescriptor(real(), key);
+      // The empty stand-in target holds no such property: a proxy may only report it configurable.
+      return d && { ...d, configurable: true };
+    },
+    defineProperty: (_, key, d) => Reflect.defineProperty(real(), key, d),
+    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
+  });
+}
+
+/**
+ * The usual suite opening, once: called first (and synchronously) in a `describe` body, it registers
+ * a `before` that makes `appWithTenants(dialect, opts)` and an `after` that closes the app if it was
+ * made. The `t`, `a` and `b` it returns stand in for them (see standIn): usable in the suite's own
+ * hooks (registered after this one) and tests, not while the suite is being defined.
+ */
+export function suiteWithTenants(
+  dialect: Dialect,
+  opts: { deliveries?: boolean; env?: Record<string, string> } = {},
+): { t: TestApp; a: Tenant; b: Tenant } {
+  let made: { t: TestApp; a: Tenant; b: Tenant } | undefined;
+  before(async () => {
+    made = await appWithTenants(dialect, opts);
+  });
+  after(() => made?.t.close());
+  return {
+    t: standIn('t', () => made?.t),
+    a: standIn('a', () => made?.a),
+    b: standIn('b', () => made?.b),
+  };
 }
 
 /**

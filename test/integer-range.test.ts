@@ -1,16 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  errorsOf,
-  newUser,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from './helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, newUser, skipUnless } from './helpers.js';
 
 /**
  * Every integer that reaches SQL is range-checked first: ids are PostgreSQL `serial` (int4) and
@@ -22,10 +12,7 @@ const RAW_EDGES = ['9223372036854775808', '9223372036854775807', '99999999999999
 
 for (const dialect of DIALECTS) {
   describe(`integers at and past the storage range (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => ({ t, a } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect);
 
     it('association ids past the range are a validation failure naming the field (the reported 500)', async () => {
       for (const id of [...EDGES, -1, 0]) {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { DIALECTS, addUser, appWithTenants, call, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, skipUnless } from './helpers.js';
 
 /**
  * PRODUCT §17's job report (issue 47): `POST /jobs/:id/report` stores a PDF as a file of the job;
@@ -14,18 +14,12 @@ import { DIALECTS, addUser, appWithTenants, call, skipUnless, type Tenant, type 
  */
 for (const dialect of DIALECTS) {
   describe(`the job report (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let dir: string;
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsm-report-'));
     });
-    after(async () => {
-      fs.rmSync(dir, { recursive: true, force: true });
-      await t?.close();
-    });
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     const post = (col: string, items: unknown[], token = a.token) =>
       call(t.app, token, 'POST', `/${col}`, { [col]: items });

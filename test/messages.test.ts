@@ -1,6 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, appWithTenants, call, errorsOf, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, suiteWithTenants, call, errorsOf, skipUnless } from './helpers.js';
 
 /**
  * Error messages a new user meets first say what to do: the codes stay, the words improve.
@@ -8,10 +8,7 @@ import { DIALECTS, appWithTenants, call, errorsOf, skipUnless, type Tenant, type
  */
 for (const dialect of DIALECTS) {
   describe(`error messages that say what to do (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => ({ t, a } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect);
 
     const where = async (expr: string) => {
       const res = await call(t.app, a.token, 'GET', `/users?where=${encodeURIComponent(expr)}`);

@@ -1,17 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { VALIDATION } from '../src/errors.js';
 import { registry } from '../src/collections/index.js';
-import {
-  appWithTenants,
-  call,
-  createTenant,
-  DIALECTS,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from './helpers.js';
+import { suiteWithTenants, call, createTenant, DIALECTS, errorsOf, skipUnless } from './helpers.js';
 
 const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kind].code}:${field}`;
 /** 16.99 as a float sum leaves it: the noise a client's arithmetic adds. */
@@ -44,12 +35,7 @@ for (const dialect of DIALECTS) {
     `money decimals are the currency's, float noise included (${dialect})`,
     { skip: skipUnless(dialect) },
     () => {
-      let t: TestApp;
-      let a: Tenant;
-      before(async () => {
-        ({ t, a } = await appWithTenants(dialect));
-      });
-      after(() => t?.close());
+      const { t, a } = suiteWithTenants(dialect);
       const post = (col: string, items: unknown[]) => call(t.app, a.token, 'POST', `/${col}`, { [col]: items });
 
       test('a USD amount of 16.990000000000002 hears "at most 2 decimals (the account\'s currency)", nothing is written', async () => {

@@ -1,6 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, addUser, appWithTenants, call, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, skipUnless } from './helpers.js';
 import { greatCircleKm, travelSeconds } from '../src/domain/planning/travel.js';
 
 const JOB = { lat: 53.8, lng: -1.55 };
@@ -8,13 +8,7 @@ const CREW = { lat: 53.85, lng: -1.5 };
 
 for (const dialect of DIALECTS) {
   describe(`POST /visits/:id/onMyWay (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
-    });
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect);
     const post = async (col: string, item: unknown, token = a.token) => {
       const res = await call(t.app, token, 'POST', `/${col}`, { [col]: [item] });
       assert.equal(res.status, 200, res.raw);

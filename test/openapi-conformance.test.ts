@@ -1,7 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { registry } from '../src/collections/index.js';
-import { DIALECTS, addUser, appWithTenants, call, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, skipUnless } from './helpers.js';
 import { conformanceFor } from './openapi-conformance.js';
 
 /**
@@ -11,14 +11,11 @@ import { conformanceFor } from './openapi-conformance.js';
  */
 for (const dialect of DIALECTS) {
   describe(`answers match /openapi.json (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
+    const { t, a } = suiteWithTenants(dialect);
     let doc: string;
     before(async () => {
-      ({ t, a } = await appWithTenants(dialect));
       doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).body;
     });
-    after(() => t?.close());
 
     it('every collection read in full (fields=*,[*]) matches its schema, null members included', async () => {
       const u = await addUser(t, a);

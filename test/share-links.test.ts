@@ -1,9 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import {
   DIALECTS,
-  appWithTenants,
+  suiteWithTenants,
   canonicalByHand,
   call,
   createTestApp,
@@ -44,13 +44,7 @@ const pathOf = (url: string) => new URL(url).pathname;
 
 for (const dialect of DIALECTS) {
   describe(`share links (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect, { env: { RATE_LIMIT_AUTH: '0' } }));
-    });
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect, { env: { RATE_LIMIT_AUTH: '0' } });
     const open = (path: string, method = 'GET', payload?: string, headers: Record<string, string> = {}) =>
       t.app.inject({
         method: method as 'GET',

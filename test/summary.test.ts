@@ -1,15 +1,13 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { registry } from '../src/collections/index.js';
-import { addUser, appWithTenants, call, DIALECTS, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { addUser, suiteWithTenants, call, DIALECTS, skipUnless } from './helpers.js';
 
 /** PRODUCT §19: `GET /<collection>/summary`, one GROUP BY in the database, on both dialects. */
 for (const dialect of DIALECTS) {
   describe(`summaries (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let jones: number;
     let smith: number;
     let zed: number;
@@ -25,7 +23,6 @@ for (const dialect of DIALECTS) {
     const line = (unitPrice: number, quantity = 1) => ({ description: 'Work', quantity, unitPrice });
 
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       // The account's zone: New York, 5 hours behind UTC in December.
       await sql`update accounts set time_zone = 'America/New_York' where id = ${a.accountId}`.execute(t.database.db);
       [jones, smith, zed, half] = await post('clients', [
@@ -79,7 +76,6 @@ for (const dialect of DIALECTS) {
         b.token,
       );
     });
-    after(() => t?.close());
 
     it('groups by association with exact sums, counts and averages rounded like the field', async () => {
       const res = await get(

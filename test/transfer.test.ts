@@ -9,6 +9,7 @@ import { mapReferences } from '../src/collections/machinery/transfer.js';
 import type { Dialect } from '../src/db/index.js';
 import {
   addUser,
+  suiteWithTenants,
   appWithTenants,
   call,
   createTestApp,
@@ -410,14 +411,10 @@ const CLI = 'dist/src/cli/index.js';
 
 for (const dialect of DIALECTS) {
   describe(`GET /export, the CLI, and a consistent snapshot (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       await fill(t, a);
     });
-    after(() => t?.close());
     const env = () => ({ ...process.env, DATA_DIR: t.dataDir, DATABASE_URL: t.config.databaseUrl ?? '' });
 
     it('GET /export streams the same lines without password hashes or file bytes, to an Administrator with every .read', async () => {

@@ -1,6 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { DIALECTS, suiteWithTenants, call, skipUnless } from './helpers.js';
 
 /**
  * Spec §4.1: `/:collection[/:item][/:action]` with letters, digits, letters. A URL not of that form
@@ -9,10 +9,7 @@ import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp }
  */
 for (const dialect of DIALECTS) {
   describe(`URL forms and methods (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => ({ t, a } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect);
 
     it('GET /users/abc is an unknown action (404), not a 405', async () => {
       for (const [method, url] of [

@@ -1,15 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { addUser, appWithTenants, call, DIALECTS, skipUnless, type Tenant, type TestApp } from './helpers.js';
+import { describe, test } from 'node:test';
+import { addUser, suiteWithTenants, call, DIALECTS, skipUnless } from './helpers.js';
 
 for (const dialect of DIALECTS) {
   describe(`users' active in where (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => {
-      ({ t, a } = await appWithTenants(dialect));
-    });
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect);
 
     test('where=active = true / false, like every other flag; 1 and 0 as the spec shows it; anything else is a 400', async () => {
       const kept = await addUser(t, a);

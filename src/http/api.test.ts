@@ -1,6 +1,6 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, call, appWithTenants, newUser, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { DIALECTS, call, suiteWithTenants, newUser, skipUnless } from '../../test/helpers.js';
 
 const STANDARD = {
   'content-type': 'application/json;charset=UTF-8',
@@ -15,10 +15,7 @@ function assertStandardHeaders(headers: Record<string, unknown>) {
 
 for (const dialect of DIALECTS) {
   describe(`API machinery (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => ({ t, a } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect);
 
     test('every response carries the four headers, errors and 404s included', async () => {
       const cases = [

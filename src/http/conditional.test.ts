@@ -1,6 +1,6 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, addUser, appWithTenants, call, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, skipUnless } from '../../test/helpers.js';
 import { ifMatchHolds, noneMatchHolds } from '../collections/machinery/etag.js';
 
 test('If-Match compares strongly, If-None-Match weakly; * matches any current item', () => {
@@ -18,11 +18,7 @@ test('If-Match compares strongly, If-None-Match weakly; * matches any current it
 
 for (const dialect of DIALECTS) {
   describe(`conditional requests: ETag, If-None-Match, If-Match (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
-    after(async () => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect);
 
     const newJob = async (extra: Record<string, unknown> = {}) =>
       (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'Fix the boiler', ...extra }] })).body.jobs[0]

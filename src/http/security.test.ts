@@ -1,14 +1,11 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, call, appWithTenants, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { DIALECTS, call, suiteWithTenants, skipUnless } from '../../test/helpers.js';
 
 /** Security headers on every JSON answer, without touching the spec's four (§1.7). */
 for (const dialect of DIALECTS) {
   describe(`security headers (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => ({ t, a } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect);
 
     test('success, errors and 404s carry them next to the four spec headers', async () => {
       const answers = [

@@ -1,6 +1,6 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appWithTenants, call, DIALECTS, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { suiteWithTenants, call, DIALECTS, skipUnless } from '../../test/helpers.js';
 
 /**
  * X-Method (spec §4.2) replaces POST only; any method may ask for GET with it (the spec's own
@@ -42,10 +42,7 @@ const TABLE: [method: string, xMethod: string, status: number, effect: Effect][]
 
 for (const dialect of DIALECTS) {
   describe(`X-Method: method × X-Method → effect (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => ({ t, a } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect);
 
     for (const [method, xMethod, status, effect] of TABLE) {
       test(`${method} with X-Method: ${xMethod} → ${status}, ${effect}`, async () => {

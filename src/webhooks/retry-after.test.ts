@@ -1,7 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { DIALECTS, suiteWithTenants, call, skipUnless } from '../../test/helpers.js';
 import { startReceiver, until } from '../../test/receiver.js';
 import { retryAfter } from './send.js';
 import { startDeliveryWorker } from './worker.js';
@@ -28,15 +28,12 @@ describe("a receiver's Retry-After, read", () => {
 
 for (const dialect of DIALECTS) {
   describe(`webhook Retry-After and out-of-range times (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
+    const { t, a } = suiteWithTenants(dialect, { deliveries: false });
     before(async () => {
-      ({ t, a } = await appWithTenants(dialect, { deliveries: false }));
       t.config.webhooksAllowPrivateUrls = true;
       // The first retry after 1 s; the longest step, and so the cap of any Retry-After, 60 s.
       t.config.webhookRetrySchedule = [1000, 60_000];
     });
-    after(() => t?.close());
 
     const deliveries = async () => {
       const res = await call(t.app, a.token, 'GET', '/deliveries?fields=*&sort=id');

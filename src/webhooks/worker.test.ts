@@ -1,7 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp } from '../../test/helpers.js';
+import { DIALECTS, suiteWithTenants, call, skipUnless } from '../../test/helpers.js';
 import { startReceiver, until } from '../../test/receiver.js';
 import { purgeEvents } from '../collections/events/index.js';
 import { ConfigError, loadConfig, parseSchedule } from '../config.js';
@@ -29,14 +29,11 @@ describe('webhook settings', () => {
 
 for (const dialect of DIALECTS) {
   describe(`delivery worker (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
+    const { t, a } = suiteWithTenants(dialect, { deliveries: false });
     before(async () => {
       // No worker in the app: the test runs its own, two of them, as two processes would.
-      ({ t, a } = await appWithTenants(dialect, { deliveries: false }));
       t.config.webhooksAllowPrivateUrls = true;
     });
-    after(() => t?.close());
     /** The events queued for a webhook, in event order, with their data. */
     const queuedFor = async (webhookId: number) =>
       (

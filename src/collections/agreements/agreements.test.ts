@@ -1,15 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, skipUnless } from '../../../test/helpers.js';
 import { VALIDATION } from '../../errors.js';
 import { sqliteFile } from '../../config.js';
 import { connect } from '../../db/index.js';
@@ -22,9 +13,7 @@ const q = (s: string) => encodeURIComponent(s);
 
 for (const dialect of DIALECTS) {
   describe(`agreements (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let token: string;
     let client: number;
     let otherClient: number;
@@ -36,7 +25,6 @@ for (const dialect of DIALECTS) {
     // Friday 20 March 2026, 12:00 in Berlin: the clocks go forward on Sunday 29 March.
     const NOW = Date.parse('2026-03-20T11:00:00Z');
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       t.clock.now = NOW;
       token = await a.tokenFor(a.adminId);
       await t.database.db
@@ -61,7 +49,6 @@ for (const dialect of DIALECTS) {
       ).body.assets.map((x: { id: number }) => x.id);
       skill = (await post('skills', [{ name: 'Gas' }])).body.skills[0].id;
     });
-    after(() => t?.close());
     const post = (col: string, items: unknown[], tok = token) => call(t.app, tok, 'POST', `/${col}`, { [col]: items });
     const patch = (col: string, items: unknown[], tok = token) =>
       call(t.app, tok, 'PATCH', `/${col}`, { [col]: items });

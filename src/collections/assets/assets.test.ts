@@ -1,15 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, skipUnless } from '../../../test/helpers.js';
 import { VALIDATION } from '../../errors.js';
 
 /** PRODUCT §16, the equipment: assets, their service dates, jobs' assets and an asset's service history. */
@@ -17,16 +8,13 @@ const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kin
 
 for (const dialect of DIALECTS) {
   describe(`assets (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let client: number;
     let otherClient: number;
     let site: number;
     let site2: number;
     let otherSite: number;
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       const clients = (await post('clients', [{ name: 'Acme' }, { name: 'Other' }])).body.clients;
       [client, otherClient] = clients.map((c: { id: number }) => c.id);
       const sites = (
@@ -38,7 +26,6 @@ for (const dialect of DIALECTS) {
       ).body.sites;
       [site, site2, otherSite] = sites.map((s: { id: number }) => s.id);
     });
-    after(() => t?.close());
     const post = (col: string, items: unknown[], token = a.token) =>
       call(t.app, token, 'POST', `/${col}`, { [col]: items });
     const patch = (col: string, items: unknown[], token = a.token) =>

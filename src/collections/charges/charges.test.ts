@@ -1,16 +1,14 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   DIALECTS,
   addUser,
   assertIsolated,
   call,
-  appWithTenants,
+  suiteWithTenants,
   createTenant,
   errorsOf,
   skipUnless,
-  type Tenant,
-  type TestApp,
 } from '../../../test/helpers.js';
 import { ERRORS, VALIDATION } from '../../errors.js';
 
@@ -18,17 +16,13 @@ const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kin
 
 for (const dialect of DIALECTS) {
   describe(`price book and charges (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let jobA: number;
     let jobB: number;
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       jobA = (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'A job' }] })).body.jobs[0].id;
       jobB = (await call(t.app, b.token, 'POST', '/jobs', { jobs: [{ title: 'B job' }] })).body.jobs[0].id;
     });
-    after(() => t?.close());
 
     const post = (col: string, items: unknown[], token = a.token) =>
       call(t.app, token, 'POST', `/${col}`, { [col]: items });

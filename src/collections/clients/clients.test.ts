@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   DIALECTS,
@@ -6,11 +6,10 @@ import {
   assertAtomicBatch,
   assertIsolated,
   call,
-  appWithTenants,
+  suiteWithTenants,
   errorsOf,
   skipUnless,
   type Tenant,
-  type TestApp,
 } from '../../../test/helpers.js';
 import { VALIDATION } from '../../errors.js';
 
@@ -18,11 +17,7 @@ const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kin
 
 for (const dialect of DIALECTS) {
   describe(`clients (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect);
 
     const create = (tenant: Tenant, items: unknown[], token = tenant.token) =>
       call(t.app, token, 'POST', '/clients', { clients: items });

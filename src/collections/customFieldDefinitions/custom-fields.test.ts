@@ -1,23 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, skipUnless } from '../../../test/helpers.js';
 
 for (const dialect of DIALECTS) {
   describe(`custom fields (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => ({ t, a, b } = await appWithTenants(dialect, { deliveries: false })));
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect, { deliveries: false });
 
     const define = (items: unknown[], token = a.token) =>
       call(t.app, token, 'POST', '/customFieldDefinitions', { customFieldDefinitions: items });

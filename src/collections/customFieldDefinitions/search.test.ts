@@ -1,15 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, skipUnless } from '../../../test/helpers.js';
 import { foldText, searchWords } from '../../db/text.js';
 
 describe('search words', () => {
@@ -32,11 +23,7 @@ describe('search words', () => {
 
 for (const dialect of DIALECTS) {
   describe(`q search (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => ({ t, a, b } = await appWithTenants(dialect, { deliveries: false })));
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect, { deliveries: false });
 
     const post = async (collection: string, items: unknown[], token = a.token) => {
       const res = await call(t.app, token, 'POST', `/${collection}`, { [collection]: items });

@@ -1,14 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, skipUnless } from '../../../test/helpers.js';
 import { registry } from '../index.js';
 
 type Ev = {
@@ -25,11 +17,7 @@ type Ev = {
 
 for (const dialect of DIALECTS) {
   describe(`events (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => ({ t, a, b } = await appWithTenants(dialect, { deliveries: false })));
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect, { deliveries: false });
 
     /** Every event of the tenant after `since`, in id order. */
     const eventsAfter = async (since: number, token = a.token): Promise<Ev[]> => {

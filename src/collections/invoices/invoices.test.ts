@@ -1,19 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  DIALECTS,
-  addUser,
-  call,
-  appWithTenants,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, call, suiteWithTenants, errorsOf, skipUnless } from '../../../test/helpers.js';
 import { ERRORS, VALIDATION } from '../../errors.js';
 
 const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kind].code}:${field}`;
@@ -21,15 +12,11 @@ const STATE = ERRORS.stateForbids.code;
 
 for (const dialect of DIALECTS) {
   describe(`invoices and payments (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let client: number;
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       client = (await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: 'Customer' }] })).body.clients[0].id;
     });
-    after(() => t?.close());
 
     const post = (col: string, items: unknown[], token = a.token) =>
       call(t.app, token, 'POST', `/${col}`, { [col]: items });

@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   DIALECTS,
@@ -6,11 +6,10 @@ import {
   assertAtomicBatch,
   assertIsolated,
   call,
-  appWithTenants,
+  suiteWithTenants,
   errorsOf,
   skipUnless,
   type Tenant,
-  type TestApp,
 } from '../../../test/helpers.js';
 import { VALIDATION } from '../../errors.js';
 
@@ -25,11 +24,7 @@ const visit = (job: number, user: number | null) => ({
 
 for (const dialect of DIALECTS) {
   describe(`jobs (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect);
 
     const create = (items: unknown[], token = a.token) => call(t.app, token, 'POST', '/jobs', { jobs: items });
     const statusId = async (tenant: Tenant, label: string) =>

@@ -1,15 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  call,
-  appWithTenants,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, call, suiteWithTenants, errorsOf, skipUnless } from '../../../test/helpers.js';
 
 const JOB_PLACE = { lat: 51.5, lng: -0.1 };
 /** About 20 km north: 1802 s at the default 40 km/h. */
@@ -25,16 +16,13 @@ const hours = (res: { body: any }, userId?: number) =>
 /** PRODUCT §15: GET /jobs/:id/slots and POST /jobs/:id/book. */
 for (const dialect of DIALECTS) {
   describe(`jobs slots and book (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let job: number;
     let elsewhere: number;
     let crew: { id: number; token: string };
     let unskilled: { id: number; token: string };
     let contractor: { id: number; token: string };
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       // The account's zone (PRODUCT §1): working hours are London's.
       await t.database.db
         .updateTable('accounts')
@@ -58,7 +46,6 @@ for (const dialect of DIALECTS) {
       await addUser(t, a, 'employee', { skills: [{ id: gas }] });
       contractor = await addUser(t, a, 'contractor', { workingHours, skills: [{ id: gas }] });
     });
-    after(() => t?.close());
 
     const slotsOf = (query: string, token = a.token, id = job) =>
       call(t.app, token, 'GET', `/jobs/${id}/slots?${query}`);

@@ -1,31 +1,18 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  call,
-  appWithTenants,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, call, suiteWithTenants, errorsOf, skipUnless } from '../../../test/helpers.js';
 import { purgeLocations } from './retention.js';
 
 /** PRODUCT §11: location pings, append-only, the caller's own, purged after the retention. */
 for (const dialect of DIALECTS) {
   describe(`locations (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let employee: { id: number; token: string };
     let contractor: { id: number; token: string };
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       employee = await addUser(t, a, 'employee');
       contractor = await addUser(t, a, 'contractor');
     });
-    after(() => t?.close());
 
     const post = (items: unknown[], token = a.token) => call(t.app, token, 'POST', '/locations', { locations: items });
 

@@ -1,24 +1,12 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import {
-  DIALECTS,
-  call,
-  appWithTenants,
-  newUser,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, call, suiteWithTenants, newUser, skipUnless, type Tenant } from '../../../test/helpers.js';
 
 /** Unfiltered lists read the row count migration 004's triggers keep: it must always equal count(*). */
 for (const dialect of DIALECTS) {
   describe(`kept row counts (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect);
 
     const recordsCount = async (tenant: Tenant, collection: string, query = '') =>
       (await call(t.app, tenant.token, 'GET', `/${collection}${query}`)).body.metadata.recordsCount as number;

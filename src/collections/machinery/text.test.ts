@@ -1,17 +1,9 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError } from '../../errors.js';
 import { hasLoneSurrogate, lowerText } from '../../db/text.js';
 import { parseWhere } from './where.js';
-import {
-  appWithTenants,
-  call,
-  DIALECTS,
-  newUser,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { suiteWithTenants, call, DIALECTS, newUser, skipUnless } from '../../../test/helpers.js';
 
 /**
  * Text behaves the same on both databases: `~` is case-insensitive over all of Unicode (SQLite's
@@ -22,17 +14,14 @@ const NAMES = ['ÜBERGRÖSSE', 'ΟΔΟΣ', 'İSTANBUL', 'STRAẞE', 'Ǆemal', 'p
 
 for (const dialect of DIALECTS) {
   describe(`text on ${dialect}`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
+    const { t, a } = suiteWithTenants(dialect);
     const tag = `tx${Date.now().toString(36)}`;
     before(async () => {
-      ({ t, a } = await appWithTenants(dialect));
       const res = await call(t.app, a.token, 'POST', '/users', {
         users: NAMES.map((lastName) => newUser(a.accountId, { lastName, firstName: tag })),
       });
       assert.equal(res.status, 200, res.raw);
     });
-    after(() => t?.close());
 
     const found = async (term: string) => {
       const where = `firstName = "${tag}" and ${term}`;

@@ -1,15 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, skipUnless } from '../../../test/helpers.js';
 import { checkPlan, dayOf, type PlanShown } from '../../../test/plan-checker.js';
 
 /** A random small day: users with hours, homes (or none), skills and leave; visits, some locked. */
@@ -50,15 +42,12 @@ const dayArb = fc.record({
 
 for (const dialect of DIALECTS) {
   describe(`plans, random small days (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
+    const { t, a } = suiteWithTenants(dialect);
     let skills: number[];
     before(async () => {
-      ({ t, a } = await appWithTenants(dialect));
       const res = await call(t.app, a.token, 'POST', '/skills', { skills: [{ name: 'One' }, { name: 'Two' }] });
       skills = res.body.skills.map((s: { id: number }) => s.id);
     });
-    after(() => t?.close());
 
     it('every plan holds its invariants (independent checker), answered within the limit plus a second', async () => {
       let run = 0;

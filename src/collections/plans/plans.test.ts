@@ -1,22 +1,12 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, skipUnless } from '../../../test/helpers.js';
 import { checkPlan, dayOf, type PlanShown } from '../../../test/plan-checker.js';
 
 /** PRODUCT §15: plans of a day, their invariants, apply, discard and stale. */
 for (const dialect of DIALECTS) {
   describe(`plans (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
+    const { t, a } = suiteWithTenants(dialect);
     let skill: Record<'electric' | 'gas' | 'rare', number>;
     let u1: number;
     let u2: number;
@@ -47,7 +37,6 @@ for (const dialect of DIALECTS) {
     });
 
     before(async () => {
-      ({ t, a } = await appWithTenants(dialect));
       const names = { electric: 'Electric', gas: 'Gas', rare: 'Rare' };
       const made = await post(
         'skills',
@@ -79,7 +68,6 @@ for (const dialect of DIALECTS) {
       ]);
       assert.equal(leave.status, 200, leave.raw);
     });
-    after(() => t?.close());
 
     it('plans a small day: every invariant holds (checked independently), reasons for the unassigned', async () => {
       const plain = await job({ address: near(0.01, 0.01) });

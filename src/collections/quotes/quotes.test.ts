@@ -1,15 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  call,
-  appWithTenants,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, call, suiteWithTenants, errorsOf, skipUnless } from '../../../test/helpers.js';
 import { ERRORS, VALIDATION } from '../../errors.js';
 
 const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kind].code}:${field}`;
@@ -17,18 +8,14 @@ const STATE = ERRORS.stateForbids.code;
 
 for (const dialect of DIALECTS) {
   describe(`quotes (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let client: number;
     let job: number;
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       client = (await call(t.app, a.token, 'POST', '/clients', { clients: [{ name: 'Customer' }] })).body.clients[0].id;
       job = (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'J', client: { id: client } }] })).body
         .jobs[0].id;
     });
-    after(() => t?.close());
 
     const post = (col: string, items: unknown[], token = a.token) =>
       call(t.app, token, 'POST', `/${col}`, { [col]: items });

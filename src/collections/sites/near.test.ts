@@ -1,14 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  call,
-  appWithTenants,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, call, suiteWithTenants, skipUnless } from '../../../test/helpers.js';
 
 /** An independent great-circle distance (haversine via atan2, mean Earth radius 6371.0088 km). */
 function haversineKm(lat1: number, lng1: number, lat2: number, lng2: number): number {
@@ -33,11 +25,7 @@ type Located = { id: number; name: string; lat: number; lng: number };
 
 for (const dialect of DIALECTS) {
   describe(`near=lat,lng[,radiusKm] (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect);
 
     const get = (url: string, token = a.token) => call(t.app, token, 'GET', url);
     const makeClients = async (points: [string, number, number][], token = a.token): Promise<Located[]> => {

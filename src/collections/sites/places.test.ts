@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   DIALECTS,
@@ -6,11 +6,9 @@ import {
   assertAtomicBatch,
   assertIsolated,
   call,
-  appWithTenants,
+  suiteWithTenants,
   errorsOf,
   skipUnless,
-  type Tenant,
-  type TestApp,
 } from '../../../test/helpers.js';
 import { VALIDATION } from '../../errors.js';
 
@@ -19,11 +17,7 @@ const ids = (items: { id: number }[]) => items.map((i) => i.id).sort((x, y) => x
 
 for (const dialect of DIALECTS) {
   describe(`places: locations, sites, contacts, a job's site (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect);
 
     const post = async (collection: string, items: unknown[], token = a.token) =>
       call(t.app, token, 'POST', `/${collection}`, { [collection]: items });

@@ -1,16 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  errorsOf,
-  newUser,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, newUser, skipUnless } from '../../../test/helpers.js';
 import { VALIDATION } from '../../errors.js';
 
 /** PRODUCT §15's model: skills, users' working hours, home and skills, jobs' required skills, visits' windows. */
@@ -18,13 +8,7 @@ const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kin
 
 for (const dialect of DIALECTS) {
   describe(`planning model (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
-    });
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect);
     const post = (col: string, items: unknown[], token = a.token) =>
       call(t.app, token, 'POST', `/${col}`, { [col]: items });
     const patch = (col: string, items: unknown[], token = a.token) =>

@@ -1,24 +1,13 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  call,
-  appWithTenants,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, call, suiteWithTenants, errorsOf, skipUnless } from '../../../test/helpers.js';
 
 const OVERLAP = '1041:startTime';
 
 /** PRODUCT §11: time entries; one user's never overlap, on both databases, under concurrency. */
 for (const dialect of DIALECTS) {
   describe(`timesheets (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let jobA: number;
     let jobA2: number;
     let visitA: number;
@@ -27,7 +16,6 @@ for (const dialect of DIALECTS) {
     let bUser: number;
     let day = 0;
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       const jobs = (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'One' }, { title: 'Two' }] })).body
         .jobs;
       [jobA, jobA2] = [jobs[0].id, jobs[1].id];
@@ -48,7 +36,6 @@ for (const dialect of DIALECTS) {
       ).body.visits[0].id;
       bUser = (await addUser(t, b, 'employee')).id;
     });
-    after(() => t?.close());
 
     /** A fresh day per test, so tests never overlap each other's entries. */
     const newDay = () => `2031-01-${String(++day).padStart(2, '0')}`;

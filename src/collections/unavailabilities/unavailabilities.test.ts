@@ -1,32 +1,19 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  call,
-  appWithTenants,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, call, suiteWithTenants, errorsOf, skipUnless } from '../../../test/helpers.js';
 
 /** PRODUCT §11: leave, sickness, training; Administrators write, Employees read all, Contractors their own. */
 for (const dialect of DIALECTS) {
   describe(`unavailabilities (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let employee: { id: number; token: string };
     let contractor: { id: number; token: string };
     let bUser: number;
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       employee = await addUser(t, a, 'employee');
       contractor = await addUser(t, a, 'contractor');
       bUser = (await addUser(t, b, 'employee')).id;
     });
-    after(() => t?.close());
 
     const leave = (userId: number, extra: Record<string, unknown> = {}) => ({
       user: { id: userId },

@@ -1,17 +1,7 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { passwordsHashed, verifyPassword } from '../../auth/secrets.js';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  errorsOf,
-  newUser,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, newUser, skipUnless } from '../../../test/helpers.js';
 
 /**
  * A password costs about half a second of CPU to hash (scrypt at OWASP's parameters): a write is
@@ -23,11 +13,7 @@ for (const dialect of DIALECTS) {
     `users: passwords are hashed only once the batch will be written (${dialect})`,
     { skip: skipUnless(dialect) },
     () => {
-      let t: TestApp;
-      let a: Tenant;
-      let b: Tenant;
-      before(async () => ({ t, a, b } = await appWithTenants(dialect)));
-      after(() => t?.close());
+      const { t, a, b } = suiteWithTenants(dialect);
 
       const pw = (n: number) => ({ newPassword: `long enough pw ${n}`, newPasswordConfirm: `long enough pw ${n}` });
       /** The hashes `fn` made, and its answer. */

@@ -1,16 +1,7 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { operator } from '../../accounts/service.js';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, skipUnless } from '../../../test/helpers.js';
 
 /**
  * The holes PRODUCT §2's roles had, each tried as the role that must be refused: an Employee
@@ -20,10 +11,7 @@ import {
  */
 for (const dialect of DIALECTS) {
   describe(`role holes (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => ({ t, a } = await appWithTenants(dialect, { deliveries: false })));
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect, { deliveries: false });
 
     const get = async (path: string, token = a.token) => {
       const res = await call(t.app, token, 'GET', path);

@@ -1,14 +1,6 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  call,
-  appWithTenants,
-  newUser,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, call, suiteWithTenants, newUser, skipUnless, type Tenant } from '../../../test/helpers.js';
 
 const DEFAULT_FIELDS = [
   'id',
@@ -37,11 +29,7 @@ const errorsOf = (body: any, i = 0) => body.failures[i].errors.map((e: any) => [
 
 for (const dialect of DIALECTS) {
   describe(`users (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect);
 
     const post = (tenant: Tenant, items: unknown[]) => call(t.app, tenant.token, 'POST', '/users', { users: items });
     const patch = (tenant: Tenant, items: unknown[]) => call(t.app, tenant.token, 'PATCH', '/users', { users: items });

@@ -1,34 +1,21 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  call,
-  appWithTenants,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, call, suiteWithTenants, errorsOf, skipUnless } from '../../../test/helpers.js';
 
 /** PRODUCT §11: a visit's check-in and check-out, and the running work entry they start and end. */
 for (const dialect of DIALECTS) {
   describe(`visits checkIn/checkOut (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let jobA: number;
     let crew: { id: number; token: string };
     let other: { id: number; token: string };
     let employee: { id: number; token: string };
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       jobA = (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'A job' }] })).body.jobs[0].id;
       crew = await addUser(t, a, 'contractor');
       other = await addUser(t, a, 'contractor');
       employee = await addUser(t, a, 'employee');
     });
-    after(() => t?.close());
 
     const newVisit = async (extra: Record<string, unknown> = {}) => {
       const res = await call(t.app, a.token, 'POST', '/visits', {

@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   DIALECTS,
@@ -6,11 +6,9 @@ import {
   assertAtomicBatch,
   assertIsolated,
   call,
-  appWithTenants,
+  suiteWithTenants,
   errorsOf,
   skipUnless,
-  type Tenant,
-  type TestApp,
 } from '../../../test/helpers.js';
 import { VALIDATION } from '../../errors.js';
 
@@ -18,17 +16,13 @@ const code = (kind: keyof typeof VALIDATION, field: string) => `${VALIDATION[kin
 
 for (const dialect of DIALECTS) {
   describe(`visits (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     let jobA: number;
     let jobB: number;
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       jobA = (await call(t.app, a.token, 'POST', '/jobs', { jobs: [{ title: 'A job' }] })).body.jobs[0].id;
       jobB = (await call(t.app, b.token, 'POST', '/jobs', { jobs: [{ title: 'B job' }] })).body.jobs[0].id;
     });
-    after(() => t?.close());
 
     const visit = (extra: Record<string, unknown> = {}) => ({
       job: { id: jobA },

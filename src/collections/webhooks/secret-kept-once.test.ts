@@ -1,6 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+import { DIALECTS, suiteWithTenants, call, skipUnless } from '../../../test/helpers.js';
 
 /**
  * A webhook's secret is shown once, in the create answer, and stored where signing needs it and
@@ -8,12 +8,7 @@ import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp }
  */
 for (const dialect of DIALECTS) {
   describe(`webhook secrets and kept answers (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => {
-      ({ t, a } = await appWithTenants(dialect));
-    });
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect);
 
     it('the first answer carries the secret; the kept answer and its replay do not', async () => {
       const body = { webhooks: [{ url: 'https://hooks.example.com/fsm', events: ['jobs.*'] }] };

@@ -1,30 +1,17 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, skipUnless } from '../../../test/helpers.js';
 import { startReceiver, until, type Answer, type Received } from '../../../test/receiver.js';
 import { PER_WEBHOOK } from '../../webhooks/worker.js';
 
 for (const dialect of DIALECTS) {
   describe(`webhooks (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
+    const { t, a, b } = suiteWithTenants(dialect);
     before(async () => {
-      ({ t, a, b } = await appWithTenants(dialect));
       t.config.webhooksAllowPrivateUrls = true;
       t.config.webhookRetrySchedule = [1000, 1000];
     });
-    after(() => t?.close());
 
     const subscribe = async (url: string, events: string[] = ['*']) => {
       const res = await call(t.app, a.token, 'POST', '/webhooks', { webhooks: [{ url, events }] });

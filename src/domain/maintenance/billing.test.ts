@@ -1,15 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DIALECTS,
-  addUser,
-  appWithTenants,
-  call,
-  errorsOf,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, skipUnless } from '../../../test/helpers.js';
 import { VALIDATION } from '../../errors.js';
 import { sqliteFile } from '../../config.js';
 import { connect } from '../../db/index.js';
@@ -44,8 +35,7 @@ describe('periodsBegun', () => {
 
 for (const dialect of DIALECTS) {
   describe(`agreements' billing (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
+    const { t, a } = suiteWithTenants(dialect);
     let token: string;
     let client: number;
     let site: number;
@@ -53,7 +43,6 @@ for (const dialect of DIALECTS) {
     // Friday 20 March 2026, 12:00 in Berlin.
     const NOW = Date.parse('2026-03-20T11:00:00Z');
     before(async () => {
-      ({ t, a } = await appWithTenants(dialect));
       t.clock.now = NOW;
       token = await a.tokenFor(a.adminId);
       await t.database.db
@@ -65,7 +54,6 @@ for (const dialect of DIALECTS) {
       site = (await post('sites', [{ client: { id: client }, name: 'HQ' }])).body.sites[0].id;
       crew = (await addUser(t, a, 'employee')).id;
     });
-    after(() => t?.close());
     const post = (col: string, items: unknown[]) => call(t.app, token, 'POST', `/${col}`, { [col]: items });
     const get = (url: string) => call(t.app, token, 'GET', url);
     const at = async (ms: number) => {

@@ -1,7 +1,7 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { DIALECTS, appWithTenants, call, skipUnless, type Tenant, type TestApp } from '../../../test/helpers.js';
+import { DIALECTS, suiteWithTenants, call, skipUnless } from '../../../test/helpers.js';
 import { canonicalJson } from './fingerprint.js';
 
 describe('canonical JSON (the fingerprint of a JSON body)', () => {
@@ -23,10 +23,7 @@ describe('canonical JSON (the fingerprint of a JSON body)', () => {
 
 for (const dialect of DIALECTS) {
   describe(`Idempotency-Key fingerprints compare JSON as parsed (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => ({ t, a } = await appWithTenants(dialect)));
-    after(async () => t?.close());
+    const { t, a } = suiteWithTenants(dialect);
 
     const key = () => `fp-${crypto.randomBytes(8).toString('hex')}`;
     const send = (method: string, url: string, text: string, k: string) =>

@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
@@ -7,12 +7,11 @@ import { issueToken } from '../../auth/tokens.js';
 import {
   DIALECTS,
   addUser,
-  appWithTenants,
+  suiteWithTenants,
   call,
   createClient,
   skipUnless,
   type Tenant,
-  type TestApp,
 } from '../../../test/helpers.js';
 import { purgeInBackground } from './purge.js';
 import { LEASE_MS, RETENTION_MS, claim, keep, keepOnce, purgeExpired } from './store.js';
@@ -23,11 +22,7 @@ const job = (title: string) => ({ jobs: [{ title }] });
 
 for (const dialect of DIALECTS) {
   describe(`Idempotency-Key (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    let b: Tenant;
-    before(async () => ({ t, a, b } = await appWithTenants(dialect)));
-    after(async () => t?.close());
+    const { t, a, b } = suiteWithTenants(dialect);
 
     const post = (token: string, k: string | undefined, body: unknown, url = '/jobs', method = 'POST') =>
       call(t.app, token, method, url, body, k === undefined ? {} : { 'idempotency-key': k });

@@ -1,16 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import {
-  DIALECTS,
-  appWithTenants,
-  call,
-  newUser,
-  skipUnless,
-  type Tenant,
-  type TestApp,
-} from '../../../../test/helpers.js';
+import { DIALECTS, suiteWithTenants, call, newUser, skipUnless } from '../../../../test/helpers.js';
 
 /**
  * Concurrent batches of one account (src/collections/machinery/write/lock-rows.ts, migration 012):
@@ -19,10 +11,7 @@ import {
  */
 for (const dialect of DIALECTS) {
   describe(`concurrent batches of one account (${dialect})`, { skip: skipUnless(dialect) }, () => {
-    let t: TestApp;
-    let a: Tenant;
-    before(async () => ({ t, a } = await appWithTenants(dialect)));
-    after(() => t?.close());
+    const { t, a } = suiteWithTenants(dialect);
 
     const recordsCount = async (collection: string) =>
       (await call(t.app, a.token, 'GET', `/${collection}`)).body.metadata.recordsCount as number;
