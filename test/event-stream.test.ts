@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { execFile } from 'node:child_process';
 import net, { type AddressInfo } from 'node:net';
 import { before, describe, test } from 'node:test';
@@ -356,6 +357,52 @@ for (const dialect of DIALECTS) {
         slow.destroy();
       }
     });
+
+    // PostgreSQL's own: SQLite has no LISTEN (its streams are woken by this process's commits).
+    if (dialect === 'postgres')
+      test('a lost LISTEN connection is opened again; meanwhile the poll feeds the stream', async () => {
+        const s = follow(origin, a.token, `?where=${encodeURIComponent('collection = "jobs"')}`);
+        await s.opened;
+        const admin = new pg.Client({ connectionString: t.config.databaseUrl });
+        await admin.connect();
+        const listeners = async () =>
+          (
+            await admin.query(
+              `select pid from pg_stat_activity where datname = current_database() and query = 'listen fsm_events' and pid <> pg_backend_pid()`,
+            )
+          ).rows.map((r) => Number(r.pid));
+        try {
+          let before: number[] = [];
+          for (let i = 0; i < 50 && !before.length; i++) {
+            before = await listeners();
+            if (!before.length) await new Promise((r) => setTimeout(r, 100));
+          }
+          assert.equal(before.length, 1, 'one LISTEN connection while a stream is open');
+          await admin.query('select pg_terminate_backend($1)', [before[0]]);
+          // No notification can come now: the poll (every 2 s) finds the event.
+          const lost = await job(a, 'While not listening');
+          await s.until((g) => g.some((x) => x.data.item.id === lost), 5000);
+          assert.ok(
+            s.got.some((x) => x.data.item.id === lost),
+            'the poll delivered the event',
+          );
+          let after: number[] = [];
+          for (let i = 0; i < 60 && !(after.length === 1 && after[0] !== before[0]); i++) {
+            after = await listeners();
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          assert.equal(after.length, 1, 'listening again, on one connection');
+          assert.notEqual(after[0], before[0]);
+          // Notified again: within 1 s, well under the 2 s poll.
+          const heard = await job(a, 'Listening again');
+          const committed = Date.now();
+          const got = await s.until((g) => g.some((x) => x.data.item.id === heard));
+          assert.ok(got.find((x) => x.data.item.id === heard)!.at - committed < 1000);
+        } finally {
+          await admin.end();
+          s.close();
+        }
+      });
 
     test('an event committed by another process reaches this process’s stream within 1 s', async () => {
       const s = follow(origin, a.token, `?where=${encodeURIComponent('collection = "users"')}`);

@@ -2,10 +2,10 @@ import type { ServerResponse } from 'node:http';
 import net from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Expression, SqlBool } from 'kysely';
-import pg from 'pg';
 import { authenticate } from '../auth/bearer.js';
 import type { AuthContext } from '../auth/context.js';
-import { execute, sharedOf, untyped } from '../db/runner.js';
+import { execute, untyped } from '../db/runner.js';
+import { subscribeCommits, type CommitSubscription } from '../db/commits.js';
 import { ApiError } from '../errors.js';
 import type { Caller, Collection, EB, Row } from '../collections/machinery/collection.js';
 import { gate } from '../collections/machinery/access.js';
@@ -14,6 +14,7 @@ import { present } from '../collections/machinery/present.js';
 import { whereToSql } from '../collections/machinery/filter.js';
 import type { WhereNode } from '../collections/machinery/where.js';
 import { readableCollections } from '../collections/events/index.js';
+import { newestEventIds } from '../collections/events/repository.js';
 import { API_VERSION } from './envelope.js';
 
 /**
@@ -24,10 +25,10 @@ import { API_VERSION } from './envelope.js';
  * dispatched; when woken it reads the events after it once, serialises each once, and hands every
  * stream the frames it may see: a stream of an Administrator or Employee whose `where` is absent
  * or compares `collection` alone is filtered by collection in memory, the others share one id
- * query per distinct (visibility, `where`). Woken by PostgreSQL's NOTIFY (one per commit,
- * migration 081) or, where the database cannot notify (SQLite), by this process's commits
- * (src/db/runner.ts `committed`) and a short poll of the newest event id, which sees the commits
- * of other processes. An account is dispatched at most every DISPATCH_MS, so commits close
+ * query per distinct (visibility, `where`). Woken by the commits that recorded events
+ * (src/db/commits.ts: PostgreSQL's NOTIFY from every process; on SQLite this process's own) and a
+ * poll of the newest event id, which sees the commits of other processes on SQLite and keeps
+ * streams fed while a lost LISTEN connection is opened again. An account is dispatched at most every DISPATCH_MS, so commits close
  * together reach each stream in one write. A stream joining behind the cursor reads its own
  * backlog first.
  */
@@ -157,18 +158,18 @@ export class EventStreams {
   private readonly perToken = new Map<string, number>();
   private ticker?: NodeJS.Timeout;
   private poller?: NodeJS.Timeout;
-  private listener?: pg.Client;
-  private listening = false;
   private closed = false;
+  /** Commits that recorded events wake their accounts at once (src/db/commits.ts). */
+  private readonly commits: CommitSubscription;
 
   constructor(private readonly app: FastifyInstance) {
-    // Where the database cannot notify, this process's own commits wake their accounts at once.
-    if (!app.database.dialect.commitNotifications) sharedOf(app.database.db).eventsCommitted.add(this.committed);
+    this.commits = subscribeCommits(
+      app.database,
+      app.config.databaseUrl,
+      (account) => this.wake(account),
+      (err) => app.log.warn({ err }, 'event streams: LISTEN failed; polling instead'),
+    );
   }
-
-  private readonly committed = (accounts: ReadonlySet<number>) => {
-    for (const a of accounts) this.wake(a);
-  };
 
   private get events(): Collection {
     return this.app.services.registry.get('events')!;
@@ -467,9 +468,8 @@ export class EventStreams {
     if (this.ticker || this.closed) return;
     this.ticker = setInterval(() => void this.tick(), TICK_MS);
     this.ticker.unref();
-    const notified = this.app.database.dialect.commitNotifications === true;
-    if (notified) void this.listen();
-    this.poller = setInterval(() => void this.poll(), notified ? NOTIFIED_POLL_MS : POLL_MS);
+    this.commits.resume();
+    this.poller = setInterval(() => void this.poll(), this.commits.everyProcess ? NOTIFIED_POLL_MS : POLL_MS);
     this.poller.unref();
   }
 
@@ -477,60 +477,18 @@ export class EventStreams {
     clearInterval(this.ticker);
     clearInterval(this.poller);
     this.ticker = this.poller = undefined;
-    const l = this.listener;
-    this.listener = undefined;
-    this.listening = false;
-    if (l) void l.end().catch(() => {});
-  }
-
-  private async listen(): Promise<void> {
-    if (this.listening || !this.app.config.databaseUrl) return;
-    this.listening = true;
-    const client = new pg.Client({ connectionString: this.app.config.databaseUrl });
-    client.on('notification', (m) => this.wake(Number(m.payload)));
-    client.on('error', () => {
-      // Lost: the poll keeps streams fed; the next start() listens again.
-      if (this.listener === client) this.listener = undefined;
-      this.listening = false;
-    });
-    try {
-      await client.connect();
-      await client.query('listen fsm_events');
-      if (this.closed || !this.ticker) {
-        await client.end();
-        this.listening = false;
-        return;
-      }
-      this.listener = client;
-    } catch (err) {
-      this.listening = false;
-      this.app.log.warn({ err }, 'event streams: LISTEN failed; polling instead');
-    }
+    this.commits.pause();
   }
 
   /** The newest event id of each account with streams: a commit of any process is seen within POLL_MS. */
   private async poll(): Promise<void> {
     const ids = [...this.accounts.keys()];
     if (ids.length === 0) return;
-    if (this.app.database.dialect.commitNotifications && !this.listening) void this.listen();
+    // A lost LISTEN connection is opened again (the poll fed the streams meanwhile).
+    this.commits.resume();
     try {
-      // Each account's newest id by its own max (one index seek each): `max(id) … group by
-      // account_id` read every event of the accounts on SQLite (25 ms at 100,000 events, five
-      // times a second), which halved the rate of the other requests while streams were open.
-      const rows = await untyped(this.app.database.db)
-        .selectFrom('accounts')
-        .select([
-          'accounts.id as account_id',
-          (eb) =>
-            eb
-              .selectFrom('events')
-              .select((e) => e.fn.max('events.id').as('max'))
-              .whereRef('events.account_id', '=', 'accounts.id')
-              .as('max'),
-        ])
-        .where('accounts.id', 'in', ids)
-        .execute();
-      for (const r of rows as { account_id: number; max: number | string | null }[]) {
+      const rows = await newestEventIds(this.app.database.db, ids);
+      for (const r of rows) {
         const state = this.accounts.get(Number(r.account_id));
         if (state && Number(r.max ?? 0) > state.cursor) this.wake(Number(r.account_id));
       }
@@ -572,7 +530,7 @@ export class EventStreams {
       for (const s of [...state.streams]) this.drop(s);
     }
     this.accounts.clear();
-    sharedOf(this.app.database.db).eventsCommitted.delete(this.committed);
+    this.commits.close();
     this.stop();
   }
 }
