@@ -1,18 +1,16 @@
 import { Readable } from 'node:stream';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
-import type { ActionAnswer, ActionDoc, ActionRequest, Collection, Row } from '../machinery/collection.js';
+import type { ActionDoc, Collection, RowOf } from '../machinery/collection.js';
 import { PointSchema } from '../machinery/geo.js';
 import { isPlainObject } from '../machinery/validate.js';
-import { NO_ITEMS } from '../machinery/write/index.js';
+import { Answered, transition, type Step } from '../machinery/write/transition.js';
 import { failure } from '../machinery/write/outcome.js';
 import { billVisit } from '../../domain/maintenance/billing.js';
 import { lockUsersTime } from '../../domain/crew-time/locks.js';
-import { endEntries, entriesFrom, lockVisit, markVisit, runningEntries, startEntry, type Point } from './repository.js';
+import { endEntries, entriesFrom, runningEntries, startEntry, type Point } from './repository.js';
 
 const point = TypeCompiler.Compile(PointSchema);
-
-type Step = 'checkIn' | 'checkOut';
 
 /** How far ahead of this server's clock a running entry's start may be and still be ended now (+1 ms). */
 const CLOCK_SLACK_MS = 1000;
@@ -55,107 +53,103 @@ function locationOf(
   return { location: (loc as Point | undefined) ?? null };
 }
 
+/** The body's location: checked by `parse`, read by `set` (a pure function of the body). */
+function locationIn(visits: Collection, body: unknown): Point | null {
+  const parsed = locationOf(visits, body);
+  if ('failed' in parsed) throw new Answered({ status: 422, body: failure(visits, [parsed.item], [parsed.failed]) });
+  return parsed.location;
+}
+
+const where = (location: Point | null) =>
+  location ? JSON.stringify({ lat: location.lat, lng: location.lng, accuracy: location.accuracy ?? null }) : null;
+
+/** What both steps declare: a Contractor sees only their own visits (another one is missing, as when they read it). */
+const visitStep = {
+  visible: ({ row, caller }: Step<VisitRow>) => caller.role !== 'contractor' || row.user_id === caller.userId,
+  parse: ({ request }: Step<VisitRow>) => void locationIn(request.services.registry.get('visits')!, request.body),
+  lock: 'no key update' as const,
+  refusal: 'visitState' as const,
+};
+
+type VisitRow = RowOf<'visits'>;
+
 /**
- * `POST /visits/:id/checkIn` and `/checkOut` (PRODUCT §11): the visit's state, time (the server's
- * clock) and location, and its user's running `work` entry, in one transaction, each change an event.
+ * `POST /visits/:id/checkIn` (PRODUCT §11): `onSite`, the time (the server's clock) and location,
+ * and its user's running `work` entry, in one transaction, each change an event.
  */
-function visitStep(step: Step) {
-  return async function (request: ActionRequest): Promise<ActionAnswer> {
-    if (request.item === undefined)
-      throw new ApiError('unknownAction', `'${step}' applies to one visit: POST /visits/:id/${step}`);
-    const id = request.item;
-    const { caller, services } = request;
-    const visits = services.registry.get('visits')!;
-    const timesheets = services.registry.get('timesheets')!;
+export const checkIn = transition<VisitRow>('visits', 'checkIn', {
+  ...visitStep,
+  from: ['scheduled', 'travelling'],
+  needs: 'checkIn takes a scheduled or travelling visit',
+  refuse: ({ row }) => (row.user_id === null ? 'the visit has no user to check in' : undefined),
+  // Crew time's lock order (src/domain/crew-time/locks.ts): the visit, then its user's time, then
+  // the user's entries. "Now" is read once the user's time is ours: a check-in that waited for
+  // another one starts after the entry that one started, never before it.
+  async first(step) {
+    const { tx, row: visit, caller, changes } = step;
     const { accountId } = caller;
-    let location: Point | null = null;
-    let now = caller.now;
-    const item = await services.writer.transact(caller, async (tx, changes) => {
-      const visit = await lockVisit(tx, accountId, id);
-      // A Contractor sees only their own visits: another one is missing, as when they read it.
-      if (!visit || (caller.role === 'contractor' && visit.user_id !== caller.userId))
-        throw new ApiError('itemNotFound');
-      // The body is looked at once the visit is known to be the caller's to see (another account's is 404).
-      const parsed = locationOf(visits, request.body);
-      if ('failed' in parsed) throw new BadBody(failure(visits, [parsed.item], [parsed.failed]));
-      location = parsed.location;
-      if (visit.deleted) throw new ApiError('visitState', 'the visit is deleted');
-      if (step === 'checkIn') {
-        if (visit.state !== 'scheduled' && visit.state !== 'travelling')
-          throw new ApiError('visitState', `checkIn takes a scheduled or travelling visit; this one is ${visit.state}`);
-        if (visit.user_id === null) throw new ApiError('visitState', 'the visit has no user to check in');
-      } else if (visit.state !== 'onSite')
-        throw new ApiError('visitState', `checkOut takes an onSite visit; this one is ${visit.state}`);
-      // Crew time's lock order (src/collections/policy.ts): the visit, then its user's time, then
-      // the user's entries. "Now" is read once the user's time is ours: a check-in that waited for
-      // another one starts after the entry that one started, never before it.
-      if (visit.user_id !== null) await lockUsersTime(tx, accountId, [visit.user_id]);
-      now = Math.max(caller.now, (caller.clock ?? Date.now)());
-      if (step === 'checkIn') {
-        const userId = visit.user_id!;
-        // What the new entry [now, …) would overlap: the running entry, which it ends, and nothing else.
-        let current = await entriesFrom(tx, accountId, userId, now);
-        let running = current.filter((e) => e.end_time === null);
-        // The check-in this one waited for started its entry in the same millisecond (or on a
-        // server whose clock is a little ahead): this one begins just after it, not a 422.
-        const latest = Math.max(...running.map((e) => e.start_time));
-        if (running.length && latest >= now && latest - now < CLOCK_SLACK_MS) {
-          now = latest + 1;
-          current = current.filter((e) => e.end_time === null || e.end_time > now);
-          running = current.filter((e) => e.end_time === null);
-        }
-        if (running.some((e) => e.start_time >= now))
-          throw new ApiError('visitState', "the user's running timesheet entry starts later than now");
-        if (current.length > running.length)
-          throw new ApiError('visitState', "the new entry would overlap one of the user's later timesheet entries");
-        if (running.length)
-          await changes.touch(
-            timesheets,
-            running.map((e) => e.id),
-          );
-        await endEntries(tx, accountId, running, now);
-        changes.created(timesheets, [await startEntry(tx, accountId, { ...visit, user_id: userId }, now)]);
-      } else {
-        const running = (await runningEntries(tx, accountId, { visitId: id })).filter((e) => e.start_time < now);
-        if (running.length)
-          await changes.touch(
-            timesheets,
-            running.map((e) => e.id),
-          );
-        await endEntries(tx, accountId, running, now);
-      }
-      // The visit as read under its lock is what it was before: no second read.
-      await changes.touchRows(visits, [visit as unknown as Row]);
-      await markVisit(tx, accountId, id, step, now, location);
-      // PRODUCT §16: a visit of an agreement billed per visit makes its draft invoice (once).
-      if (step === 'checkOut') await billVisit(tx, changes, { ...caller, now }, visit);
-      await changes.settle();
-      return changes.item(visits, id)!;
-    });
-    return { status: 200, body: { result: 'success', visits: [item], metadata: NO_ITEMS } };
-  };
-}
-
-/** A body that fails validation: thrown in the transaction (nothing written), answered 422. */
-class BadBody extends Error {
-  constructor(readonly answer: unknown) {
-    super('bad body');
-  }
-}
-
-function answering(fn: (request: ActionRequest) => Promise<ActionAnswer>) {
-  return async (request: ActionRequest): Promise<ActionAnswer> => {
-    try {
-      return await fn(request);
-    } catch (err) {
-      if (err instanceof BadBody) return { status: 422, body: err.answer };
-      throw err;
+    const userId = visit.user_id!;
+    await lockUsersTime(tx, accountId, [userId]);
+    step.at = Math.max(caller.now, (caller.clock ?? Date.now)());
+    // What the new entry [now, …) would overlap: the running entry, which it ends, and nothing else.
+    let current = await entriesFrom(tx, accountId, userId, step.at);
+    let running = current.filter((e) => e.end_time === null);
+    // The check-in this one waited for started its entry in the same millisecond (or on a
+    // server whose clock is a little ahead): this one begins just after it, not a 422.
+    const latest = Math.max(...running.map((e) => e.start_time));
+    if (running.length && latest >= step.at && latest - step.at < CLOCK_SLACK_MS) {
+      step.at = latest + 1;
+      current = current.filter((e) => e.end_time === null || e.end_time > step.at);
+      running = current.filter((e) => e.end_time === null);
     }
-  };
-}
+    if (running.some((e) => e.start_time >= step.at))
+      throw new ApiError('visitState', "the user's running timesheet entry starts later than now");
+    if (current.length > running.length)
+      throw new ApiError('visitState', "the new entry would overlap one of the user's later timesheet entries");
+    const timesheets = changes.collection('timesheets');
+    if (running.length)
+      await changes.touch(
+        timesheets,
+        running.map((e) => e.id),
+      );
+    await endEntries(tx, accountId, running, step.at);
+    changes.created(timesheets, [await startEntry(tx, accountId, { ...visit, user_id: userId }, step.at)]);
+  },
+  set: ({ request, at }) => ({
+    state: 'onSite',
+    check_in_time: at,
+    check_in_location: where(locationIn(request.services.registry.get('visits')!, request.body)),
+  }),
+});
 
-export const checkIn = answering(visitStep('checkIn'));
-export const checkOut = answering(visitStep('checkOut'));
+/**
+ * `POST /visits/:id/checkOut`: `completed`, the time and location; the visit's running entry ends
+ * at the same instant. A visit of an agreement billed per visit makes its draft invoice (PRODUCT §16).
+ */
+export const checkOut = transition<VisitRow>('visits', 'checkOut', {
+  ...visitStep,
+  from: ['onSite'],
+  needs: 'checkOut takes an onSite visit',
+  async first(step) {
+    const { tx, row: visit, caller, changes } = step;
+    const { accountId } = caller;
+    if (visit.user_id !== null) await lockUsersTime(tx, accountId, [visit.user_id]);
+    step.at = Math.max(caller.now, (caller.clock ?? Date.now)());
+    const running = (await runningEntries(tx, accountId, { visitId: visit.id })).filter((e) => e.start_time < step.at);
+    if (running.length)
+      await changes.touch(
+        changes.collection('timesheets'),
+        running.map((e) => e.id),
+      );
+    await endEntries(tx, accountId, running, step.at);
+  },
+  set: ({ request, at }) => ({
+    state: 'completed',
+    check_out_time: at,
+    check_out_location: where(locationIn(request.services.registry.get('visits')!, request.body)),
+  }),
+  then: ({ tx, changes, caller, row, at }) => billVisit(tx, changes, { ...caller, now: at }, row),
+});
 
 const body = {
   required: false,

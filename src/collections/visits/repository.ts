@@ -1,44 +1,6 @@
-import { dialectOf, execute, type Executor } from '../../db/runner.js';
-
-/** A visit, whole (its item before the change is presented from it), locked until the commit (PostgreSQL). */
-export async function lockVisit(db: Executor, accountId: number, id: number) {
-  const rows = await execute(
-    db,
-    db
-      .selectFrom('visits')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .modifyEnd(dialectOf(db).lockClause('no key update')),
-  );
-  return rows[0];
-}
+import { dialectOf, type Executor } from '../../db/runner.js';
 
 export type Point = { lat: number; lng: number; accuracy?: number | null };
-
-/** The visit's new state, its check-in or check-out time and location. */
-export async function markVisit(
-  db: Executor,
-  accountId: number,
-  id: number,
-  step: 'checkIn' | 'checkOut',
-  at: number,
-  location: Point | null,
-): Promise<void> {
-  const where = location
-    ? JSON.stringify({ lat: location.lat, lng: location.lng, accuracy: location.accuracy ?? null })
-    : null;
-  await db
-    .updateTable('visits')
-    .set(
-      step === 'checkIn'
-        ? { state: 'onSite', check_in_time: at, check_in_location: where, modified: at }
-        : { state: 'completed', check_out_time: at, check_out_location: where, modified: at },
-    )
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .execute();
-}
 
 /** The running timesheet entries of one visit (its user's time is locked first: actions.ts). */
 export async function runningEntries(

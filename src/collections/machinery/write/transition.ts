@@ -1,6 +1,6 @@
 import { ApiError } from '../../../errors.js';
 import { dialectOf, untyped, type Executor } from '../../../db/runner.js';
-import type { ActionAnswer, ActionHandler, ActionRequest, Caller } from '../collection.js';
+import type { ActionAnswer, ActionHandler, ActionRequest, Caller, Row } from '../collection.js';
 import type { ChangeRecording } from '../contracts.js';
 import { nounsOf } from '../collection.js';
 import { NO_ITEMS } from './outcome.js';
@@ -14,6 +14,18 @@ export interface Step<R, I = undefined> {
   request: ActionRequest;
   /** What `prepare` found before the transaction. */
   input: I;
+  /**
+   * When the change happens, its `modified`: the caller's now, unless a part moves it later (a
+   * check-in that waited for its user's time starts after the entry the one before it started).
+   */
+  at: number;
+}
+
+/** An answer a part of a transition gives instead of going on (a body that fails validation: 422). */
+export class Answered extends Error {
+  constructor(readonly answer: ActionAnswer) {
+    super('answered');
+  }
 }
 
 type Maybe<T> = T | Promise<T>;
@@ -33,6 +45,11 @@ export interface Transition<R, I = undefined> {
   prepare?(request: ActionRequest, id: number): Promise<I>;
   /** Whether the caller sees the locked item (a Contractor their own visits): else 404. */
   visible?(step: Step<R, I>): boolean;
+  /**
+   * The request's body checked, once the caller is known to see the item (another account's is
+   * 404 whatever it sends): throws `Answered` to refuse it.
+   */
+  parse?(step: Step<R, I>): void;
   /** The row lock: `update` (the default) also holds off new rows referencing the item. */
   lock?: 'update' | 'no key update';
   /** The states the item may be in; any other state, or a deleted item, is refused. */
@@ -45,7 +62,7 @@ export interface Transition<R, I = undefined> {
   refuse?(step: Step<R, I>): Maybe<string | undefined>;
   /** Writes of other items that come before the item's own (billing what an agreement owes). */
   first?(step: Step<R, I>): Maybe<unknown>;
-  /** The item's new columns, `state` among them (`modified` is set with them). */
+  /** The item's new columns, `state` among them (`modified`, the step's `at`, is set with them). */
   set(step: Step<R, I>): Maybe<Record<string, unknown>>;
   /** Writes of other items that follow from the new state (an agreement's future visits). */
   then?(step: Step<R, I>): Maybe<unknown>;
@@ -71,25 +88,34 @@ export function transition<R extends Stateful, I = undefined>(
       throw new ApiError('unknownAction', `'${name}' applies to one ${singular}: POST /${collection}/:id/${name}`);
     const id = request.item;
     const input = (t.prepare ? await t.prepare(request, id) : undefined) as I;
-    let seen: R | undefined;
-    const item = await services.writer.transact(caller, async (tx, changes) => {
-      const row = (await lockItem(tx, c.table, caller.accountId, id, t.lock)) as R | undefined;
-      const step: Step<R, I> | undefined = row && { tx, row, caller, changes, request, input };
-      if (!step || (t.visible && !t.visible(step))) throw new ApiError('itemNotFound');
-      const state = step.row.deleted ? 'deleted' : await (t.stateOf?.(step) ?? step.row.state);
-      if (step.row.deleted || !t.from.includes(state))
-        throw new ApiError(t.refusal ?? 'stateForbids', `the ${singular} is ${state}; ${t.needs}`);
-      const reason = await t.refuse?.(step);
-      if (reason !== undefined) throw new ApiError(t.refusal ?? 'stateForbids', reason);
-      await t.first?.(step);
-      await changes.touch(c, [id]);
-      await setColumns(tx, c.table, caller.accountId, id, { ...(await t.set(step)), modified: caller.now });
-      await t.then?.(step);
-      await changes.settle();
-      seen = step.row;
-      return changes.item(c, id)!;
-    });
-    await t.told?.({ row: seen!, caller, request, input });
+    let seen: Step<R, I> | undefined;
+    const answered = await services.writer
+      .transact(caller, async (tx, changes) => {
+        const row = (await lockItem(tx, c.table, caller.accountId, id, t.lock)) as R | undefined;
+        const step: Step<R, I> | undefined = row && { tx, row, caller, changes, request, input, at: caller.now };
+        if (!step || (t.visible && !t.visible(step))) throw new ApiError('itemNotFound');
+        t.parse?.(step);
+        const state = step.row.deleted ? 'deleted' : await (t.stateOf?.(step) ?? step.row.state);
+        if (step.row.deleted || !t.from.includes(state))
+          throw new ApiError(t.refusal ?? 'stateForbids', `the ${singular} is ${state}; ${t.needs}`);
+        const reason = await t.refuse?.(step);
+        if (reason !== undefined) throw new ApiError(t.refusal ?? 'stateForbids', reason);
+        // The item as it was locked is what it was before: no second read.
+        await changes.touchRows(c, [step.row as unknown as Row]);
+        await t.first?.(step);
+        await setColumns(tx, c.table, caller.accountId, id, { ...(await t.set(step)), modified: step.at });
+        await t.then?.(step);
+        await changes.settle();
+        seen = step;
+        return changes.item(c, id)!;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof Answered) return err;
+        throw err;
+      });
+    if (answered instanceof Answered) return answered.answer;
+    const item = answered;
+    await t.told?.({ row: seen!.row, caller, request, input, at: seen!.at });
     return { status: 200, body: { result: 'success', [collection]: [item], metadata: NO_ITEMS } };
   };
 }
