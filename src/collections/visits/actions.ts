@@ -63,9 +63,8 @@ function locationIn(visits: Collection, body: unknown): Point | null {
 const where = (location: Point | null) =>
   location ? JSON.stringify({ lat: location.lat, lng: location.lng, accuracy: location.accuracy ?? null }) : null;
 
-/** What both steps declare: a Contractor sees only their own visits (another one is missing, as when they read it). */
+/** What both steps declare (a Contractor locks only their own visits: the collection's read scope does it). */
 const visitStep = {
-  visible: ({ row, caller }: Step<VisitRow>) => caller.role !== 'contractor' || row.user_id === caller.userId,
   parse: ({ request }: Step<VisitRow>) => void locationIn(request.services.registry.get('visits')!, request.body),
   lock: 'no key update' as const,
   refusal: 'visitState' as const,

@@ -31,8 +31,6 @@ async function places(request: ActionRequest, userId: number | null, jobId: numb
  */
 export const onMyWay = transition<RowOf<'visits'>, Awaited<ReturnType<typeof onTheWay>>>('visits', 'onMyWay', {
   prepare: onTheWay,
-  // A Contractor sees only their own visits: another one is missing, as when they read it.
-  visible: ({ row, caller }) => caller.role !== 'contractor' || row.user_id === caller.userId,
   lock: 'no key update',
   from: ['scheduled'],
   needs: 'onMyWay takes a scheduled visit',

@@ -1,6 +1,8 @@
 import { ApiError } from '../../../errors.js';
 import { dialectOf, untyped, type Executor } from '../../../db/runner.js';
-import type { ActionAnswer, ActionHandler, ActionRequest, Caller, Row } from '../collection.js';
+import type { ActionAnswer, ActionHandler, ActionRequest, Caller, Collection, Row } from '../collection.js';
+import { readAccess } from '../access.js';
+import { scope } from '../read.js';
 import type { ChangeRecording } from '../contracts.js';
 import { nounsOf } from '../collection.js';
 import { NO_ITEMS } from './outcome.js';
@@ -32,7 +34,8 @@ type Maybe<T> = T | Promise<T>;
 
 /**
  * An action that moves one item from a state to another (`POST /invoices/:id/issue`), declared:
- * the machinery locks the item, refuses (422, nothing changed) what the declaration refuses, writes
+ * the machinery locks the item within the caller's read scope (the access layer's: any other is
+ * 404, as reading it would be), refuses (422, nothing changed) what the declaration refuses, writes
  * the item's new columns, records every change as a PATCH's are (events, webhooks, streams, the
  * item's version and ETag) and answers the item. Its own file holds no SQL: other items it changes
  * go through their repositories, touched through `changes`.
@@ -43,11 +46,9 @@ export interface Transition<R, I = undefined> {
    * found first, for the item `id`; it may answer 404 as reading the item would.
    */
   prepare?(request: ActionRequest, id: number): Promise<I>;
-  /** Whether the caller sees the locked item (a Contractor their own visits): else 404. */
-  visible?(step: Step<R, I>): boolean;
   /**
-   * The request's body checked, once the caller is known to see the item (another account's is
-   * 404 whatever it sends): throws `Answered` to refuse it.
+   * The request's body checked, once the caller is known to see the item (one they may not read
+   * is 404 whatever it sends): throws `Answered` to refuse it.
    */
   parse?(step: Step<R, I>): void;
   /** The row lock: `update` (the default) also holds off new rows referencing the item. */
@@ -91,9 +92,9 @@ export function transition<R extends Stateful, I = undefined>(
     let seen: Step<R, I> | undefined;
     const answered = await services.writer
       .transact(caller, async (tx, changes) => {
-        const row = (await lockItem(tx, c.table, caller.accountId, id, t.lock)) as R | undefined;
+        const row = (await lockItem(tx, c, caller, id, t.lock)) as R | undefined;
         const step: Step<R, I> | undefined = row && { tx, row, caller, changes, request, input, at: caller.now };
-        if (!step || (t.visible && !t.visible(step))) throw new ApiError('itemNotFound');
+        if (!step) throw new ApiError('itemNotFound');
         t.parse?.(step);
         const state = step.row.deleted ? 'deleted' : await (t.stateOf?.(step) ?? step.row.state);
         if (step.row.deleted || !t.from.includes(state))
@@ -120,19 +121,21 @@ export function transition<R extends Stateful, I = undefined>(
   };
 }
 
-/** An item's row, locked until the transaction ends (`FOR UPDATE` where writers run side by side). */
+/**
+ * An item's row within what the caller may read (the collection's declared scope: a Contractor's
+ * own visits), locked until the transaction ends (`FOR UPDATE` where writers run side by side).
+ */
 export function lockItem(
   tx: Executor,
-  table: string,
-  accountId: number,
+  c: Collection,
+  caller: Caller,
   id: number,
   lock: 'update' | 'no key update' = 'update',
 ) {
   return untyped(tx)
-    .selectFrom(table)
+    .selectFrom(c.table)
     .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
+    .where((eb) => eb.and([scope(c, caller, eb, readAccess(c, caller)), eb(`${c.table}.id`, '=', id)]))
     .modifyEnd(dialectOf(tx).lockClause(lock))
     .executeTakeFirst();
 }
