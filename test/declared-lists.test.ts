@@ -5,7 +5,7 @@ import path from 'node:path';
 import { registry } from '../src/collections/index.js';
 import { CUSTOM_COLLECTIONS } from '../src/collections/machinery/custom.js';
 import { CMP_OPS } from '../src/collections/machinery/where.js';
-import { buildOpenApi } from '../src/http/openapi.js';
+import { buildOpenApi } from '../src/http/openapi/document.js';
 import { byTheirJob, followsJob } from '../src/collections/policy.js';
 
 /**

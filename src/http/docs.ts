@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { registry } from '../collections/index.js';
 import { JSON_TYPE } from './envelope.js';
 import { ApiError } from '../errors.js';
-import { buildOpenApi } from './openapi.js';
+import { buildOpenApi } from './openapi/document.js';
 
 // Swagger UI's own prebuilt files from the swagger-ui-dist package: the page needs no CDN.
 const SWAGGER_DIR = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

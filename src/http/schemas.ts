@@ -4,7 +4,7 @@ import { ERRORS, VALIDATION } from '../errors.js';
 
 /**
  * The JSON Schemas of answers, from the collection declarations and each field's TypeBox schema:
- * the OpenAPI document (openapi.ts) publishes them and the compiled serializers (serialize.ts)
+ * the OpenAPI document (openapi/document.ts) publishes them and the compiled serializers (serialize.ts)
  * write answers by them, so what is documented and what is sent come from one place.
  */
 export type Json = Record<string, unknown>;

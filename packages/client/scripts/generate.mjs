@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { registry } from '../../../dist/src/collections/index.js';
-import { buildOpenApi } from '../../../dist/src/http/openapi.js';
+import { buildOpenApi } from '../../../dist/src/http/openapi/document.js';
 
 const XVERSION = '#/components/parameters/XVersion';
 const doc = buildOpenApi(registry.list, 'http://127.0.0.1:8080');

@@ -1,11 +1,11 @@
-import { locationColumns } from '../collections/machinery/near.js';
-import { nounsOf, type Collection } from '../collections/machinery/collection.js';
-import { MAX_ID } from '../collections/machinery/fields.js';
-import { CMP_OPS } from '../collections/machinery/where.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../collections/machinery/modifiers.js';
-import { MAX_ITEMS } from '../collections/machinery/write/index.js';
-import { API_VERSION } from './envelope.js';
-import { ERRORS, VALIDATION } from '../errors.js';
+import { locationColumns } from '../../collections/machinery/near.js';
+import { nounsOf, type Collection } from '../../collections/machinery/collection.js';
+import { MAX_ID } from '../../collections/machinery/fields.js';
+import { CMP_OPS } from '../../collections/machinery/where.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE } from '../../collections/machinery/modifiers.js';
+import { MAX_ITEMS } from '../../collections/machinery/write/index.js';
+import { API_VERSION } from '../envelope.js';
+import { ERRORS, VALIDATION } from '../../errors.js';
 import {
   defaultItemSchema,
   envelope,
@@ -16,11 +16,11 @@ import {
   ref,
   SHARED_SCHEMAS,
   type Json,
-} from './schemas.js';
-import { oauthPaths, OAUTH_SCHEMAS } from './openapi-oauth.js';
-import { operationsPaths } from './openapi-ops.js';
-import { RETRY_HEADERS, RETRY_PARAMETERS, withRetries } from './openapi-retries.js';
-import { STREAM_PARAMETERS, withEventStream } from './openapi-stream.js';
+} from '../schemas.js';
+import { oauthPaths, OAUTH_SCHEMAS } from './oauth.js';
+import { operationsPaths } from './operations.js';
+import { RETRY_HEADERS, RETRY_PARAMETERS, withRetries } from './retries.js';
+import { STREAM_PARAMETERS, withEventStream } from './stream.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the collection registry and each field's TypeBox

@@ -1,4 +1,4 @@
-import { HEARTBEAT_MS, MAX_STREAMS_PER_TOKEN, STREAM_BUFFER_LIMIT } from './event-stream.js';
+import { HEARTBEAT_MS, MAX_STREAMS_PER_TOKEN, STREAM_BUFFER_LIMIT } from '../event-stream.js';
 
 /**
  * The live stream in the OpenAPI document (PRODUCT §13, src/http/event-stream.ts): `GET /events`

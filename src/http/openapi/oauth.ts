@@ -1,4 +1,4 @@
-import { CLIENT_AUTH_METHODS, PATHS, PUBLIC_CLIENT_AUTH_METHODS } from '../auth/endpoints.js';
+import { CLIENT_AUTH_METHODS, PATHS, PUBLIC_CLIENT_AUTH_METHODS } from '../../auth/endpoints.js';
 
 /**
  * The routes outside `/:collection[/:item][/:action]`: the authorization server (spec §5,

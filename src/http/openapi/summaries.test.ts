@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { registry } from '../collections/index.js';
-import { nounsOf } from '../collections/machinery/collection.js';
-import { buildOpenApi } from './openapi.js';
+import { registry } from '../../collections/index.js';
+import { nounsOf } from '../../collections/machinery/collection.js';
+import { buildOpenApi } from './document.js';
 
 type Op = { summary?: string; operationId?: string };
 const METHODS = ['get', 'post', 'patch', 'delete', 'put', 'head', 'options'];

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { registry } from '../collections/index.js';
-import { buildOpenApi } from './openapi.js';
+import { registry } from '../../collections/index.js';
+import { buildOpenApi } from './document.js';
 
 const doc: any = buildOpenApi(registry.list, 'http://127.0.0.1:3000');
 const params = (op: any) => op.parameters.map((p: any) => p.$ref?.split('/').pop() ?? p.name);
