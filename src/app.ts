@@ -6,7 +6,7 @@ import { STANDARD_HEADERS, sendError, toApiError } from './http/envelope.js';
 import { ApiError } from './errors.js';
 import { oauthPlugin } from './oauth/index.js';
 import { oauthRateLimitPlugin } from './oauth/rate-limits.js';
-import { rateLimitPlugin } from './http/rate-limit.js';
+import { rateLimitPlugin } from './http/rate-limit/index.js';
 import { securityHeaders } from './http/security.js';
 import { fileDownloadsPlugin } from './http/file-downloads.js';
 import { exportPlugin } from './http/export.js';
@@ -18,12 +18,12 @@ import { requestIdOptions } from './http/logging.js';
 import { metricsPlugin } from './http/metrics.js';
 import { routeTable } from './http/route-table.js';
 import { notFoundOr405 } from './http/route.js';
-import { sharePagesPlugin } from './http/share-pages.js';
+import { sharePagesPlugin } from './http/share/pages.js';
 import { startMailWorker, type MailWorker } from './mail/worker.js';
 import { startDeliveryWorker, type DeliveryWorker, type RequestActivity } from './webhooks/worker.js';
 import { startFilesMaintenance, type FilesMaintenance } from './collections/files/maintenance.js';
 import { startAgreementRoll, type AgreementRoll } from './collections/agreements/roll.js';
-import { watchBody } from './http/body-timeout.js';
+import { watchBody } from './http/input/body-timeout.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -102,7 +102,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, reply, done) => {
     activity.lastRequestAt = performance.now();
     reply.headers(headers).header('x-request-id', request.id);
-    // A body still arriving (an upload) must keep arriving (src/http/body-timeout.ts).
+    // A body still arriving (an upload) must keep arriving (src/http/input/body-timeout.ts).
     if (!request.raw.complete) watchBody(request, reply, bodyTimeoutMs, isClosing);
     if (!closing) return done();
     sendError(

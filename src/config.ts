@@ -44,7 +44,7 @@ export interface Config {
   s3?: S3Config;
   /**
    * A request body still arriving: no byte for this long, or on average under 1 KiB/s once this
-   * long has passed, and the connection is answered 408 and closed (src/http/body-timeout.ts).
+   * long has passed, and the connection is answered 408 and closed (src/http/input/body-timeout.ts).
    */
   bodyTimeoutMs: number;
   /** TRAVEL_SPEED_KMH: planning's great-circle travel speed (PRODUCT §15). */

@@ -35,7 +35,7 @@ async function serve(config: Config): Promise<void> {
     closing = true;
     app.log.info({ signal }, 'shutting down');
     // Stop accepting, finish what is in flight, then close the database. Bodies still arriving
-    // are not waited for once idle (src/http/body-timeout.ts); whatever is still open after
+    // are not waited for once idle (src/http/input/body-timeout.ts); whatever is still open after
     // SHUTDOWN_GRACE_MS is closed, and the process exits whatever happens.
     setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS + 5000).unref();

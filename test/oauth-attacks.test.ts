@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, mock, test } from 'node:test';
 import { hashToken } from '../src/auth/secrets.js';
 import { revokeClient } from '../src/oauth/clients.js';
-import { WINDOW_MS } from '../src/http/rate-limit.js';
+import { WINDOW_MS } from '../src/http/rate-limit/index.js';
 import {
   authorizeWithInject,
   call,

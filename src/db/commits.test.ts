@@ -14,8 +14,8 @@ import { eventsRecorded, sharedOf } from './runner.js';
 
 /**
  * A commit that recorded events tells this process's listeners its accounts (runner.ts
- * `committed`): where the database cannot notify, live streams dispatch on it at once
- * (src/http/event-stream.ts). A rolled-back transaction, or one that recorded nothing, tells nobody.
+ * `committed`): where the database cannot notify, `subscribeCommits` (commits.ts) tells live
+ * streams at once. A rolled-back transaction, or one that recorded nothing, tells nobody.
  */
 for (const dialect of DIALECTS) {
   describe(`commits that recorded events are told (${dialect})`, { skip: skipUnless(dialect) }, () => {

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { CALENDAR_PATH, calendarFeed } from '../collections/users/calendar.js';
-import { enforceRateLimit } from './rate-limit.js';
+import { enforceRateLimit } from './rate-limit/index.js';
 
 /** Whether a request's URL is under the feeds' path (`/calendar/…`), whatever follows. */
 export const isCalendarPath = (url: string): boolean => url.startsWith(`${CALENDAR_PATH}/`);

@@ -6,7 +6,7 @@ import { checkMayExport } from '../collections/policy.js';
 import type { Caller } from '../collections/machinery/collection.js';
 import { ApiError } from '../errors.js';
 import { API_VERSION } from './envelope.js';
-import { enforceRateLimit, tokenBucket } from './rate-limit.js';
+import { enforceRateLimit, tokenBucket } from './rate-limit/index.js';
 
 /**
  * Rows of one turn of an export on the server's thread: each page (read, presented, written) runs

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { sendError, toApiError } from '../http/envelope.js';
-import { addressBucket, enforceRateLimit } from '../http/rate-limit.js';
+import { addressBucket, enforceRateLimit } from '../http/rate-limit/index.js';
 import { CLIENT_ENDPOINTS } from '../auth/endpoints.js';
 import { sendPage } from './html.js';
 import { tooManyRequestsPage } from './status-pages.js';
@@ -11,7 +11,7 @@ import { tooManyRequestsPage } from './status-pages.js';
  * person), the client endpoints per client id once the client has authenticated, so a certified
  * client's server refreshing tokens for many owners from one address is not throttled like one
  * browser. What fails before a client is known counts against its address. The counters and
- * their store are the app's (src/http/rate-limit.ts); only the choice of bucket is made here.
+ * their store are the app's (src/http/rate-limit/index.ts); only the choice of bucket is made here.
  */
 
 /** A client's bucket; client ids (`fsm_…`) never look like an address bucket (`auth:<ip>`). */

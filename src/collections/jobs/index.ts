@@ -135,7 +135,7 @@ export const jobs = defineCollection({
     dueDate: '2030-05-01',
   }),
   // PRODUCT §15: a job's bookable slots (GET) and booking one (POST); §17: its report (POST);
-  // §18: its booking link (the share links' machinery; the page is src/http/share-pages.ts).
+  // §18: its booking link (the share links' machinery; the page is src/http/share/pages.ts).
   actions: { slots, book, report, bookingLink: shareLinkAction('jobs'), unshare: unshareAction('jobs') },
   actionDocs: { ...jobActionDocs, report: reportDoc, ...bookingActionDocs },
   getActions: ['slots'],

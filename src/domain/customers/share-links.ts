@@ -10,7 +10,7 @@ import { exponentOf } from '../../collections/machinery/money.js';
 import { readByIds } from '../../collections/machinery/read.js';
 import { NO_ITEMS } from '../../collections/machinery/write/index.js';
 
-/** Where share pages are served (src/http/share-pages.ts): `/share/<collection>/<token>`. */
+/** Where share pages are served (src/http/share/pages.ts): `/share/<collection>/<token>`. */
 export const SHARE_PATH = '/share';
 /** A link ends 60 days after it was made (PRODUCT §18). */
 export const SHARE_DAYS = 60;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { addressBucket, enforceRateLimit } from '../../http/rate-limit.js';
+import { addressBucket, enforceRateLimit } from '../../http/rate-limit/index.js';
 import { ApiError } from '../../errors.js';
 import { clientBucket } from '../rate-limits.js';
 

@@ -1,19 +1,19 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Selectable } from 'kysely';
-import type { DB } from '../db/types.js';
-import { ApiError } from '../errors.js';
-import { renderDocument, type DocumentView } from '../domain/billing/documents.js';
-import { findShared, SHARE_PATH, type DocumentTable, type SharedTable } from '../domain/customers/share-links.js';
-import type { Services } from '../collections/machinery/services.js';
-import { quoteView } from '../collections/quotes/actions.js';
-import { decide, markViewed, Refused, SIGNATURE_MAX_BYTES } from '../collections/quotes/share.js';
-import { invoiceView } from '../collections/invoices/actions.js';
-import { documentRow } from '../domain/billing/document-queries.js';
-import { bookedWindow, bookingHeader, bookingView, bookOffer, NotBooked } from '../collections/jobs/booking.js';
-import { esc, sendPage } from './html.js';
-import { addressBucket, enforceRateLimit } from './rate-limit.js';
-import { toApiError } from './envelope.js';
+import type { DB } from '../../db/types.js';
+import { ApiError } from '../../errors.js';
+import { renderDocument, type DocumentView } from '../../domain/billing/documents.js';
+import { findShared, SHARE_PATH, type DocumentTable, type SharedTable } from '../../domain/customers/share-links.js';
+import type { Services } from '../../collections/machinery/services.js';
+import { quoteView } from '../../collections/quotes/actions.js';
+import { decide, markViewed, Refused, SIGNATURE_MAX_BYTES } from '../../collections/quotes/share.js';
+import { invoiceView } from '../../collections/invoices/actions.js';
+import { documentRow } from '../../domain/billing/document-queries.js';
+import { bookedWindow, bookingHeader, bookingView, bookOffer, NotBooked } from '../../collections/jobs/booking.js';
+import { esc, sendPage } from '../html.js';
+import { addressBucket, enforceRateLimit } from '../rate-limit/index.js';
+import { toApiError } from '../envelope.js';
 import {
   bookedSection,
   bookingSection,
@@ -24,7 +24,7 @@ import {
   notFoundPage,
   page,
   SIGN_CSP,
-} from './share-view.js';
+} from './view.js';
 
 /** A form with a signature of at most 1 MiB (base64: a third more) and the rest. */
 const FORM_LIMIT = 2 * 1024 * 1024;

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { createClient } from 'redis';
-import { buildApp } from '../app.js';
-import { hashToken } from '../auth/secrets.js';
+import { buildApp } from '../../app.js';
+import { hashToken } from '../../auth/secrets.js';
 import {
   DIALECTS,
   call,
@@ -14,9 +14,9 @@ import {
   skipUnless,
   type Tenant,
   type TestApp,
-} from '../../test/helpers.js';
-import { WINDOW_MS } from './rate-limit.js';
-import { openRedisStore } from './rate-limit-redis.js';
+} from '../../../test/helpers.js';
+import { WINDOW_MS } from './index.js';
+import { openRedisStore } from './redis.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

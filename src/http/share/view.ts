@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
-import type { DocumentView } from '../domain/billing/documents.js';
-import type { BookingView } from '../collections/jobs/booking.js';
-import { formatAmount } from '../domain/billing/documents.js';
-import { MONEY_SCALE, toScaled } from '../collections/machinery/money.js';
-import { esc, PAGE_CSP } from './html.js';
-import { dateFormat, type DateStyle } from '../time/format.js';
+import type { DocumentView } from '../../domain/billing/documents.js';
+import type { BookingView } from '../../collections/jobs/booking.js';
+import { formatAmount } from '../../domain/billing/documents.js';
+import { MONEY_SCALE, toScaled } from '../../collections/machinery/money.js';
+import { esc, PAGE_CSP } from '../html.js';
+import { dateFormat, type DateStyle } from '../../time/format.js';
 
 /** The customer's pages (PRODUCT §18): a phone first (375 px wide), readable without script. */
 const CSS = `*{box-sizing:border-box}body{font:16px/1.45 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}

@@ -1,15 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fp from 'fastify-plugin';
-import { ApiError } from '../errors.js';
-import { countRateLimitRefusal } from './metrics.js';
+import { ApiError } from '../../errors.js';
+import { countRateLimitRefusal } from '../metrics.js';
 
 /**
  * Rate limits (PRODUCT §3, 429 with Retry-After): per access token on the API; on /oauth2/* per
  * client address or per client id (PRODUCT §8). Counted by @fastify/rate-limit: a fixed window of
  * a minute per bucket, starting at the bucket's first request. In process by default (its
  * LocalStore, no I/O: each process counts on its own, see README "Settings"); in Redis when
- * REDIS_URL is set, one counter across every process (rate-limit-redis.ts).
+ * REDIS_URL is set, one counter across every process (redis.ts).
  */
 export const WINDOW_MS = 60_000;
 /** Buckets one process keeps in memory (least recently used dropped first). */
@@ -90,7 +90,7 @@ export const rateLimitPlugin = fp(
     // The Redis client is loaded only when configured: importing it costs every process ~20 MB of
     // RSS (measured), which the peak-RSS budget of a worker cannot spare.
     const redis = app.config.redisUrl
-      ? await (await import('./rate-limit-redis.js')).openRedisStore(app.config.redisUrl)
+      ? await (await import('./redis.js')).openRedisStore(app.config.redisUrl)
       : undefined;
     if (redis) app.addHook('onClose', async () => redis.close());
     await app.register(fastifyRateLimit, {

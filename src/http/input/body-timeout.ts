@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errorAnswer } from './serialize.js';
-import { ApiError } from '../errors.js';
+import { errorAnswer } from '../serialize.js';
+import { ApiError } from '../../errors.js';
 
 /** Below this average rate, once the first `timeoutMs` have passed, a body is too slow. */
 const MIN_BYTES_PER_SECOND = 1024;

@@ -1,4 +1,4 @@
-import { hasLoneSurrogate } from '../db/text.js';
+import { hasLoneSurrogate } from '../../db/text.js';
 
 /**
  * Request bodies may nest at most this deep. Deeper JSON parses, but every recursive walk over
