@@ -83,6 +83,39 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test("items' lists asked at once: each item its own list (an empty one too), read by shared statements", async () => {
+      const skill = async (token: string, name: string) =>
+        (await call(t.app, token, 'POST', '/skills', { skills: [{ name }] })).body.skills[0].id as number;
+      const [s1, s2, s3] = [await skill(a.token, 'Gas'), await skill(a.token, 'Roof'), await skill(a.token, 'Water')];
+      const sb = await skill(b.token, 'Electric');
+      const lists = [[s3, s1], [s2], [], [s1, s2, s3]];
+      const jobs: { token: string; id: number; want: number[] }[] = [];
+      for (let i = 0; i < 24; i++) {
+        const want = lists[i % lists.length];
+        const res = await call(t.app, a.token, 'POST', '/jobs', {
+          jobs: [{ title: `L${i}`, requiredSkills: want.map((id) => ({ id })) }],
+        });
+        assert.equal(res.status, 200, res.raw);
+        jobs.push({ token: a.token, id: res.body.jobs[0].id, want: [...want].sort((x, y) => x - y) });
+      }
+      const bJob = await call(t.app, b.token, 'POST', '/jobs', {
+        jobs: [{ title: 'B', requiredSkills: [{ id: sb }] }],
+      });
+      jobs.push({ token: b.token, id: bJob.body.jobs[0].id, want: [sb] });
+      sent = [];
+      const answers = await Promise.all(jobs.map((j) => call(t.app, j.token, 'GET', `/jobs/${j.id}`)));
+      answers.forEach((res, i) => {
+        assert.equal(res.status, 200, res.raw);
+        assert.deepEqual(
+          res.body.jobs[0].requiredSkills.map((r: { id: number }) => r.id),
+          jobs[i].want,
+          `job ${jobs[i].id}`,
+        );
+      });
+      const listReads = sent.filter((q) => /from "job_skills" as "l"/.test(q));
+      assert.ok(listReads.length >= 2 && listReads.length < jobs.length, `${listReads.length} list statements`);
+    });
+
     if (dialect === 'postgres')
       test('a failed statement fails the requests that shared it, and the next statement is sent', async () => {
         const db = t.database.db;

@@ -28,10 +28,12 @@ export interface SharedRead<R> {
   build: (ids: number[]) => Compilable<R>;
   /** The id a row answers. */
   idOf: (row: R) => number;
+  /** Each id answers every row of it, in the statement's order (an item's list), not one row. */
+  many?: boolean;
 }
 
 interface Waiter<R> {
-  resolve: (row: R | undefined) => void;
+  resolve: (answer: R | R[] | undefined) => void;
   reject: (err: unknown) => void;
 }
 interface Group {
@@ -46,10 +48,19 @@ const groups = new WeakMap<object, Map<string, Group>>();
 
 /** The row of `id` (undefined when none), read with the rows other requests ask at the same moment. */
 export function readShared<R>(db: object, read: SharedRead<R>, id: number): Promise<R | undefined> {
-  if (inTransaction(db)) return readNow(db, read, [id]).then((rows) => rows[0]);
+  return shared(db, read, id) as Promise<R | undefined>;
+}
+
+/** The rows of `id` (an item's list; none: empty), read with those other requests ask at the same moment. */
+export function readSharedList<R>(db: object, read: SharedRead<R>, id: number): Promise<R[]> {
+  return shared(db, { ...read, many: true }, id) as Promise<R[]>;
+}
+
+function shared<R>(db: object, read: SharedRead<R>, id: number): Promise<unknown> {
+  if (inTransaction(db)) return readNow(db, read, [id]).then((rows) => (read.many ? rows : rows[0]));
   let byGroup = groups.get(db);
   if (!byGroup) groups.set(db, (byGroup = new Map()));
-  const name = `${read.key}|${Object.values(read.values).join('|')}`;
+  const name = `${read.many ? 'many|' : ''}${read.key}|${Object.values(read.values).join('|')}`;
   let group = byGroup.get(name);
   if (!group) byGroup.set(name, (group = { busy: false }));
   if (!group.next) {
@@ -57,7 +68,7 @@ export function readShared<R>(db: object, read: SharedRead<R>, id: number): Prom
     if (!group.busy) send(db, byGroup, name, group, read);
   }
   const batch = group.next;
-  return new Promise<R | undefined>((resolve, reject) => {
+  return new Promise<unknown>((resolve, reject) => {
     const waiter = { resolve, reject } as Waiter<unknown>;
     const waiting = batch.get(id);
     if (waiting) waiting.push(waiter);
@@ -87,8 +98,14 @@ async function answer<R>(db: object, read: SharedRead<R>, batch: Map<number, Wai
     chunks.map(async (ids) => {
       try {
         const rows = await readNow(db, read, ids);
-        const found = new Map(rows.map((r) => [read.idOf(r), r]));
-        for (const id of ids) for (const w of batch.get(id)!) w.resolve(found.get(id));
+        const found = new Map<number, R | R[]>();
+        for (const r of rows) {
+          const id = read.idOf(r);
+          if (!read.many) found.set(id, r);
+          else if (found.has(id)) (found.get(id) as R[]).push(r);
+          else found.set(id, [r]);
+        }
+        for (const id of ids) for (const w of batch.get(id)!) w.resolve(found.get(id) ?? (read.many ? [] : undefined));
       } catch (err) {
         for (const id of ids) for (const w of batch.get(id)!) w.reject(err);
       }
@@ -103,9 +120,9 @@ function readNow<R>(db: object, read: SharedRead<R>, ids: number[]): Promise<R[]
   for (let i = 0; i < n; i++) values[`id${i}`] = ids[Math.min(i, ids.length - 1)];
   return query<R>(
     db,
-    `shared|${read.key}|${n}`,
+    `shared|${read.many ? 'many|' : ''}${read.key}|${n}`,
     () => read.build(Array.from({ length: n }, (_, i) => slot<number>(`id${i}`))),
     values,
-    { oneRow: n === 1 },
+    { oneRow: n === 1 && !read.many },
   );
 }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { execute, query, slot, untyped, type Executor } from '../../db/runner.js';
+import { readSharedList } from '../../db/batched.js';
 import { AssocRef, type AssocListField } from './fields.js';
 import { toApi } from './values.js';
 
@@ -73,21 +74,35 @@ export async function loadLists(
   const names = Object.keys(field.members);
   // An item's or a small batch's lists: built once per shape and run with new ids (as byIds in
   // read.ts); building the statement on each read was 12 % of the server's CPU on W3.
+  const key = `loadLists|${field.through}|${field.table}|${field.own}|${field.other}|${names.join(',')}`;
+  // One item's lists (GET /jobs/ID) are read with those other requests of the moment ask
+  // (src/db/batched.ts): on PostgreSQL a round trip shared instead of one each.
   const rows =
-    ownIds.length <= 10
-      ? await query<ListRow>(
+    ownIds.length === 1
+      ? await readSharedList<ListRow>(
           db,
-          `loadLists|${field.through}|${field.table}|${field.own}|${field.other}|${names.join(',')}|${ownIds.length}`,
-          () =>
-            listStatement(
-              db,
-              field,
-              slot('account'),
-              ownIds.map((_, i) => slot<number>(`${i}`)),
-            ),
-          { account: accountId, ...ownIds },
+          {
+            key,
+            values: { account: accountId },
+            build: (ids) => listStatement(db, field, slot('account'), ids),
+            idOf: (r) => Number(r.own),
+          },
+          ownIds[0],
         )
-      : await execute<ListRow>(db, listStatement(db, field, accountId, ownIds));
+      : ownIds.length <= 10
+        ? await query<ListRow>(
+            db,
+            `${key}|${ownIds.length}`,
+            () =>
+              listStatement(
+                db,
+                field,
+                slot('account'),
+                ownIds.map((_, i) => slot<number>(`${i}`)),
+              ),
+            { account: accountId, ...ownIds },
+          )
+        : await execute<ListRow>(db, listStatement(db, field, accountId, ownIds));
   const out = new Map<number, Record<string, unknown>[]>();
   for (const r of rows) {
     if (!out.has(r.own)) out.set(r.own, []);
