@@ -3,8 +3,8 @@ import { travelMatrix } from '../../domain/planning/travel.js';
 import type { ActionDoc, ActionRequest, RowOf } from '../machinery/collection.js';
 import { accountMoney } from '../machinery/money.js';
 import { serverCaller } from '../machinery/server-caller.js';
-import { jobPlace, latestPing, visitCrew } from './repository.js';
-import { transition } from '../machinery/write/transition.js';
+import { jobPlace, latestPing } from './repository.js';
+import { itemInScope, transition } from '../machinery/write/transition.js';
 import { clientAddress, companyName, firstNameOf } from '../../domain/customers/queries.js';
 import { dateFormat, type DateStyle } from '../../time/format.js';
 
@@ -42,8 +42,10 @@ export const onMyWay = transition<RowOf<'visits'>, Awaited<ReturnType<typeof onT
 /** Before the visit is locked: who is on the way to which job, and when they should arrive. */
 async function onTheWay(request: ActionRequest, id: number) {
   const { caller, services } = request;
-  const seen = await visitCrew(services.database.db, caller.accountId, id);
-  if (!seen || (caller.role === 'contractor' && seen.user_id !== caller.userId)) throw new ApiError('itemNotFound');
+  // As the transition's lock will: a visit the caller may not read is missing (404).
+  const seen = (await itemInScope(services.database.db, services.registry.get('visits')!, caller, id)) as
+    RowOf<'visits'> | undefined;
+  if (!seen) throw new ApiError('itemNotFound');
   const { ping, job } = await places(request, seen.user_id, seen.job_id);
   let seconds: number | null = null;
   if (ping && job.address_lat !== null && job.address_lng !== null) {

@@ -90,15 +90,6 @@ export async function entriesFrom(
   }));
 }
 
-/** A visit's user and job, unlocked (who is on the way to what). */
-export const visitCrew = (db: Executor, accountId: number, id: number) =>
-  db
-    .selectFrom('visits')
-    .select(['user_id', 'job_id'])
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-
 /** The user's latest ping recorded in [from, to], or undefined. */
 export const latestPing = (db: Executor, accountId: number, userId: number, from: number, to: number) =>
   db

@@ -92,7 +92,7 @@ export function transition<R extends Stateful, I = undefined>(
     let seen: Step<R, I> | undefined;
     const answered = await services.writer
       .transact(caller, async (tx, changes) => {
-        const row = (await lockItem(tx, c, caller, id, t.lock)) as R | undefined;
+        const row = (await itemInScope(tx, c, caller, id, t.lock ?? 'update')) as R | undefined;
         const step: Step<R, I> | undefined = row && { tx, row, caller, changes, request, input, at: caller.now };
         if (!step) throw new ApiError('itemNotFound');
         t.parse?.(step);
@@ -123,21 +123,22 @@ export function transition<R extends Stateful, I = undefined>(
 
 /**
  * An item's row within what the caller may read (the collection's declared scope: a Contractor's
- * own visits), locked until the transaction ends (`FOR UPDATE` where writers run side by side).
+ * own visits), or undefined. With `lock`, it stays locked until the transaction ends (where
+ * writers run side by side); without, it is read as it is (what an action finds before its
+ * transaction).
  */
-export function lockItem(
+export function itemInScope(
   tx: Executor,
   c: Collection,
   caller: Caller,
   id: number,
-  lock: 'update' | 'no key update' = 'update',
+  lock?: 'update' | 'no key update',
 ) {
-  return untyped(tx)
+  const q = untyped(tx)
     .selectFrom(c.table)
     .selectAll()
-    .where((eb) => eb.and([scope(c, caller, eb, readAccess(c, caller)), eb(`${c.table}.id`, '=', id)]))
-    .modifyEnd(dialectOf(tx).lockClause(lock))
-    .executeTakeFirst();
+    .where((eb) => eb.and([scope(c, caller, eb, readAccess(c, caller)), eb(`${c.table}.id`, '=', id)]));
+  return (lock ? q.modifyEnd(dialectOf(tx).lockClause(lock)) : q).executeTakeFirst();
 }
 
 function setColumns(tx: Executor, table: string, accountId: number, id: number, values: Record<string, unknown>) {
