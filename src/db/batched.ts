@@ -28,9 +28,10 @@ export interface SharedRead<R> {
   build: (ids: number[]) => Compilable<R>;
   /** The id a row answers. */
   idOf: (row: R) => number;
-  /** Each id answers every row of it, in the statement's order (an item's list), not one row. */
-  many?: boolean;
 }
+
+/** A read as this file runs it: `many`, each id answers every row of it, in the statement's order (readSharedList). */
+type Read<R> = SharedRead<R> & { many?: boolean };
 
 interface Waiter<R> {
   resolve: (answer: R | R[] | undefined) => void;
@@ -56,7 +57,7 @@ export function readSharedList<R>(db: object, read: SharedRead<R>, id: number): 
   return shared(db, { ...read, many: true }, id) as Promise<R[]>;
 }
 
-function shared<R>(db: object, read: SharedRead<R>, id: number): Promise<unknown> {
+function shared<R>(db: object, read: Read<R>, id: number): Promise<unknown> {
   if (inTransaction(db)) return readNow(db, read, [id]).then((rows) => (read.many ? rows : rows[0]));
   let byGroup = groups.get(db);
   if (!byGroup) groups.set(db, (byGroup = new Map()));
@@ -77,7 +78,7 @@ function shared<R>(db: object, read: SharedRead<R>, id: number): Promise<unknown
 }
 
 /** Sends the next statement once this turn's requests have joined it; then the one after, if any asked. */
-function send<R>(db: object, byGroup: Map<string, Group>, name: string, group: Group, read: SharedRead<R>): void {
+function send<R>(db: object, byGroup: Map<string, Group>, name: string, group: Group, read: Read<R>): void {
   group.busy = true;
   setImmediate(() => {
     const taken = group.next!;
@@ -90,7 +91,7 @@ function send<R>(db: object, byGroup: Map<string, Group>, name: string, group: G
   });
 }
 
-async function answer<R>(db: object, read: SharedRead<R>, batch: Map<number, Waiter<unknown>[]>): Promise<void> {
+async function answer<R>(db: object, read: Read<R>, batch: Map<number, Waiter<unknown>[]>): Promise<void> {
   const all = [...batch.keys()];
   const chunks: number[][] = [];
   for (let i = 0; i < all.length; i += MAX) chunks.push(all.slice(i, i + MAX));
@@ -114,7 +115,7 @@ async function answer<R>(db: object, read: SharedRead<R>, batch: Map<number, Wai
 }
 
 /** One statement for `ids` (at most MAX), their number padded to a power of two. */
-function readNow<R>(db: object, read: SharedRead<R>, ids: number[]): Promise<R[]> {
+function readNow<R>(db: object, read: Read<R>, ids: number[]): Promise<R[]> {
   const n = ids.length === 1 ? 1 : 2 ** Math.ceil(Math.log2(ids.length));
   const values: Record<string, unknown> = { ...read.values };
   for (let i = 0; i < n; i++) values[`id${i}`] = ids[Math.min(i, ids.length - 1)];

@@ -72,11 +72,10 @@ export async function loadLists(
   expand: boolean,
 ) {
   const names = Object.keys(field.members);
-  // An item's or a small batch's lists: built once per shape and run with new ids (as byIds in
-  // read.ts); building the statement on each read was 12 % of the server's CPU on W3.
+  // Built once per shape and run with new ids, as byIds in read.ts does (building it on each read
+  // was 12 % of W3's CPU). One item's lists (GET /jobs/ID) are read with those other requests of
+  // the moment ask (src/db/batched.ts): on PostgreSQL one round trip shared instead of one each.
   const key = `loadLists|${field.through}|${field.table}|${field.own}|${field.other}|${names.join(',')}`;
-  // One item's lists (GET /jobs/ID) are read with those other requests of the moment ask
-  // (src/db/batched.ts): on PostgreSQL a round trip shared instead of one each.
   const rows =
     ownIds.length === 1
       ? await readSharedList<ListRow>(
