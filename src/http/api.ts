@@ -103,7 +103,13 @@ function bodyItems(c: Collection, route: ApiRoute, method: string, body: unknown
   return items.map((it) => (isPlainObject(it) && it.id === undefined ? { ...it, id: route.item } : it));
 }
 
-/** What an action sees of the request: no framework objects. */
+/** A `Content-Length` as a number of bytes, when it is one. */
+function declaredLength(header: string | undefined): number | undefined {
+  const n = Number(header);
+  return header !== undefined && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/** What an action sees of the request: no framework objects, no headers. */
 function actionRequest(
   request: FastifyRequest,
   caller: Caller,
@@ -113,7 +119,8 @@ function actionRequest(
   return {
     caller,
     item,
-    headers: request.headers,
+    contentType: request.headers['content-type'],
+    declaredLength: declaredLength(request.headers['content-length']),
     query: request.query as Record<string, unknown>,
     body: request.body,
     parts: request.isMultipart() ? (limits) => request.parts({ limits }) as AsyncIterable<MultipartPart> : undefined,

@@ -39,7 +39,8 @@ function rowsOf(c: Collection, example: Row): Row[] {
     const row: Row = { ...example };
     for (const s of scalars) {
       if (s.type === 'string' || s.type === 'datetime') row[s.column] = EDGE_STRINGS[i % EDGE_STRINGS.length];
-      else if (s.type === 'integer' || s.type === 'number') row[s.column] = EDGE_NUMBERS[i % EDGE_NUMBERS.length];
+      else if (s.type === 'integer' || s.type === 'number' || s.type === 'decimal')
+        row[s.column] = EDGE_NUMBERS[i % EDGE_NUMBERS.length];
       else if (s.type === 'json')
         row[s.column] = JSON.stringify([EDGE_STRINGS[i % EDGE_STRINGS.length], -0, { a: null }]);
       else if (s.type === 'boolean' || s.type === 'flag') row[s.column] = i % 2;

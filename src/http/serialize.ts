@@ -1,5 +1,6 @@
 import fastJson from 'fast-json-stringify';
 import type { Collection, Item } from '../collections/machinery/collection.js';
+import { kindOf } from '../collections/machinery/kinds/index.js';
 import { fieldsKey } from '../collections/machinery/present.js';
 import type { ApiErrorBody } from '../errors.js';
 import { envelope, itemSchema, pascal, SHARED_SCHEMAS, type Json } from './schemas.js';
@@ -80,7 +81,7 @@ function projected(c: Collection, fields: string[]): Json {
   // Values the declarations do not type are stored JSON or derived: JSON.stringify writes them.
   const typed = (name: string) => {
     const f = c.fields[name];
-    return (f.kind === 'scalar' && f.type === 'json') || f.kind === 'computed' ? {} : item.properties[name];
+    return (f.kind === 'scalar' && kindOf(f).untyped) || f.kind === 'computed' ? {} : item.properties[name];
   };
   return {
     type: 'object',

@@ -6,7 +6,7 @@ import type { Collection, Item, Row } from '../../collections/machinery/collecti
 import { REFERENCE_TABLES } from '../../collections/machinery/fields.js';
 import { present } from '../../collections/machinery/present.js';
 import { transferPlan } from '../../collections/machinery/transfer.js';
-import { isoTime, toApi } from '../../collections/machinery/values.js';
+import { isoTime, toApi } from '../../collections/machinery/kinds/index.js';
 import type { BlobStore } from '../../storage/blobs.js';
 import { operator } from '../service.js';
 

@@ -8,7 +8,7 @@ import type { Collection, Columns } from '../../collections/machinery/collection
 import { REFERENCE_TABLES } from '../../collections/machinery/fields.js';
 import { searchTextOf } from '../../collections/machinery/search.js';
 import {
-  columnValue,
+  restoreColumns,
   ImportError,
   rowOf,
   transferPlan,
@@ -306,7 +306,7 @@ async function insertAccount(
       logo = (account.logo as { id?: number } | null)?.id ?? null;
       continue;
     }
-    row[field.column] = columnValue(field, account[name], `account.${name}`);
+    restoreColumns(field, account[name], `account.${name}`, row);
   }
   for (const t of ['created', 'modified']) {
     const ms = Date.parse(String(account[t]));

@@ -86,10 +86,9 @@ async function fromRawBody(request: ActionRequest, max: number, members: { name?
   if (body !== undefined && !(body instanceof Readable)) {
     throw new ApiError('unsupportedMediaType', 'upload JSON files as multipart/form-data or application/octet-stream');
   }
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > max) throw new TooLargeError(max);
+  if (request.declaredLength !== undefined && request.declaredLength > max) throw new TooLargeError(max);
   const staged = await request.services.blobs.stage((body as Readable | undefined) ?? Readable.from([]), max);
-  return { staged, mimeType: mediaType(request.headers['content-type'] as string | undefined), ...members };
+  return { staged, mimeType: mediaType(request.contentType), ...members };
 }
 
 /** What a client is told when the file store cannot be reached: never the store's own words (they name buckets, hosts). */

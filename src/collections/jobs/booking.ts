@@ -36,7 +36,6 @@ export interface BookingView {
 const asServer = (services: Services, accountId: number, item: number, now: number): ActionRequest => ({
   caller: { ...serverCaller(services, accountId, now), permissions: new Set(['visits.write']) },
   item,
-  headers: {},
   query: {},
   body: undefined,
   services,

@@ -1,6 +1,7 @@
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import { defineCollection, type TxItemContext } from '../machinery/collection.js';
 import type { ObjectField } from '../machinery/fields.js';
+import { columnsOf } from '../machinery/kinds/index.js';
 import { seesJob } from '../policy.js';
 import type { Executor } from '../../db/runner.js';
 import {
@@ -115,9 +116,7 @@ async function deletable(db: Executor, accountId: number, jobId: number): Promis
 }
 
 /** The columns of an address, the location's two included. */
-const ADDRESS_COLUMNS = Object.values((jobFields.address as ObjectField).members).flatMap((m) =>
-  m.lngColumn ? [m.column, m.lngColumn] : [m.column],
-);
+const ADDRESS_COLUMNS = Object.values((jobFields.address as ObjectField).members).flatMap(columnsOf);
 
 export const jobs = defineCollection({
   name: 'jobs',

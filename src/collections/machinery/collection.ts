@@ -6,6 +6,7 @@ import { containsIndexName } from '../../db/text.js';
 import type { DB } from '../../db/types.js';
 import type { Field, ScalarField, ValueType } from './fields.js';
 import { INT32_MAX, customFieldsField } from './fields.js';
+import { KINDS } from './kinds/index.js';
 import type { CmpOp } from './where.js';
 import type { ChangeRecording, Services } from './contracts.js';
 
@@ -286,7 +287,11 @@ export const permissionFor = (c: CollectionDef, need: 'read' | 'write'): string 
 export interface ActionRequest {
   caller: Caller;
   item?: number;
-  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The body's media type as sent (`Content-Type`), when it has one. */
+  contentType?: string;
+  /** The body's length in bytes as the client declared it (`Content-Length`), when it did. */
+  declaredLength?: number;
+  /** The action's parameters (`GET /jobs/:id/slots?from=…`). */
   query: Readonly<Record<string, unknown>>;
   /** Parsed JSON, or for any other media type the raw bytes as a stream. */
   body: unknown;
@@ -383,10 +388,10 @@ export function defineCollection<T extends TableName>(def: CollectionDef<T>): Co
   if (unruled.length) throw new Error(`${def.name}: no access rule (policy.actions) for ${unruled.join(', ')}`);
   if (def.customFields) def = { ...def, fields: { ...def.fields, customFields: customFieldsField() } };
   const columns = new Map<string, FilterColumn>([['id', { column: 'id', type: 'integer', nullable: false }]]);
-  const wide = (s: ScalarField) =>
-    s.type === 'integer' && ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;
+  // A column declared past int4 is a bigint (a file's size): its literals may be as wide.
+  const wide = (s: ScalarField) => ((s.valueSchema as { maximum?: number }).maximum ?? 0) > INT32_MAX;
   const addScalar = (name: string, s: ScalarField) => {
-    if (s.type !== 'json' && s.type !== 'location')
+    if (KINDS[s.type].compare)
       columns.set(name, {
         column: s.column,
         type: s.type,
@@ -405,7 +410,8 @@ export function defineCollection<T extends TableName>(def: CollectionDef<T>): Co
   }
   const readable = Object.entries(def.fields).filter(([, fl]) => fl.kind !== 'writeOnly');
   const texts = Object.entries(def.fields).filter(
-    ([, fl]) => fl.kind === 'scalar' && fl.type === 'string' && fl.required && fl.valueSchema.anyOf === undefined,
+    ([, fl]) =>
+      fl.kind === 'scalar' && KINDS[fl.type] === KINDS.string && fl.required && fl.valueSchema.anyOf === undefined,
   );
   const text = texts.find(([, fl]) => fl.kind === 'scalar' && fl.valueSchema.pattern === undefined) ?? texts[0];
   if (!text && !def.textField) throw new Error(`${def.name}: no required text field`);

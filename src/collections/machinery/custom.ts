@@ -3,10 +3,20 @@ import { dialectOf, execute, insertRows, inTransaction, query, slot, untyped, ty
 import { searchColumns, searchTextOf } from './search.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import type { Caller, Collection, FilterColumn, Row } from './collection.js';
+import type { ValueType } from './fields.js';
 import { fieldsIn, type CmpOp, type WhereNode } from './where.js';
 import type { Batch } from './write/batch.js';
 import { stopOnErrors } from './write/outcome.js';
 import type { CustomState, CustomType, Definition } from './custom-definitions.js';
+
+/** The value kind a custom field of each type is compared as (kinds/): dates and choices are text. */
+const VALUE_TYPE: Record<CustomType, ValueType> = {
+  text: 'string',
+  number: 'number',
+  boolean: 'boolean',
+  date: 'string',
+  select: 'string',
+};
 
 export { CUSTOM_TYPES, type CustomState, type CustomType, type Definition } from './custom-definitions.js';
 
@@ -452,7 +462,7 @@ export async function customColumns(
     if (!d || d.deleted) throw new ApiError('badModifier', `${modifier}: unknown field '${name}'`);
     out.set(name, {
       column: 'custom_fields',
-      type: d.type === 'number' ? 'number' : d.type === 'boolean' ? 'boolean' : 'string',
+      type: VALUE_TYPE[d.type],
       nullable: true,
       expr: dialect.jsonMember(column, d.key, d.type),
       ops: OPS[d.type],

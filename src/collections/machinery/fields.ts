@@ -1,76 +1,26 @@
-import { Type, type TSchema } from '@sinclair/typebox';
-import type { Executor } from '../../db/tx.js';
-import { validationError } from '../../errors.js';
 /**
  * Field declarations. Each carries its TypeBox schema (the single source for validation, the
  * `fields` catalogue, serialization and OpenAPI) and how it maps onto columns.
+ * A scalar field's value kind (its storage, conversions, filters, summaries, export) lives in
+ * kinds/, one file per kind.
  */
-/** `json`: a structured value (a list of event types) stored as JSON text; not filterable or sortable. */
-export type ValueType =
-  'string' | 'integer' | 'number' | 'boolean' | 'flag' | 'time' | 'datetime' | 'json' | 'location';
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { Executor } from '../../db/tx.js';
+import { booleanFields } from './kinds/boolean.js';
+import { datetimeFields } from './kinds/datetime.js';
+import { decimalFields } from './kinds/decimal.js';
+import { flagFields } from './kinds/flag.js';
+import { INT32_MAX, integerFields } from './kinds/integer.js';
+import { jsonFields } from './kinds/json.js';
+import type { BaseField, ScalarField, ScalarOpts } from './kinds/kind.js';
+import { locationFields } from './kinds/location.js';
+import { numberFields } from './kinds/number.js';
+import { textFields } from './kinds/text.js';
+import { timeFields } from './kinds/time.js';
 
-export interface BaseField {
-  /** The write schema of the value (TypeBox). */
-  schema: TSchema;
-  required?: boolean;
-  readOnly?: boolean;
-  /** Returned only with fields=* (not in the default field set). */
-  extended?: boolean;
-  description?: string;
-}
-
-export interface ScalarField extends BaseField {
-  kind: 'scalar';
-  /** The schema of a non-null value (schema itself admits null when the field is nullable). */
-  valueSchema: TSchema;
-  column: string;
-  type: ValueType;
-  nullable?: boolean;
-  default?: unknown;
-  /**
-   * Unique in the account ('account'), or in the whole service: such values live in a table of
-   * their own without `account_id` (src/db/migrations/scheme.ts), the value in a column named as
-   * this field's and the item's id in `id` (a user's login: `logins`, `user_id`), which the
-   * collection's rules keep.
-   */
-  unique?: 'account' | { table: string; id: string };
-  /**
-   * The value is unique together with other columns (a custom field definition's `key`, per
-   * collection in the account) by a unique index that the collection's own rules check first: when
-   * the index refuses a row anyway (two items of one batch, concurrent writes), the failure names
-   * this field (write/apply.ts uniqueField) rather than `id`.
-   */
-  uniqueIndex?: boolean;
-  /** A `location` (`{lat, lng}`): `column` holds the latitude, this the longitude (kinds.location). */
-  lngColumn?: string;
-  /** The item's custom fields (PRODUCT §12): typed by the account's definitions (src/collections/machinery/custom.ts). */
-  customFields?: boolean;
-  /**
-   * An exact decimal stored as an integer count of 10^-scale (money, quantities, percentages:
-   * src/collections/machinery/money.ts): written and shown as a JSON number, never held as a binary
-   * fraction on the way; a value with more decimals, non-finite or past ±1e9 is refused.
-   */
-  scale?: number;
-  /** Money: its decimals are the account currency's too (checked by checkCurrencyDecimals). */
-  money?: boolean;
-  /**
-   * Text whose `~` is answered through a trigram index (issue 51; migration 140 and the later
-   * ones that call `addContainsIndex`): the member lists are filtered by, at some cost to writes.
-   */
-  contains?: boolean;
-  /**
-   * A JSON value that names items: path → target collection of the `{id}` found there. A path is
-   * steps: a member's name, `*` (each member of an object) or `[]` (each element of an array), as
-   * `'[].taxRate'` (a document's lines: `[{taxRate: {id}, …}]`), `'[]'` (a list of `{id}`),
-   * `'[].steps[].visit'`, `'*[]'` (each member's elements: a form's photo answers). What is not
-   * there, or null, names nothing; past a `*`, neither does a value that is no object (an answer's
-   * text). An account's export orders the targets first and its import remaps them
-   * (src/collections/machinery/transfer.ts).
-   */
-  references?: Record<string, string>;
-  /** The value's own checks instead of its schema's (a document's lines name `lines[i].member`). */
-  check?(value: unknown, name: string): import('../../errors.js').ApiErrorBody[];
-}
+export type { BaseField, ScalarField, ScalarOpts, ValueType } from './kinds/kind.js';
+export { INT32_MAX, INT32_MIN } from './kinds/integer.js';
+export { locationProblem } from './kinds/location.js';
 
 export interface ObjectField extends BaseField {
   kind: 'object';
@@ -157,80 +107,20 @@ export interface ComputedField extends BaseField {
 
 export type Field = ScalarField | ObjectField | AssocField | AssocListField | WriteOnlyField | ComputedField;
 
-type ScalarOpts = Partial<Omit<ScalarField, 'kind' | 'column' | 'type' | 'schema'>> & { schema?: TSchema };
-
-function scalar(type: ValueType, base: TSchema) {
-  return (column: string, opts: ScalarOpts = {}): ScalarField => {
-    const { schema, ...rest } = opts;
-    const s = schema ?? base;
-    return {
-      kind: 'scalar',
-      column,
-      type,
-      ...rest,
-      valueSchema: s,
-      schema: rest.nullable ? Type.Union([s, Type.Null()]) : s,
-    };
-  };
-}
-
-const ISO_WITH_OFFSET = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$';
-
+/**
+ * The field builders: each value kind's from its own file (kinds/), then the shapes built of
+ * them (objects, associations, write-only values).
+ */
 export const f = {
-  string: (
-    column: string,
-    opts: ScalarOpts & { maxLength?: number; minLength?: number; pattern?: string; format?: string } = {},
-  ) => {
-    const { maxLength = 255, minLength, pattern, format, ...rest } = opts;
-    return scalar('string', Type.String({ maxLength, minLength, pattern, format }))(column, rest);
-  },
-  text: (column: string, opts: ScalarOpts & { minLength?: number } = {}) => {
-    const { minLength, ...rest } = opts;
-    return scalar('string', Type.String({ minLength, maxLength: 10_000 }))(column, rest);
-  },
-  integer: (column: string, opts: ScalarOpts & { minimum?: number; maximum?: number } = {}) => {
-    const { minimum = INT32_MIN, maximum = INT32_MAX, ...rest } = opts;
-    return scalar('integer', Type.Integer({ minimum, maximum }))(column, rest);
-  },
-  number: (column: string, opts: ScalarOpts & { minimum?: number; maximum?: number } = {}) => {
-    const { minimum, maximum = 1e12, ...rest } = opts;
-    return scalar('number', Type.Number({ minimum, maximum }))(column, rest);
-  },
-  boolean: (column: string, opts: ScalarOpts = {}) => scalar('boolean', Type.Boolean())(column, opts),
-  /** An integer 1/0 flag (the spec's `active`). */
-  flag: (column: string, opts: ScalarOpts = {}) =>
-    scalar('flag', Type.Union([Type.Literal(0), Type.Literal(1)]))(column, opts),
-  /** An ISO 8601 date-time with offset, stored as text as given. */
-  datetime: (column: string, opts: ScalarOpts = {}) =>
-    scalar('datetime', Type.String({ pattern: ISO_WITH_OFFSET, format: 'date-time' }))(column, opts),
-  /** A server-set time (epoch ms in the database, ISO 8601 in the API); always read-only. */
-  time: (column: string, opts: ScalarOpts = {}) =>
-    scalar('time', Type.String({ format: 'date-time' }))(column, { readOnly: true, ...opts }),
-  /** A client-set instant: ISO 8601 with offset in the API, epoch ms in the database (compares across offsets). */
-  instant: (column: string, opts: ScalarOpts = {}) =>
-    scalar('time', Type.String({ pattern: ISO_WITH_OFFSET, format: 'date-time' }))(column, opts),
-  /** A calendar date `YYYY-MM-DD`, stored as text (sorts and compares as text). */
-  date: (column: string, opts: ScalarOpts = {}) =>
-    scalar('string', Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', format: 'date' }))(column, opts),
-  /** A structured value of the given schema, stored as JSON text. */
-  json: (column: string, schema: TSchema, opts: ScalarOpts = {}) => scalar('json', schema)(column, opts),
-  enum: (column: string, values: readonly string[], opts: ScalarOpts = {}) =>
-    scalar('string', Type.Union(values.map((v) => Type.Literal(v))))(column, opts),
-  /** An amount in the account's currency (money.ts: stored in 10^-4 units; at most ±1e9). */
-  money: (column: string, opts: ScalarOpts & { minimum?: number } = {}) => {
-    const { minimum = -1e9, ...rest } = opts;
-    return { ...scalar('number', Type.Number({ minimum, maximum: 1e9 }))(column, rest), scale: 4, money: true };
-  },
-  /** An exact decimal of `scale` decimals within [minimum, maximum] (a quantity: 3, a percentage: 4). */
-  decimal: (
-    column: string,
-    scale: number,
-    opts: ScalarOpts & { minimum?: number; maximum?: number; positive?: boolean } = {},
-  ) => {
-    const { minimum = -1e9, maximum = 1e9, positive, ...rest } = opts;
-    const bounds = positive ? { exclusiveMinimum: 0, maximum } : { minimum, maximum };
-    return { ...scalar('number', Type.Number(bounds))(column, rest), scale };
-  },
+  ...textFields,
+  ...integerFields,
+  ...numberFields,
+  ...decimalFields,
+  ...booleanFields,
+  ...flagFields,
+  ...datetimeFields,
+  ...timeFields,
+  ...jsonFields,
   /** With `partial`, members may be left out (an address); the object is still written as a whole. */
   object: (
     members: Record<string, ScalarField>,
@@ -294,50 +184,8 @@ export const kinds = {
   colour: (column: string, opts: ScalarOpts = {}) => f.string(column, { pattern: COLOUR, ...opts }),
   email: (column: string, opts: ScalarOpts = {}) =>
     f.string(column, { maxLength: 254, pattern: EMAIL, format: 'email', ...opts }),
-  /**
-   * A point on Earth, `{lat, lng}` or null (PRODUCT §10), in two columns `<prefix>_lat` and
-   * `<prefix>_lng` (both or neither), indexed with the account for `near` (machinery/near.ts).
-   * lat −90…90, lng −180…180, at most 7 decimals each: checked by `locationProblem`.
-   */
-  location: (prefix: string, opts: ScalarOpts = {}): ScalarField => {
-    const value = Type.Object(
-      {
-        lat: Type.Number({ minimum: -90, maximum: 90, description: 'Latitude, at most 7 decimals.' }),
-        lng: Type.Number({ minimum: -180, maximum: 180, description: 'Longitude, at most 7 decimals.' }),
-      },
-      { additionalProperties: false },
-    );
-    return {
-      kind: 'scalar',
-      column: `${prefix}_lat`,
-      lngColumn: `${prefix}_lng`,
-      type: 'location',
-      nullable: true,
-      ...opts,
-      valueSchema: value,
-      schema: Type.Union([value, Type.Null()]),
-    };
-  },
-  /**
-   * A point `{lat, lng}` or null held whole as JSON text in one column (a user's `homeLocation`):
-   * the rules of `location`, without its two indexed columns, for a place nothing filters by.
-   */
-  point: (column: string, opts: ScalarOpts = {}): ScalarField => {
-    const location = kinds.location('unused');
-    return {
-      kind: 'scalar',
-      column,
-      type: 'json',
-      nullable: true,
-      ...opts,
-      check: (v: unknown, name: string) => {
-        const why = locationProblem(v);
-        return why ? [validationError('invalid', name, why)] : [];
-      },
-      valueSchema: location.valueSchema,
-      schema: location.schema,
-    };
-  },
+  location: locationFields.location,
+  point: locationFields.point,
   /**
    * `distance` of an item with a location: with `near` (machinery/near.ts), km from the point,
    * rounded to 3 decimals; null otherwise. Read-only, shown with `near` or `fields=*`.
@@ -374,41 +222,6 @@ export const kinds = {
   },
 };
 
-/** How many decimals a number is written with (`1e-7`: 7, `0.1`: 1, `5`: 0). */
-function decimalsOf(n: number): number {
-  const m = /^-?\d+(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(n));
-  if (!m) return Infinity;
-  return Math.max(0, (m[1]?.length ?? 0) - Number(m[2] ?? 0));
-}
-
-/**
- * Why a location is invalid, or undefined when it is `{lat, lng}` (numbers in range, at most 7
- * decimals) or null: the one check of the `location` kind, wherever it is declared.
- */
-export function locationProblem(v: unknown): string | undefined {
-  if (v === null) return undefined;
-  if (typeof v !== 'object' || Array.isArray(v)) return 'must be an object {lat, lng} or null';
-  const keys = Object.keys(v);
-  const extra = keys.find((k) => k !== 'lat' && k !== 'lng');
-  if (extra !== undefined) return `has no member '${extra.slice(0, 32)}' (only lat and lng)`;
-  const { lat, lng } = v as { lat?: unknown; lng?: unknown };
-  if (lat === undefined || lng === undefined) return 'needs both lat and lng (or null for none)';
-  for (const [name, n, max] of [
-    ['lat', lat, 90],
-    ['lng', lng, 180],
-  ] as const) {
-    if (typeof n !== 'number' || !Number.isFinite(n)) return `${name} must be a number`;
-    if (n < -max || n > max) return `${name} must be from -${max} to ${max}`;
-    if (decimalsOf(n) > 7) return `${name} has more than 7 decimals`;
-  }
-  return undefined;
-}
-
-/**
- * Integer columns are PostgreSQL `integer` (int4) and ids `serial`: a value past this range would
- * fail the query there, so it is refused before any SQL, on SQLite too (one answer on both dialects).
- */
-export const INT32_MIN = -(2 ** 31);
 /**
  * Every date-time the API accepts (an instant, a user's status timestamp, a date-time parameter)
  * lies from the first millisecond of 1970 to the last of 9999, in UTC: instants are epoch ms in
@@ -424,7 +237,6 @@ export function instantMs(v: unknown): number | undefined {
   const ms = typeof v === 'string' ? Date.parse(v) : NaN;
   return Number.isFinite(ms) && ms >= FIRST_INSTANT && ms <= LAST_INSTANT ? ms : undefined;
 }
-export const INT32_MAX = 2 ** 31 - 1;
 /** The largest id any item can have. */
 export const MAX_ID = INT32_MAX;
 export const isItemId = (v: unknown): v is number =>

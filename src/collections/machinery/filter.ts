@@ -4,8 +4,8 @@ import { dialectOf, type Executor } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
 import { gateThrough } from './access.js';
 import { type Caller, type Collection, type EB, type FilterColumn } from './collection.js';
-import { INT32_MAX, INT32_MIN, REFERENCE_TABLES, type AssocField, type AssocListField } from './fields.js';
-import { scaledProblem, toScaled } from './money.js';
+import { INT32_MAX, REFERENCE_TABLES, type AssocField, type AssocListField } from './fields.js';
+import { KINDS } from './kinds/index.js';
 import { fieldsIn, type Value, type WhereNode } from './where.js';
 
 const bad = (why: string) => new ApiError('badModifier', `where: ${why}`);
@@ -31,7 +31,7 @@ export function assocPath(c: Collection, name: string): AssocPath | undefined {
     return col ? { field, col } : undefined;
   }
   const decl = REFERENCE_TABLES[field.target]?.fields[member];
-  if (decl?.kind !== 'scalar' || decl.type === 'json' || decl.type === 'location') return undefined;
+  if (decl?.kind !== 'scalar' || !KINDS[decl.type].compare) return undefined;
   return { field, col: { column: decl.column, type: decl.type, nullable: !!decl.nullable } };
 }
 
@@ -204,8 +204,9 @@ function compare(
     if (op !== '=' && op !== '!=') throw bad(`null can only be compared with = or !=`);
     return op === '=' ? eb(ref, 'is', null) : eb(ref, 'is not', null);
   }
+  const kind = KINDS[col.type];
   if (op === '~' || op === '!~') {
-    if (col.type !== 'string' && col.type !== 'datetime') throw bad(`'${node.field}' is not text; '${op}' needs text`);
+    if (!kind.compare?.text) throw bad(`'${node.field}' is not text; '${op}' needs text`);
     if (typeof value !== 'string') throw bad(`'${op}' needs a quoted string`);
     // The value lowered here as the database lowers the stored text (src/db/text.ts).
     const lowered = lowerText(value);
@@ -228,67 +229,24 @@ function compare(
   if (indexed) return indexed;
   // Bound as bigint so the comparison never depends on how a driver types the parameter;
   // bindValue has already refused values the column cannot hold. Both dialects know the cast.
-  const bound = col.type === 'integer' || col.type === 'flag' ? sql<number>`cast(${raw} as bigint)` : raw;
+  const bound = kind.compare!.bigint ? sql<number>`cast(${raw} as bigint)` : raw;
   if (op === '!=' && col.nullable) return eb.or([eb(ref, 'is', null), eb(ref, '<>', bound)]);
-  if (col.type === 'boolean' && op !== '=' && op !== '!=') throw bad(`'${node.field}' is a boolean; use = or !=`);
+  if (!kind.compare!.ordered && op !== '=' && op !== '!=') throw bad(`'${node.field}' is ${kind.noun}; use = or !=`);
   return eb(ref, op === '!=' ? '<>' : op, bound);
 }
 
-/** What an integer column stores (int4, or bigint for wide columns, read back as safe integers). */
-function integerRange(col: FilterColumn): [number, number] {
-  return col.wide ? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [INT32_MIN, INT32_MAX];
-}
-
+/** A literal as its column holds it (the member's kind decides), or the refusal naming the member. */
 function bindValue(
   field: string,
   col: FilterColumn,
   value: Exclude<Value, null>,
   exponent: number | undefined,
 ): string | number {
-  const type = col.type;
-  switch (type) {
-    case 'string':
-    case 'datetime':
-      if (typeof value !== 'string') throw bad(`'${field}' needs a quoted string`);
-      return value;
-    case 'integer':
-    case 'flag':
-    case 'number':
-      // A 0/1 flag (users' `active`, spec §2.3) compares with true and false too, as every boolean does.
-      if (type === 'flag' && typeof value === 'boolean') return value ? 1 : 0;
-      if (typeof value !== 'number')
-        throw bad(`'${field}' needs ${type === 'flag' ? '0, 1, true or false' : 'a number'}`);
-      if (col.scale !== undefined) {
-        // Never rounded: a money literal with more decimals than the currency has is refused, as
-        // such an amount is when written (PRODUCT §9).
-        const money = col.money && exponent !== undefined;
-        const why = scaledProblem(value, col.scale, money ? exponent : col.scale);
-        if (why) throw bad(`'${field}' ${why}${money ? " (the account's currency)" : ''}`);
-        return toScaled(value, col.scale);
-      }
-      if (type !== 'number') {
-        const [min, max] = integerRange(col);
-        if (!Number.isInteger(value) || value < min || value > max)
-          throw bad(`'${field}' needs an integer from ${min} to ${max}`);
-      }
-      return value;
-    case 'boolean':
-      if (typeof value !== 'boolean') throw bad(`'${field}' needs true or false`);
-      return value ? 1 : 0;
-    case 'time': {
-      const ms = typeof value === 'string' ? Date.parse(value) : NaN;
-      if (!Number.isFinite(ms)) throw bad(`'${field}' needs a quoted ISO 8601 date-time`);
-      return ms;
-    }
-    case 'json':
-    case 'location':
-      throw bad(`'${field}' cannot be filtered`);
-    default: {
-      // Every value type is answered above: a new one is a compile error here until it is.
-      const unknown: never = type;
-      throw bad(`'${field}' (${String(unknown)}) cannot be filtered`);
-    }
-  }
+  const compare = KINDS[col.type].compare;
+  if (!compare) throw bad(`'${field}' cannot be filtered`);
+  const bound = compare.bind(value, col, exponent);
+  if ('why' in bound) throw bad(`'${field}' ${bound.why}`);
+  return bound.value;
 }
 
 /** Whether a `where` reads other tables (an association member): its answers follow their changes too. */

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { execute, query, slot, untyped, type Executor } from '../../db/runner.js';
 import { readSharedList } from '../../db/batched.js';
 import { AssocRef, type AssocListField } from './fields.js';
-import { toApi } from './values.js';
+import { toApi } from './kinds/index.js';
 
 interface LinkOptions {
   /** The link table, with account_id and the two id columns. */

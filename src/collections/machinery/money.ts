@@ -27,7 +27,6 @@
 
 import type { Executor } from '../../db/tx.js';
 import { validationError, type ApiErrorBody } from '../../errors.js';
-import type { Field } from './fields.js';
 import { dateFormat, partsOf, type DateStyle } from '../../time/format.js';
 
 /** What a product, charge or line is (PRODUCT §9). */
@@ -212,7 +211,7 @@ export async function accountZone(db: Executor, accountId: number): Promise<stri
  * member of a line (`lines[2].`).
  */
 export function checkCurrencyDecimals(
-  fields: Record<string, Field>,
+  fields: Record<string, { kind: string; money?: boolean }>,
   item: Record<string, unknown>,
   exponent: number,
   prefix = '',

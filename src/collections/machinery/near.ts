@@ -2,6 +2,7 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import { ApiError } from '../../errors.js';
 import type { Collection, EB } from './collection.js';
 import { DISTANCE } from './fields.js';
+import { KINDS, kindOf } from './kinds/index.js';
 
 /**
  * `near=<lat>,<lng>[,<radiusKm>]` (PRODUCT §10): the items whose address has a location, within
@@ -33,7 +34,7 @@ export function locationColumns(c: Collection): { lat: string; lng: string } | u
   for (const field of Object.values(c.fields)) {
     if (field.kind !== 'object') continue;
     for (const m of Object.values(field.members))
-      if (m.type === 'location' && m.lngColumn) return { lat: m.column, lng: m.lngColumn };
+      if (kindOf(m) === KINDS.location) return { lat: m.column, lng: m.lngColumn! };
   }
   return undefined;
 }

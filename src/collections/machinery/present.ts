@@ -4,7 +4,7 @@ import { gateThrough, passes } from './access.js';
 import type { AssocField } from './fields.js';
 import { loadLists } from './links.js';
 import type { Projection } from './modifiers.js';
-import { converterOf, toApi } from './values.js';
+import { asIs, kindOf, toApi } from './kinds/index.js';
 import { visibleKeys, visibleValues } from './custom.js';
 
 /**
@@ -69,31 +69,36 @@ function writer(c: Collection, name: string): Put {
           item[name] = visibleValues(row[column], loaded.customKeys);
         };
       }
-      // Text needs no conversion: the common case skips toApi's switch.
-      if (field.type === 'string' || field.type === 'datetime') {
+      const kind = kindOf(field);
+      const convert = kind.toApi(field);
+      const columns = kind.columns(field);
+      // Text needs no conversion: the common case makes no call.
+      if (convert === asIs) {
         return (row, item) => {
           item[name] = row[column] ?? null;
         };
       }
-      const convert = converterOf(field);
+      if (columns.length === 1) {
+        return (row, item) => {
+          item[name] = convert(row[column]);
+        };
+      }
       return (row, item) => {
-        item[name] = convert(row[column]);
+        item[name] = convert(...columns.map((col) => row[col]));
       };
     }
     case 'object': {
       // Members that are null are left out of the object.
       const members = Object.entries(field.members).map(([key, m]) => ({
         key,
-        column: m.column,
-        lng: m.lngColumn,
-        convert: converterOf(m),
+        columns: kindOf(m).columns(m),
+        convert: kindOf(m).toApi(m),
       }));
       return (row, item) => {
         const o: Record<string, unknown> = {};
-        for (const { key, column, lng, convert } of members) {
-          if (row[column] === null || row[column] === undefined) continue;
-          // A location is two columns: {lat, lng}, both stored or neither.
-          o[key] = lng ? { lat: Number(row[column]), lng: Number(row[lng]) } : convert(row[column]);
+        for (const { key, columns, convert } of members) {
+          const v = columns.length === 1 ? convert(row[columns[0]]) : convert(...columns.map((col) => row[col]));
+          if (v !== null) o[key] = v;
         }
         item[name] = o;
       };

@@ -4,6 +4,7 @@ import { rowVersion } from '../../db/counted.js';
 import type { Caller, Collection, EB, Item, Row } from './collection.js';
 import { fieldsKey, present } from './present.js';
 import { assocSortKey, moneyIn, steers, whereToSql } from './filter.js';
+import { columnsOf } from './kinds/index.js';
 import { accountMoney } from './money.js';
 import type { ListQuery, Projection } from './modifiers.js';
 import { countRows, KEPT_COUNT, keptCount, keptCountColumn } from './count.js';
@@ -56,12 +57,10 @@ function columnsFor(c: Collection, p: Projection, version = false): string[] {
     const cols = new Set(version ? ['id', 'version'] : ['id']);
     for (const name of p.fields) {
       const field = c.fields[name];
-      if (field.kind === 'scalar' || field.kind === 'assoc') cols.add(field.column);
+      if (field.kind === 'scalar') for (const col of columnsOf(field)) cols.add(col);
+      else if (field.kind === 'assoc') cols.add(field.column);
       else if (field.kind === 'object')
-        for (const m of Object.values(field.members)) {
-          cols.add(m.column);
-          if (m.lngColumn) cols.add(m.lngColumn);
-        }
+        for (const m of Object.values(field.members)) for (const col of columnsOf(m)) cols.add(col);
       else if (field.kind === 'computed') for (const col of field.columns) cols.add(col);
     }
     columns = [...cols].map((col) => `${c.table}.${col}`);

@@ -2,6 +2,7 @@ import { ApiError } from '../../errors.js';
 import { isPeriod, type DateSource, type Period } from '../../time/period.js';
 import type { Collection } from './collection.js';
 import type { ScalarField } from './fields.js';
+import { KINDS } from './kinds/index.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE, MAX_PAGE_SIZE, positiveInt } from './modifiers.js';
 import { parseWhere, type WhereNode } from './where.js';
 
@@ -46,14 +47,11 @@ const shown = (s: string) => `'${s.slice(0, 64)}'`;
 
 /** How a field holds a date, or undefined when it holds none. */
 export function dateSource(field: ScalarField): DateSource | undefined {
-  if (field.type === 'time') return 'ms';
-  if (field.type === 'datetime') return 'text';
-  if (field.type === 'string' && (field.valueSchema as { format?: string }).format === 'date') return 'date';
-  return undefined;
+  return KINDS[field.type].date?.(field);
 }
 
 /** Money, quantities, durations: what sum and avg add up. */
-const isNumber = (field: ScalarField) => field.type === 'integer' || field.type === 'number';
+const isNumber = (field: ScalarField) => KINDS[field.type].sum !== undefined;
 
 /** A default field's scalar (`total`, `address.city`), or undefined. */
 function scalarOf(c: Collection, name: string): ScalarField | undefined {
@@ -61,7 +59,7 @@ function scalarOf(c: Collection, name: string): ScalarField | undefined {
   if (!c.defaultFields.includes(root)) return undefined;
   const field = c.fields[root];
   const s = member === undefined ? field : field?.kind === 'object' ? field.members[member] : undefined;
-  if (s?.kind !== 'scalar' || s.type === 'json' || s.type === 'location') return undefined;
+  if (s?.kind !== 'scalar' || !KINDS[s.type].compare) return undefined;
   return s;
 }
 

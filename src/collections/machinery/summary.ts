@@ -6,7 +6,7 @@ import { accountMoney, divRound, MONEY_SCALE } from './money.js';
 import { customColumns } from './custom.js';
 import { readAccess } from './access.js';
 import { scope } from './read.js';
-import { converterOf, isoTime } from './values.js';
+import { converterOf, isoTime, KINDS } from './kinds/index.js';
 import type { Aggregate, GroupKey, SummaryQuery } from './summary-query.js';
 
 /** One group of a summary as answered: its keys, then each aggregate by name. */
@@ -21,7 +21,7 @@ const n = (i: number) => `fsm_n${i}`;
 /** A sum read as exact decimal text: integers past 2^53 survive the driver (money adds up in 10^-4 units). */
 const exactSum = (col: Expression<unknown>) => sql<string>`cast(sum(${col}) as text)`;
 /** Added exactly: integer columns, scaled decimals included; a plain `number` is a double anyway. */
-const exact = (agg: Aggregate) => agg.field!.type === 'integer' || agg.field!.scale !== undefined;
+const exact = (agg: Aggregate) => KINDS[agg.field!.type].sum === 'exact';
 
 /** A stored integer of 10^-scale (as BigInt) as the JSON number nearest its decimal. */
 function unitsToNumber(units: bigint, scale: number): number {

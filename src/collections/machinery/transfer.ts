@@ -1,6 +1,6 @@
 import type { Collection, Columns, Item } from './collection.js';
 import type { AssocListField, ScalarField } from './fields.js';
-import { scaledProblem, toScaled } from './money.js';
+import { kindOf } from './kinds/index.js';
 
 /**
  * An account's export and import (PRODUCT §19), derived from the declarations: which collections,
@@ -153,33 +153,14 @@ export function mapReferences(
 const remapJson = (field: ScalarField, value: unknown, remap: Remap, member: string): unknown =>
   mapReferences(field, value, member, (target, ref, at) => ({ ...ref, id: remap(target, assocId(ref, at), at) }));
 
-/** A stored column's value from the member as exported (the inverse of values.ts converterOf). */
-export function columnValue(field: ScalarField, value: unknown, member: string, remap?: Remap): unknown {
-  if (value === null || value === undefined) return null;
-  if (field.type === 'json') return JSON.stringify(remap ? remapJson(field, value, remap, member) : value);
-  if (field.scale !== undefined) {
-    const why = scaledProblem(value, field.scale);
-    if (why) throw problem(member, why);
-    return toScaled(value as number, field.scale);
-  }
-  switch (field.type) {
-    case 'time': {
-      const ms = typeof value === 'string' ? Date.parse(value) : NaN;
-      if (!Number.isFinite(ms)) throw problem(member, 'must be an ISO 8601 date-time');
-      return ms;
-    }
-    case 'boolean':
-      if (typeof value !== 'boolean') throw problem(member, 'must be true or false');
-      return value ? 1 : 0;
-    case 'integer':
-    case 'number':
-    case 'flag':
-      if (typeof value !== 'number' || !Number.isFinite(value)) throw problem(member, 'must be a number');
-      return value;
-    default:
-      if (typeof value !== 'string') throw problem(member, 'must be a string');
-      return value;
-  }
+/**
+ * A member as exported back into its columns of `row` (the inverse of its kind's `toApi`; a JSON
+ * value's references remapped to the new account's ids first).
+ */
+export function restoreColumns(field: ScalarField, value: unknown, member: string, row: Columns, remap?: Remap): void {
+  const given = remap && field.references && value !== null && value !== undefined;
+  const why = kindOf(field).restore(field, given ? remapJson(field, value, remap, member) : value, row);
+  if (why) throw problem(member, why);
 }
 
 /**
@@ -209,23 +190,13 @@ export function rowOf(
     if (!field) throw problem(member, `is no member of ${c.name}`);
     switch (field.kind) {
       case 'scalar':
-        if (field.type === 'location') {
-          const p = value as { lat?: number; lng?: number } | null;
-          row[field.column] = p?.lat ?? null;
-          row[field.lngColumn!] = p?.lng ?? null;
-        } else row[field.column] = columnValue(field, value, member, remap);
+        restoreColumns(field, value, member, row, remap);
         break;
       case 'object': {
         if (value !== null && (typeof value !== 'object' || Array.isArray(value)))
           throw problem(member, 'must be an object');
         const o = (value ?? {}) as Record<string, unknown>;
-        for (const [key, m] of Object.entries(field.members)) {
-          if (m.type === 'location') {
-            const p = o[key] as { lat?: number; lng?: number } | undefined;
-            row[m.column] = p?.lat ?? null;
-            row[m.lngColumn!] = p?.lng ?? null;
-          } else row[m.column] = columnValue(m, o[key], `${member}.${key}`);
-        }
+        for (const [key, m] of Object.entries(field.members)) restoreColumns(m, o[key], `${member}.${key}`, row);
         break;
       }
       case 'assoc':

@@ -21,8 +21,8 @@ if (!FormatRegistry.Has('date')) {
 if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v));
 import { validationError, type ApiErrorBody } from '../../errors.js';
 import type { Collection, Columns, Item, Op } from './collection.js';
-import { INSTANT_RANGE, MAX_ID, instantMs, isItemId, locationProblem, type Field, type ScalarField } from './fields.js';
-import { moneyProblem, scaledProblem, toScaled, toScaledNearest } from './money.js';
+import { INSTANT_RANGE, MAX_ID, instantMs, isItemId, type Field } from './fields.js';
+import { kindOf } from './kinds/index.js';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 function checker(schema: TSchema): TypeCheck<TSchema> {
@@ -82,9 +82,11 @@ export function validateItem(c: Collection, item: unknown, op: Op): ApiErrorBody
     } else if (field.kind === 'object' && isPlainObject(item[key])) {
       for (const member of Object.keys(item[key] as Item)) {
         if (!Object.hasOwn(field.members, member)) errors.push(validationError('unknown', `${key}.${member}`));
-        else if (field.members[member].type === 'location') {
-          // A location's failures name it (`address.location`), whatever else the object holds.
-          const why = locationProblem((item[key] as Item)[member]);
+        else {
+          // A member's own problem names it (`address.location`), whatever else the object holds.
+          const m = field.members[member];
+          const v = (item[key] as Item)[member];
+          const why = v === null || v === undefined ? undefined : kindOf(m).problem?.(m, v);
           if (why) errors.push(validationError('invalid', `${key}.${member}`, why));
         }
       }
@@ -93,10 +95,11 @@ export function validateItem(c: Collection, item: unknown, op: Op): ApiErrorBody
       }
     } else if (field.kind === 'scalar' && field.check) {
       errors.push(...field.check(item[key], key));
-    } else if (field.kind === 'scalar' && field.scale !== undefined && item[key] !== null) {
-      // Exact decimals: the number's own digits, before the schema's bounds (money.ts). Money's
-      // decimals are the account currency's: its collection checks them (checkCurrencyDecimals).
-      const why = field.money ? moneyProblem(item[key]) : scaledProblem(item[key], field.scale);
+    } else if (field.kind === 'scalar' && kindOf(field).problem && item[key] !== null) {
+      // The kind's own check first (a decimal's digits, a location's members), then the schema's
+      // bounds. Money's decimals are the account currency's: its collection checks them
+      // (checkCurrencyDecimals).
+      const why = kindOf(field).problem!(field, item[key]);
       if (why) errors.push(validationError('invalid', key, why));
       else if (!checker(field.schema).Check(item[key]))
         errors.push(validationError('invalid', key, describe(field, item[key])));
@@ -121,15 +124,6 @@ function isAssocShape(v: unknown, nullable: boolean): boolean {
   return isPlainObject(v) && Object.keys(v).length === 1 && isItemId(v.id);
 }
 
-function toColumn(s: ScalarField, v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  if (s.type === 'time') return Date.parse(v as string); // writable instants are stored as epoch ms
-  if (s.type === 'json') return JSON.stringify(v);
-  // Money with more decimals than kept fails its currency check before anything is written.
-  if (s.scale !== undefined) return s.money ? toScaledNearest(v as number, s.scale) : toScaled(v as number, s.scale);
-  return s.type === 'boolean' ? (v ? 1 : 0) : v;
-}
-
 /** The column values an item sets; on create, defaults fill what the item left out. */
 export function itemToRow(c: Collection, item: Item, op: Op, now: number): Columns {
   const row: Columns = {};
@@ -138,18 +132,13 @@ export function itemToRow(c: Collection, item: Item, op: Op, now: number): Colum
     const value = item[name];
     switch (field.kind) {
       case 'scalar':
-        if (given) row[field.column] = toColumn(field, value);
-        else if (op === 'create' && field.default !== undefined) row[field.column] = toColumn(field, field.default);
+        if (given) kindOf(field).write(field, value, row);
+        else if (op === 'create' && field.default !== undefined) kindOf(field).write(field, field.default, row);
         break;
       case 'object':
         if (given) {
           for (const [m, s] of Object.entries(field.members)) {
-            const v = value === null ? null : (value as Item)[m];
-            if (s.type === 'location') {
-              const point = (v ?? null) as { lat: number; lng: number } | null;
-              row[s.column] = point === null ? null : point.lat;
-              row[s.lngColumn!] = point === null ? null : point.lng;
-            } else row[s.column] = toColumn(s, v);
+            kindOf(s).write(s, value === null ? null : (value as Item)[m], row);
           }
         }
         break;

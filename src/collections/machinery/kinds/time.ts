@@ -1,4 +1,14 @@
-import type { ScalarField, ValueType } from './fields.js';
+import { Type } from '@sinclair/typebox';
+import {
+  ISO_WITH_OFFSET,
+  oneColumn,
+  orNull,
+  ownColumn,
+  restoreOne,
+  scalar,
+  type Kind,
+  type ScalarOpts,
+} from './kind.js';
 
 const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 /** The last millisecond of year 9999 and the first of year 0: what ISO 8601 writes with four digits. */
@@ -43,43 +53,38 @@ function clampTime(ms: number): number {
   return Math.min(Math.max(Math.trunc(ms), FIRST_FOUR_DIGIT_YEAR), LAST_FOUR_DIGIT_YEAR);
 }
 
-type Convert = (v: unknown) => unknown;
-/** A conversion of stored values, null and undefined being null. */
-const orNull =
-  (convert: Convert): Convert =>
-  (v) =>
-    v === null || v === undefined ? null : convert(v);
-const asIs: Convert = (v) => (v === undefined ? null : v);
-/** Every value type's conversion: a type added to ValueType without one is a compile error. */
-const CONVERTERS: Record<ValueType, Convert> = {
-  boolean: orNull((v) => v === 1 || v === true),
+/** An instant: ISO 8601 in the API (any offset), epoch milliseconds in a bigint column (compares across offsets). */
+export const time: Kind = {
+  noun: 'a date-time',
+  columns: ownColumn,
   // A stored value that is no number at all is shown as null rather than failing the answer.
-  time: orNull((v) => {
-    const ms = Number(v);
-    return Number.isNaN(ms) ? null : isoTime(ms);
+  toApi: () =>
+    orNull((v) => {
+      const ms = Number(v);
+      return Number.isNaN(ms) ? null : isoTime(ms);
+    }),
+  // Written instants passed their schema's date-time check (validate.ts).
+  write: oneColumn((_f, v) => Date.parse(v as string)),
+  restore: restoreOne((_f, v) => {
+    const ms = typeof v === 'string' ? Date.parse(v) : NaN;
+    return Number.isFinite(ms) ? { value: ms } : { why: 'must be an ISO 8601 date-time' };
   }),
-  json: orNull((v) => JSON.parse(v as string)),
-  flag: orNull(Number),
-  integer: orNull(Number),
-  number: orNull(Number),
-  string: asIs,
-  // YYYY-MM-DD (or a local date-time) as stored.
-  datetime: asIs,
-  // Its two columns are presented together (present.ts); a single column is as stored.
-  location: asIs,
+  compare: {
+    text: false,
+    ordered: true,
+    bind: (v) => {
+      const ms = typeof v === 'string' ? Date.parse(v) : NaN;
+      return Number.isFinite(ms) ? { value: ms } : { why: 'needs a quoted ISO 8601 date-time' };
+    },
+  },
+  date: () => 'ms',
 };
 
-/** The conversion of a value type, chosen once where a field's writer is made (src/collections/machinery/present.ts). */
-export const converterOf = (s: Pick<ScalarField, 'type'> & { scale?: number }): Convert =>
-  s.scale !== undefined ? scaledConverter(s.scale) : CONVERTERS[s.type];
-
-/** An exact decimal's stored integer as its JSON number (src/collections/machinery/money.ts). */
-function scaledConverter(scale: number): Convert {
-  const d = 10 ** scale;
-  return orNull((v) => Number(v) / d);
-}
-
-/** A stored value as the API shows it: 0/1 flags as booleans, epoch ms as ISO 8601, numbers as numbers. */
-export function toApi(s: Pick<ScalarField, 'type'> & { scale?: number }, v: unknown): unknown {
-  return converterOf(s)(v);
-}
+export const timeFields = {
+  /** A server-set time (epoch ms in the database, ISO 8601 in the API); always read-only. */
+  time: (column: string, opts: ScalarOpts = {}) =>
+    scalar('time', Type.String({ format: 'date-time' }))(column, { readOnly: true, ...opts }),
+  /** A client-set instant: ISO 8601 with offset in the API, epoch ms in the database (compares across offsets). */
+  instant: (column: string, opts: ScalarOpts = {}) =>
+    scalar('time', Type.String({ pattern: ISO_WITH_OFFSET, format: 'date-time' }))(column, opts),
+};
