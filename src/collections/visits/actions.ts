@@ -7,13 +7,10 @@ import { isPlainObject } from '../machinery/validate.js';
 import { Answered, transition, type Step } from '../machinery/write/transition.js';
 import { failure } from '../machinery/write/outcome.js';
 import { billVisit } from '../../domain/maintenance/billing.js';
-import { lockUsersTime } from '../../domain/crew-time/locks.js';
-import { endEntries, entriesFrom, runningEntries, startEntry, type Point } from './repository.js';
+import { clockIn, clockOut } from '../../domain/crew-time/clock.js';
+import type { Point } from './repository.js';
 
 const point = TypeCompiler.Compile(PointSchema);
-
-/** How far ahead of this server's clock a running entry's start may be and still be ended now (+1 ms). */
-const CLOCK_SLACK_MS = 1000;
 
 /**
  * The optional body `{"visits":[{"location":{lat,lng,accuracy}}]}`: the location, or the failure
@@ -72,6 +69,9 @@ const visitStep = {
 
 type VisitRow = RowOf<'visits'>;
 
+/** The server's clock as a step reads it: never before the request's own time. */
+const now = (caller: Step<VisitRow>['caller']) => () => Math.max(caller.now, (caller.clock ?? Date.now)());
+
 /**
  * `POST /visits/:id/checkIn` (PRODUCT §11): `onSite`, the time (the server's clock) and location,
  * and its user's running `work` entry, in one transaction, each change an event.
@@ -81,38 +81,15 @@ export const checkIn = transition<VisitRow>('visits', 'checkIn', {
   from: ['scheduled', 'travelling'],
   needs: 'checkIn takes a scheduled or travelling visit',
   refuse: ({ row }) => (row.user_id === null ? 'the visit has no user to check in' : undefined),
-  // Crew time's lock order (src/domain/crew-time/locks.ts): the visit, then its user's time, then
-  // the user's entries. "Now" is read once the user's time is ours: a check-in that waited for
-  // another one starts after the entry that one started, never before it.
+  // Crew time (src/domain/crew-time/clock.ts): the user's time locked, then the entries.
   async first(step) {
     const { tx, row: visit, caller, changes } = step;
-    const { accountId } = caller;
-    const userId = visit.user_id!;
-    await lockUsersTime(tx, accountId, [userId]);
-    step.at = Math.max(caller.now, (caller.clock ?? Date.now)());
-    // What the new entry [now, …) would overlap: the running entry, which it ends, and nothing else.
-    let current = await entriesFrom(tx, accountId, userId, step.at);
-    let running = current.filter((e) => e.end_time === null);
-    // The check-in this one waited for started its entry in the same millisecond (or on a
-    // server whose clock is a little ahead): this one begins just after it, not a 422.
-    const latest = Math.max(...running.map((e) => e.start_time));
-    if (running.length && latest >= step.at && latest - step.at < CLOCK_SLACK_MS) {
-      step.at = latest + 1;
-      current = current.filter((e) => e.end_time === null || e.end_time > step.at);
-      running = current.filter((e) => e.end_time === null);
-    }
-    if (running.some((e) => e.start_time >= step.at))
-      throw new ApiError('visitState', "the user's running timesheet entry starts later than now");
-    if (current.length > running.length)
-      throw new ApiError('visitState', "the new entry would overlap one of the user's later timesheet entries");
     const timesheets = changes.collection('timesheets');
-    if (running.length)
-      await changes.touch(
-        timesheets,
-        running.map((e) => e.id),
-      );
-    await endEntries(tx, accountId, running, step.at);
-    changes.created(timesheets, [await startEntry(tx, accountId, { ...visit, user_id: userId }, step.at)]);
+    const work = await clockIn(tx, caller.accountId, { ...visit, user_id: visit.user_id! }, now(caller), (ids) =>
+      changes.touch(timesheets, ids),
+    );
+    step.at = work.at;
+    changes.created(timesheets, [work.started]);
   },
   set: ({ request, at }) => ({
     state: 'onSite',
@@ -131,16 +108,9 @@ export const checkOut = transition<VisitRow>('visits', 'checkOut', {
   needs: 'checkOut takes an onSite visit',
   async first(step) {
     const { tx, row: visit, caller, changes } = step;
-    const { accountId } = caller;
-    if (visit.user_id !== null) await lockUsersTime(tx, accountId, [visit.user_id]);
-    step.at = Math.max(caller.now, (caller.clock ?? Date.now)());
-    const running = (await runningEntries(tx, accountId, { visitId: visit.id })).filter((e) => e.start_time < step.at);
-    if (running.length)
-      await changes.touch(
-        changes.collection('timesheets'),
-        running.map((e) => e.id),
-      );
-    await endEntries(tx, accountId, running, step.at);
+    step.at = await clockOut(tx, caller.accountId, visit, now(caller), (ids) =>
+      changes.touch(changes.collection('timesheets'), ids),
+    );
   },
   set: ({ request, at }) => ({
     state: 'completed',
