@@ -1,14 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import {
-  oneColumn,
-  orNull,
-  ownColumn,
-  restoreOne,
-  scalar,
-  type BindColumn,
-  type Kind,
-  type ScalarOpts,
-} from './kind.js';
+import { scalar, type BindColumn, type Kind, type ScalarOpts } from './kind.js';
+import { number } from './number.js';
 
 /**
  * Integer columns are PostgreSQL `integer` (int4) and ids `serial`: a value past this range would
@@ -21,15 +13,13 @@ export const INT32_MAX = 2 ** 31 - 1;
 const rangeOf = (col: BindColumn): [number, number] =>
   col.wide ? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [INT32_MIN, INT32_MAX];
 
-/** A whole number of the column's range; a driver's bigint text is shown as a number. */
+/**
+ * A whole number of the column's range: stored, shown and restored as a number is (a driver's
+ * bigint text is shown as a number), compared as an integer, summed exactly.
+ */
 export const integer: Kind = {
+  ...number,
   noun: 'an integer',
-  columns: ownColumn,
-  toApi: () => orNull(Number),
-  write: oneColumn((_f, v) => v),
-  restore: restoreOne((_f, v) =>
-    typeof v === 'number' && Number.isFinite(v) ? { value: v } : { why: 'must be a number' },
-  ),
   compare: {
     text: false,
     ordered: true,
