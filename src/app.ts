@@ -20,7 +20,12 @@ import { routeTable } from './http/route-table.js';
 import { notFoundOr405 } from './http/route.js';
 import { sharePagesPlugin } from './http/share/pages.js';
 import { startMailWorker, type MailWorker } from './mail/worker.js';
-import { startDeliveryWorker, type DeliveryWorker, type RequestActivity } from './webhooks/worker.js';
+import {
+  startDeliveryWorker,
+  type DeliveryWorker,
+  type RequestActivity,
+} from './collections/webhooks/deliveries/worker.js';
+import { startRetention, type Retention } from './retention.js';
 import { startFilesMaintenance, type FilesMaintenance } from './collections/files/maintenance.js';
 import { startAgreementRoll, type AgreementRoll } from './collections/agreements/roll.js';
 import { watchBody } from './http/input/body-timeout.js';
@@ -42,7 +47,7 @@ export interface AppOptions {
   clock?: () => number;
   logger?: FastifyServerOptions['logger'];
   https?: { key: Buffer; cert: Buffer };
-  /** false: no webhook delivery worker in this app (tests that drive deliveries themselves). */
+  /** false: no background senders (webhooks, mail) and no retention purges in this app (tests that drive them themselves). */
   deliveries?: boolean;
 }
 
@@ -95,7 +100,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     done(null, payload);
   });
   const headers = { ...STANDARD_HEADERS, ...securityHeaders(hsts) };
-  // The delivery worker steps aside while requests keep the process busy (src/webhooks/worker.ts).
+  // The delivery worker steps aside while requests keep the process busy (src/collections/webhooks/deliveries/worker.ts).
   const activity: RequestActivity = { lastRequestAt: 0 };
   const { bodyTimeoutMs } = opts.config;
   const isClosing = () => closing;
@@ -128,13 +133,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   await app.register(metricsPlugin);
   await app.register(healthPlugin);
-  // Webhook deliveries are sent in the background, never on a request's path (src/webhooks/).
+  // Webhook deliveries are sent in the background, never on a request's path
+  // (src/collections/webhooks/deliveries/), and what is past its retention is purged (src/retention.ts).
   let worker: DeliveryWorker | undefined;
+  let retention: Retention | undefined;
   app.addHook('onReady', async () => {
-    if (opts.deliveries !== false) worker = startDeliveryWorker(app.services, app.clock, app.log, activity);
+    if (opts.deliveries === false) return;
+    worker = startDeliveryWorker(app.services, app.clock, app.log, activity);
+    retention = startRetention(app.services, app.clock, app.log);
   });
   app.addHook('preClose', async () => {
-    await worker?.stop();
+    await Promise.all([worker?.stop(), retention?.stop()]);
   });
   // Service agreements' occurrences follow the day on every process (PRODUCT §16).
   let roll: AgreementRoll | undefined;

@@ -124,7 +124,7 @@ const LAYERS: string[][] = [
   ['collections/policy.ts'],
   ['collections/*'],
   ['collections/index.ts'],
-  ['accounts', 'webhooks'],
+  ['accounts', 'retention.ts'],
   ['mail'],
   ['services.ts'],
   ['http'],

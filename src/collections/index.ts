@@ -9,7 +9,7 @@ import { files } from './files/index.js';
 import { notes } from './notes/index.js';
 import { eventsCollection } from './events/index.js';
 import { webhooks } from './webhooks/index.js';
-import { deliveries } from './deliveries/index.js';
+import { deliveries } from './webhooks/deliveries/index.js';
 import { timesheets } from './timesheets/index.js';
 import { locations } from './locations/index.js';
 import { unavailabilities } from './unavailabilities/index.js';

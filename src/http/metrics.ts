@@ -7,8 +7,8 @@ import { sendError } from './envelope.js';
 import { ApiError } from '../errors.js';
 import { parsePath } from './route.js';
 import type { Database } from '../db/index.js';
-import { backlog } from '../webhooks/backlog.js';
-import { DELIVERY_OUTCOMES, observeDeliveryAttempts } from '../webhooks/attempt.js';
+import { backlog } from '../collections/webhooks/deliveries/repository.js';
+import { DELIVERY_OUTCOMES, observeDeliveryAttempts } from '../collections/webhooks/deliveries/attempt.js';
 
 /**
  * Every metric of the process, in one registry (one process, one app; with WORKERS > 1 each worker
@@ -68,7 +68,7 @@ const deliveryAttempts = new client.Counter({
   labelNames: ['outcome'] as const,
   registers: [registry],
 });
-// Measured when /metrics is scraped, from the database (src/webhooks/backlog.ts).
+// Measured when /metrics is scraped, from the database (src/collections/webhooks/deliveries/repository.ts, backlog).
 const deliveriesWaiting = new client.Gauge({
   name: 'fsm_webhook_deliveries_waiting',
   help: 'Webhook deliveries waiting for their first attempt, in every account (those of paused or disabled webhooks not counted)',
@@ -113,7 +113,7 @@ export const countTokenGrant = (grantType: string | undefined) =>
   tokenGrants.inc({
     grant_type: grantType === 'authorization_code' || grantType === 'refresh_token' ? grantType : 'other',
   });
-// What became of each webhook delivery attempt, as the worker reports it (src/webhooks/attempt.ts).
+// What became of each webhook delivery attempt, as the worker reports it (src/collections/webhooks/deliveries/attempt.ts).
 observeDeliveryAttempts((outcome) => deliveryAttempts.inc({ outcome }));
 /** Given to the database as its query observer (src/db/index.ts). */
 export const observeQuery = (dialect: string, seconds: number, failed: boolean): void =>

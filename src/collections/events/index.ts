@@ -4,7 +4,7 @@ import type { Registry } from '../machinery/registry.js';
 import { eventFields } from './schema.js';
 import { contractorSeesEvent, followsJob } from '../policy.js';
 
-export { recordEvents, publicData, matches } from './record.js';
+export { recordEvents, publicData } from './record.js';
 export { purgeEvents } from './retention.js';
 
 /** The collections whose events the caller may read: those it may read itself (token and role). */

@@ -40,12 +40,6 @@ function scope(ch: Change) {
   };
 }
 
-/** Whether a webhook subscribed with `patterns` receives an event of this type. */
-export function matches(patterns: readonly string[], type: string): boolean {
-  const collection = type.slice(0, type.indexOf('.'));
-  return patterns.some((p) => p === '*' || p === type || p === `${collection}.*`);
-}
-
 /**
  * Where writers run side by side (PostgreSQL), the events are staged as one row, and written at the
  * commit by the database itself (migration 014): under the account's events lock, held only while
@@ -66,7 +60,7 @@ async function stageEvents(tx: Executor, caller: Caller, rows: object[]): Promis
 /**
  * The change hook: one `events` row per change. Where writers are serial (SQLite's BEGIN
  * IMMEDIATE), ids drawn now are in commit order already. Deliveries are queued after the commit,
- * by the delivery worker (src/webhooks/fanout.ts).
+ * by the delivery worker (src/collections/webhooks/deliveries/fanout.ts).
  */
 export const recordEvents: ChangeHook = async (tx, caller, changes) => {
   const recorded = changes.filter((ch) => ch.collection.recorded !== false);

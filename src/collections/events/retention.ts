@@ -30,7 +30,7 @@ export async function purgeEvents(
   }
   for (;;) {
     // An event still being delivered stays until its deliveries are done (its own purge follows),
-    // and one a webhook has yet to reach (past its cursor, src/webhooks/fanout.ts) until it has.
+    // and one a webhook has yet to reach (past its cursor, src/collections/webhooks/deliveries/fanout.ts) until it has.
     const rows = await db
       .selectFrom('events')
       .select(['account_id', 'id'])

@@ -57,7 +57,7 @@ export const webhooks = defineCollection({
       return why ? [validationError('invalid', 'url', why)] : [];
     },
     async fill({ op, item, row, db, caller, once }) {
-      // It receives the events committed after it is: the account's last one now (src/webhooks/fanout.ts).
+      // It receives the events committed after it is: the account's last one now (src/collections/webhooks/deliveries/fanout.ts).
       if (op === 'create') {
         row.events_after = await once(
           'events_after',

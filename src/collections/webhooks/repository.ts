@@ -84,3 +84,38 @@ export async function rotate(
     .where('account_id', '=', accountId)
     .execute();
 }
+
+/** A webhook as its deliveries are sent: its URL, its secrets, and since when it fails. */
+export function webhookToSend(db: Executor, accountId: number, id: number) {
+  return db
+    .selectFrom('webhooks')
+    .select(['id', 'account_id', 'url', 'secret', 'previous_secret', 'previous_secret_until', 'failing_since'])
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/**
+ * Since when a webhook's deliveries fail: set at its first failure after a success (`since`, and
+ * only when unset), cleared by a success (null).
+ */
+export async function setFailingSince(db: Executor, accountId: number, id: number, since: number | null) {
+  await db
+    .updateTable('webhooks')
+    .set({ failing_since: since })
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .$if(since !== null, (q) => q.where('failing_since', 'is', null))
+    .execute();
+}
+
+/** The server disables an active webhook (`gone`: its receiver answered 410; `failing`: nothing succeeded for days). */
+export async function disableWebhook(db: Executor, accountId: number, id: number, reason: string, now: number) {
+  await db
+    .updateTable('webhooks')
+    .set({ active: 0, disabled_reason: reason, modified: now })
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .where('active', '=', 1)
+    .execute();
+}

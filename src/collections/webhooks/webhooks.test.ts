@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { DIALECTS, addUser, suiteWithTenants, call, errorsOf, skipUnless } from '../../../test/helpers.js';
 import { startReceiver, until, type Answer, type Received } from '../../../test/receiver.js';
-import { PER_WEBHOOK } from '../../webhooks/worker.js';
+import { PER_WEBHOOK } from './deliveries/worker.js';
 
 for (const dialect of DIALECTS) {
   describe(`webhooks (${dialect})`, { skip: skipUnless(dialect) }, () => {

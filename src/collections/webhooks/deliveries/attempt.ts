@@ -1,11 +1,12 @@
-import type { Collection, Item } from '../collections/machinery/collection.js';
-import type { Executor } from '../db/tx.js';
-import type { Services } from '../collections/machinery/services.js';
-import { present } from '../collections/machinery/present.js';
-import { serverCaller } from '../collections/machinery/server-caller.js';
-import type { Leased } from './lease.js';
+import type { Collection, Item } from '../../machinery/collection.js';
+import type { Executor } from '../../../db/tx.js';
+import type { Services } from '../../machinery/services.js';
+import { present } from '../../machinery/present.js';
+import { serverCaller } from '../../machinery/server-caller.js';
+import { disableWebhook, setFailingSince, webhookToSend } from '../repository.js';
+import { signedHeaders } from '../sign.js';
+import { eventRows, recordOutcome, type Leased } from './repository.js';
 import { sendDelivery, type Sent } from './send.js';
-import { signedHeaders } from '../collections/webhooks/sign.js';
 
 /** A webhook none of whose deliveries succeeded for this long is disabled (`failing`). */
 export const FAILING_AFTER_MS = 5 * 86_400_000;
@@ -24,14 +25,7 @@ async function payloadsOf(
 ): Promise<(string | undefined)[]> {
   const events = services.registry.get('events')!;
   const ids = ds.flatMap((d) => (d.event_id === null ? [] : [d.event_id]));
-  const rows = ids.length
-    ? await services.database.db
-        .selectFrom('events')
-        .selectAll()
-        .where('id', 'in', ids)
-        .where('account_id', '=', accountId)
-        .execute()
-    : [];
+  const rows = await eventRows(services.database.db, accountId, ids);
   const items = await present(
     services.database.db,
     events,
@@ -59,12 +53,7 @@ async function payloadsOf(
 export async function attemptAll(services: Services, ds: Leased[], owner: string, clock: () => number): Promise<void> {
   if (!ds.length) return;
   const { database, config } = services;
-  const hook = await database.db
-    .selectFrom('webhooks')
-    .selectAll()
-    .where('account_id', '=', ds[0].account_id)
-    .where('id', '=', ds[0].webhook_id)
-    .executeTakeFirst();
+  const hook = await webhookToSend(database.db, ds[0].account_id, ds[0].webhook_id);
   if (!hook) return; // deleted meanwhile: its deliveries went with it
   const payloads = await payloadsOf(services, ds[0].account_id, ds, clock());
   const secrets = [hook.secret];
@@ -129,30 +118,16 @@ async function record(
     if (status !== null && ok(sent[i])) succeeded.set(status, [...(succeeded.get(status) ?? []), d.id]);
   });
   for (const [status, ids] of succeeded) {
-    await db
-      .updateTable('deliveries')
-      .set({
-        state: 'succeeded',
-        last_status: status,
-        last_error: null,
-        next_attempt_at: now,
-        lease_until: null,
-        lease_owner: null,
-        modified: now,
-      })
-      // A lease lost meanwhile (a retry asked, or it ran out): that outcome is not ours to record.
-      .where('account_id', '=', hook.account_id)
-      .where('id', 'in', ids)
-      .where('lease_owner', '=', owner)
-      .execute();
+    await recordOutcome(
+      db,
+      hook.account_id,
+      ids,
+      owner,
+      { state: 'succeeded', last_status: status, last_error: null, next_attempt_at: now },
+      now,
+    );
   }
-  if (succeeded.size && hook.failing_since !== null)
-    await db
-      .updateTable('webhooks')
-      .set({ failing_since: null })
-      .where('account_id', '=', hook.account_id)
-      .where('id', '=', hook.id)
-      .execute();
+  if (succeeded.size && hook.failing_since !== null) await setFailingSince(db, hook.account_id, hook.id, null);
   for (let i = 0; i < ds.length; i++)
     if (!ok(sent[i])) await recordFailure(services, ds[i], hook, sent[i], owner, now, final[i], succeeded.size > 0);
 }
@@ -177,48 +152,30 @@ async function recordFailure(
   const retry = !gone && !final && delay !== undefined;
   const failing = !someSucceeded && hook.failing_since !== null && now - hook.failing_since >= FAILING_AFTER_MS;
   const disable = gone ? 'gone' : failing ? 'failing' : null;
-  const outcome = async (tx: Executor) => {
-    const updated = await tx
-      .updateTable('deliveries')
-      .set({
+  const outcome = (tx: Executor) =>
+    recordOutcome(
+      tx,
+      d.account_id,
+      [d.id],
+      owner,
+      {
         state: retry ? 'pending' : 'failed',
         last_status: sent.status,
         last_error: sent.error?.slice(0, 1000) ?? null,
         next_attempt_at: retry ? now + Math.max(delay, asked) : now,
-        lease_until: null,
-        lease_owner: null,
-        modified: now,
-      })
-      .where('account_id', '=', d.account_id)
-      .where('id', '=', d.id)
-      .where('lease_owner', '=', owner)
-      .executeTakeFirst();
-    return Number(updated.numUpdatedRows) > 0;
-  };
+      },
+      now,
+    );
   if (disable) {
     // Through the writer, so a webhook the server disables is an event like any other change.
     await services.writer.transact(serverCaller(services, d.account_id, now), async (tx, changes) => {
       if (!(await outcome(tx))) return;
       await changes.touch(webhooks, [hook.id]);
-      await tx
-        .updateTable('webhooks')
-        .set({ active: 0, disabled_reason: disable, modified: now })
-        .where('account_id', '=', hook.account_id)
-        .where('id', '=', hook.id)
-        .where('active', '=', 1)
-        .execute();
+      await disableWebhook(tx, hook.account_id, hook.id, disable, now);
     });
     return;
   }
   const db = services.database.db;
   if (!(await outcome(db))) return;
-  if (!someSucceeded && hook.failing_since === null) {
-    await db
-      .updateTable('webhooks')
-      .set({ failing_since: now })
-      .where('account_id', '=', hook.account_id)
-      .where('id', '=', hook.id)
-      .where('failing_since', 'is', null)
-      .execute();
-  }
+  if (!someSucceeded && hook.failing_since === null) await setFailingSince(db, hook.account_id, hook.id, now);
 }

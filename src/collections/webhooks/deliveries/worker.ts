@@ -1,17 +1,14 @@
 import crypto from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Services } from '../collections/machinery/services.js';
-import { purgeLocations } from '../collections/locations/retention.js';
-import { purgeEvents } from '../collections/events/retention.js';
+import type { Services } from '../../machinery/services.js';
 import { attemptAll } from './attempt.js';
 import { fanOut } from './fanout.js';
-import { leaseDue, type Leased } from './lease.js';
+import { leaseDue, type Leased } from './repository.js';
 
 const POLL_MS = 200;
 /** Attempts in flight per process, and per webhook: a slow receiver holds at most its own slots. */
 const MAX_IN_FLIGHT = 32;
 export const PER_WEBHOOK = 8;
-const PURGE_EVERY_MS = 3_600_000;
 /**
  * Sending is background work: while requests keep coming (one arrived in the last 100 ms) and the
  * event loop is busy (over half of the last 100 ms or more), the worker pauses this long between
@@ -54,11 +51,10 @@ export interface WorkerLog {
 
 /**
  * The background sender, one per process (started when the app is ready, stopped on close). It
- * queues the deliveries of newly committed events (src/webhooks/fanout.ts), leases due deliveries
+ * queues the deliveries of newly committed events (fanout.ts), leases due deliveries
  * from the database and sends each off the request path; the queue is the `deliveries` table and
  * the events past each webhook's cursor, so whatever is pending survives a crash and is sent after
  * a restart.
- * It also purges old events and finished deliveries now and then.
  */
 export function startDeliveryWorker(
   services: Services,
@@ -71,8 +67,6 @@ export function startDeliveryWorker(
   const perWebhook = new Map<number, number>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  let lastPurge = 0;
-  let purging: Promise<unknown> | undefined;
 
   let lastFanOut = -Infinity;
   const stuck = new Set<number>();
@@ -128,14 +122,6 @@ export function startDeliveryWorker(
       }
       for (const ds of byWebhook.values()) run(ds);
     }
-    if (now - lastPurge >= PURGE_EVERY_MS && !purging) {
-      lastPurge = now;
-      // Beside the sending, not in its way: a long first purge does not hold deliveries up.
-      purging = purgeEvents(services.database, now, services.config.eventsRetentionDays, 500, () => !stopped)
-        .then(() => purgeLocations(services.database, now, services.config.locationsRetentionDays, 500, () => !stopped))
-        .catch((err) => log?.warn({ err: (err as Error).message }, 'events purge failed'))
-        .then(() => (purging = undefined));
-    }
   }
 
   let ticking = false;
@@ -168,7 +154,7 @@ export function startDeliveryWorker(
       // In-flight attempts end within the send timeout; their outcome is recorded before closing.
       // A poll stuck on an unreachable database does not hold the shutdown for more than 5 s.
       for (let i = 0; ticking && i < 500; i++) await new Promise((r) => setTimeout(r, 10));
-      await Promise.allSettled([...running, purging]);
+      await Promise.allSettled(running);
     },
   };
 }

@@ -1,10 +1,10 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { DIALECTS, suiteWithTenants, call, skipUnless } from '../../test/helpers.js';
-import { startReceiver, until } from '../../test/receiver.js';
-import { purgeEvents } from '../collections/events/index.js';
-import { ConfigError, loadConfig, parseSchedule } from '../config.js';
+import { DIALECTS, suiteWithTenants, call, skipUnless } from '../../../../test/helpers.js';
+import { startReceiver, until } from '../../../../test/receiver.js';
+import { purgeEvents } from '../../events/index.js';
+import { ConfigError, loadConfig, parseSchedule } from '../../../config.js';
 import { fanOut } from './fanout.js';
 import { startDeliveryWorker } from './worker.js';
 

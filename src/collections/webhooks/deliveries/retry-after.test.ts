@@ -1,8 +1,8 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { DIALECTS, suiteWithTenants, call, skipUnless } from '../../test/helpers.js';
-import { startReceiver, until } from '../../test/receiver.js';
+import { DIALECTS, suiteWithTenants, call, skipUnless } from '../../../../test/helpers.js';
+import { startReceiver, until } from '../../../../test/receiver.js';
 import { retryAfter } from './send.js';
 import { startDeliveryWorker } from './worker.js';
 

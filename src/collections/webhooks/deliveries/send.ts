@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { resolveChecked, RefusedTarget } from '../collections/webhooks/address.js';
+import { resolveChecked, RefusedTarget } from '../address.js';
 
 export const SEND_TIMEOUT_MS = 10_000;
 /** Only the start of an answer is read (for lastError); the rest is dropped. */

@@ -1,9 +1,15 @@
-import { sql } from 'kysely';
-import type { Database } from '../db/index.js';
-import { dialectOf, insertRows } from '../db/runner.js';
-import { untyped, withTransaction, type Executor } from '../db/tx.js';
-import { matches } from '../collections/events/record.js';
-import { newMessageId } from '../collections/webhooks/sign.js';
+import type { Database } from '../../../db/index.js';
+import { withTransaction, type Executor } from '../../../db/tx.js';
+import { newMessageId } from '../sign.js';
+import {
+  aheadOf,
+  eventsAfter,
+  holdCursor,
+  openCursor,
+  queueAndMove,
+  webhooksBehind,
+  type Behind,
+} from './repository.js';
 
 /**
  * Deliveries of one webhook waiting for their first attempt, beyond which its later events wait as
@@ -14,15 +20,6 @@ import { newMessageId } from '../collections/webhooks/sign.js';
 export const WAITING_PER_WEBHOOK = 1000;
 /** Events read per webhook and step (one statement each way). */
 export const STEP = 500;
-
-/** Whether a webhook's row says it receives (PostgreSQL: a boolean, SQLite: 0/1); its columns are unambiguous beside a cursor's. */
-const RECEIVING = sql.raw('(active = 1 and deleted = 0 and disabled_reason is null)');
-
-interface Behind {
-  id: number;
-  account_id: number;
-  cursor: number | null;
-}
 
 export interface FanOutOptions {
   waitingPerWebhook?: number;
@@ -39,24 +36,7 @@ export interface FanOutOptions {
  * many deliveries it queued.
  */
 export async function fanOut(database: Database, now: number, opts: FanOutOptions = {}): Promise<number> {
-  const db = database.db;
-  // The webhooks whose account has events past their cursor (or that have no cursor yet).
-  const behind: Behind[] = await db
-    .selectFrom('webhooks as w')
-    .leftJoin('webhook_cursors as c', (j) =>
-      j.onRef('c.account_id', '=', 'w.account_id').onRef('c.webhook_id', '=', 'w.id'),
-    )
-    .select(['w.id', 'w.account_id', 'c.event_id as cursor'])
-    .where(({ exists, selectFrom, fn, ref, lit }) =>
-      exists(
-        selectFrom('events as e')
-          .select('e.id')
-          .whereRef('e.account_id', '=', 'w.account_id')
-          .where('e.id', '>', fn.coalesce(ref('c.event_id'), ref('w.events_after'), lit(0))),
-      ),
-    )
-    .orderBy('w.id')
-    .execute();
+  const behind = await webhooksBehind(database.db);
   let queued = 0;
   for (const w of behind) {
     try {
@@ -69,6 +49,12 @@ export async function fanOut(database: Database, now: number, opts: FanOutOption
     }
   }
   return queued;
+}
+
+/** Whether a webhook's patterns ('*', '<collection>.*' or an exact type) take an event type. */
+export function matches(patterns: readonly string[], type: string): boolean {
+  const collection = type.slice(0, type.indexOf('.'));
+  return patterns.some((p) => p === '*' || p === type || p === `${collection}.*`);
 }
 
 /**
@@ -90,38 +76,11 @@ function receiving(type: string, data: string): boolean {
  * included: the change applies first, as it did when deliveries were queued at the commit).
  */
 async function step(tx: Executor, w: Behind, now: number, waitingPerWebhook: number, size: number): Promise<number> {
-  const dialect = dialectOf(tx);
-  if (w.cursor === null) {
-    // Made once, where the create left the account's events; its own creation event, next, says
-    // whether it receives. A row written outside the server (no events_after) starts at the last
-    // event, receiving as its row says. PostgreSQL: from the webhook's row, locked, as a ping does
-    // (src/collections/webhooks/actions.ts), so a deletion running meanwhile takes this row too.
-    await sql`insert into webhook_cursors (account_id, webhook_id, event_id, live)
-      select account_id, id, coalesce(events_after, (select max(e.id) from events e where e.account_id = webhooks.account_id), 0),
-        case when events_after is null and ${RECEIVING} then 1 else 0 end
-      from webhooks where account_id = ${w.account_id} and id = ${w.id}${dialect.lockClause('key share')}
-      on conflict (account_id, webhook_id) do nothing`.execute(tx);
-  }
-  // The cursor's row, held to the commit: another process skips this webhook meanwhile, and a
-  // deletion of the webhook waits (it deletes the cursor first), then deletes what this queued.
-  const [hook] = (
-    await sql<{ cursor: number; live: number; events: string; receiving: number | boolean }>`
-    select c.event_id as cursor, c.live, w.events, ${RECEIVING} as receiving
-    from webhook_cursors c join webhooks w on w.account_id = c.account_id and w.id = c.webhook_id
-    where c.account_id = ${w.account_id} and c.webhook_id = ${w.id}${dialect.lockClause('update', { of: 'c', skipLocked: true })}`.execute(
-      tx,
-    )
-  ).rows;
+  if (w.cursor === null) await openCursor(tx, w);
+  const hook = await holdCursor(tx, w);
   if (!hook) return 0;
   // Read once the cursor is held (PostgreSQL: a new snapshot, with what another process queued).
-  // `own`: the webhook's next change of its own, by a partial index (migration 017).
-  const [ahead] = (
-    await sql<{ waiting: number | string; own: number | null; last: number | null }>`select
-    (select count(*) from (select 1 from deliveries d where d.account_id = ${w.account_id} and d.webhook_id = ${w.id}
-      and d.state = 'pending' and d.attempts = 0 limit ${waitingPerWebhook}) q) as waiting,
-    (select min(id) from events where account_id = ${w.account_id} and collection = 'webhooks' and item_id = ${w.id} and id > ${hook.cursor}) as own,
-    (select max(id) from events where account_id = ${w.account_id}) as last`.execute(tx)
-  ).rows;
+  const ahead = await aheadOf(tx, w, hook.cursor, waitingPerWebhook);
   const receivingNow = Number(hook.receiving) === 1 || hook.receiving === true;
   // With no change of its own ahead, its row says how it stands: the same as the events say,
   // unless the row was changed by SQL outside the server, which records no event.
@@ -134,12 +93,8 @@ async function step(tx: Executor, w: Behind, now: number, waitingPerWebhook: num
   }
   // Room for deliveries while it receives now (its waiting ones are being sent); paused or
   // disabled since, the cursor walks on to that change, queueing what came before it.
-  const room = receivingNow ? waitingPerWebhook - Number(ahead.waiting) : Infinity;
-  const events = (
-    await sql<{ id: number; type: string; data: string | null }>`
-    select id, type, case when collection = 'webhooks' and item_id = ${w.id} then data end as data
-    from events where account_id = ${w.account_id} and id > ${from} order by id limit ${size}`.execute(tx)
-  ).rows;
+  const room = receivingNow ? waitingPerWebhook - ahead.waiting : Infinity;
+  const events = await eventsAfter(tx, w, from, size);
   const patterns = JSON.parse(hook.events) as string[];
   let last = from;
   const rows = [];
@@ -164,12 +119,6 @@ async function step(tx: Executor, w: Behind, now: number, waitingPerWebhook: num
     last = e.id;
   }
   if (last === hook.cursor) return 0;
-  if (rows.length) await insertRows(untyped(tx), 'deliveries', rows);
-  await tx
-    .updateTable('webhook_cursors')
-    .set({ event_id: last, live: live ? 1 : 0 })
-    .where('account_id', '=', w.account_id)
-    .where('webhook_id', '=', w.id)
-    .execute();
+  await queueAndMove(tx, w, rows, last, live);
   return rows.length;
 }

@@ -1,8 +1,8 @@
-import { ApiError } from '../../errors.js';
-import { f, standardFields } from '../machinery/fields.js';
-import { defineCollection, type ActionAnswer, type ActionRequest } from '../machinery/collection.js';
-import { readByIds } from '../machinery/read.js';
-import { NO_ITEMS } from '../machinery/write/index.js';
+import { ApiError } from '../../../errors.js';
+import { f, standardFields } from '../../machinery/fields.js';
+import { defineCollection, type ActionAnswer, type ActionRequest } from '../../machinery/collection.js';
+import { readByIds } from '../../machinery/read.js';
+import { NO_ITEMS } from '../../machinery/write/index.js';
 import { queueAgain } from './repository.js';
 
 /** `POST /deliveries/:id/retry`: one more attempt, now (whatever its state). */
@@ -19,7 +19,7 @@ async function retry(request: ActionRequest): Promise<ActionAnswer> {
   return { status: 200, body: { result: 'success', deliveries: items, metadata: NO_ITEMS } };
 }
 
-/** The queue of webhook deliveries, written by the server only (src/webhooks/). */
+/** The queue of webhook deliveries, written by the server only (./worker.ts). */
 export const deliveries = defineCollection({
   name: 'deliveries',
   table: 'deliveries',
