@@ -1,6 +1,4 @@
-import { sql } from 'kysely';
-import { nextCount, numbered } from '../../db/counters.js';
-import { insertRows, untyped, type Executor } from '../../db/runner.js';
+import type { Executor } from '../../db/runner.js';
 import { hasEnded, occurrenceDates, visitInterval, type Schedule } from '../../domain/maintenance/occurrences.js';
 import { parseRule } from '../../domain/maintenance/rrule.js';
 import { localDate } from '../../time/local-time.js';
@@ -8,6 +6,19 @@ import type { Caller } from '../machinery/collection.js';
 import { accountZone } from '../machinery/money.js';
 import { searchTextOf } from '../machinery/search.js';
 import type { ChangeRecording } from '../machinery/contracts.js';
+import {
+  addressFor,
+  agreementLinks,
+  agreementRow,
+  defaultStatus,
+  insertOccurrenceJobs,
+  insertOccurrenceVisits,
+  markGenerated,
+  nextReferences,
+  occurrenceRows,
+  relinkJobs,
+  rewriteOccurrence,
+} from './occurrences-repository.js';
 
 /**
  * An agreement's occurrences as ordinary jobs with one visit each (PRODUCT §16), made and kept in
@@ -17,25 +28,6 @@ import type { ChangeRecording } from '../machinery/contracts.js';
  * or logically deleted when its date left the rule; every other occurrence stays as it is. The
  * unique index (account, agreement, occurrence) keeps one job per date whatever runs at once.
  */
-
-type AgreementRow = {
-  id: number;
-  client_id: number;
-  site_id: number | null;
-  user_id: number | null;
-  name: string;
-  job_title: string;
-  job_description: string | null;
-  start_date: string;
-  end_date: string | null;
-  recurrence: string;
-  skip_dates: string;
-  visit_time: string;
-  visit_minutes: number;
-  horizon_days: number;
-  state: string;
-  deleted: number;
-};
 
 /** The schedule of a stored agreement's columns. */
 export function scheduleOfRow(row: {
@@ -64,87 +56,6 @@ export async function todayOf(db: Executor, caller: Caller): Promise<{ today: st
 
 export { hasEnded };
 
-async function linked(db: Executor, table: string, column: string, accountId: number, agreementId: number) {
-  const rows = await untyped(db)
-    .selectFrom(table)
-    .select(column)
-    .where('account_id', '=', accountId)
-    .where('agreement_id', '=', agreementId)
-    .orderBy(column)
-    .execute();
-  return rows.map((r) => Number((r as Record<string, unknown>)[column]));
-}
-
-const ADDRESS = [
-  'address_line1',
-  'address_line2',
-  'address_city',
-  'address_region',
-  'address_postcode',
-  'address_country',
-  'address_lat',
-  'address_lng',
-] as const;
-
-/** The address a new job copies: its site's, else its client's (as a job made by hand does). */
-async function addressFor(db: Executor, accountId: number, a: AgreementRow): Promise<Record<string, unknown>> {
-  for (const [table, id] of [
-    ['sites', a.site_id],
-    ['clients', a.client_id],
-  ] as const) {
-    if (id === null) continue;
-    const row = (await untyped(db)
-      .selectFrom(table)
-      .select([...ADDRESS])
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .executeTakeFirst()) as Record<string, unknown> | undefined;
-    if (row && ADDRESS.some((c) => row[c] !== null && row[c] !== undefined && row[c] !== '')) return row;
-  }
-  return {};
-}
-
-/**
- * `n` new job references (`J-000123`, as a job made by hand gets), drawn from the account's counter
- * in one statement; any already taken (a reference given by hand) is replaced by the next free one.
- */
-async function nextReferences(db: Executor, accountId: number, n: number): Promise<string[]> {
-  const { value } = await db
-    .insertInto('counters')
-    .values({ account_id: accountId, name: 'jobs', value: n })
-    .onConflict((oc) => oc.columns(['account_id', 'name']).doUpdateSet({ value: sql`counters.value + ${n}` }))
-    .returning('value')
-    .executeTakeFirstOrThrow();
-  const last = Number(value);
-  const drawn = Array.from({ length: n }, (_, k) => numbered('J', last - n + 1 + k));
-  const taken = new Set<string>();
-  for (let i = 0; i < drawn.length; i += 500) {
-    const rows = await db
-      .selectFrom('jobs')
-      .select('reference')
-      .where('account_id', '=', accountId)
-      .where('reference', 'in', drawn.slice(i, i + 500))
-      .execute();
-    for (const r of rows) taken.add(r.reference);
-  }
-  const out: string[] = [];
-  for (const r of drawn) out.push(taken.has(r) ? await nextReference(db, accountId) : r);
-  return out;
-}
-
-async function nextReference(db: Executor, accountId: number): Promise<string> {
-  for (;;) {
-    const reference = numbered('J', await nextCount(db, accountId, 'jobs'));
-    const taken = await db
-      .selectFrom('jobs')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where('reference', '=', reference)
-      .executeTakeFirst();
-    if (!taken) return reference;
-  }
-}
-
 interface Occurrence {
   jobId: number;
   date: string;
@@ -158,39 +69,8 @@ interface Occurrence {
 
 /** The agreement's occurrences from `from` on, with whether nobody changed them since made. */
 async function occurrencesFrom(db: Executor, accountId: number, agreementId: number, from: string) {
-  const jobs = (await untyped(db)
-    .selectFrom('jobs')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('agreement_id', '=', agreementId)
-    .where('occurrence', '>=', from)
-    .execute()) as Record<string, unknown>[];
+  const { jobs, visits, skills, assets } = await occurrenceRows(db, accountId, agreementId, from);
   if (!jobs.length) return new Map<string, Occurrence>();
-  const ids = jobs.map((j) => Number(j.id));
-  const visits = (await untyped(db)
-    .selectFrom('visits')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('job_id', 'in', ids)
-    .orderBy('id')
-    .execute()) as Record<string, unknown>[];
-  const links = async (table: string, column: string) => {
-    const rows = (await untyped(db)
-      .selectFrom(table)
-      .select(['job_id', column])
-      .where('account_id', '=', accountId)
-      .where('job_id', 'in', ids)
-      .orderBy(column)
-      .execute()) as Record<string, unknown>[];
-    const by = new Map<number, number[]>();
-    for (const r of rows) {
-      const list = by.get(Number(r.job_id)) ?? [];
-      list.push(Number(r[column]));
-      by.set(Number(r.job_id), list);
-    }
-    return by;
-  };
-  const [skills, assets] = await Promise.all([links('job_skills', 'skill_id'), links('job_assets', 'asset_id')]);
   const out = new Map<string, Occurrence>();
   for (const job of jobs) {
     const id = Number(job.id);
@@ -232,22 +112,14 @@ export async function syncOccurrences(
   agreementId: number,
 ): Promise<number> {
   const accountId = caller.accountId;
-  const a = (await untyped(db)
-    .selectFrom('agreements')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', agreementId)
-    .executeTakeFirst()) as AgreementRow | undefined;
+  const a = await agreementRow(db, accountId, agreementId);
   if (!a) return 0;
   const { today, zone } = await todayOf(db, caller);
   const schedule = scheduleOfRow(a);
   const live = a.state !== 'cancelled' && Number(a.deleted) === 0 && schedule !== undefined;
   const dates = live ? (occurrenceDates(schedule!, today) ?? []) : [];
   const wanted = new Set(dates);
-  const [skills, assets] = await Promise.all([
-    linked(db, 'agreement_skills', 'skill_id', accountId, agreementId),
-    linked(db, 'agreement_assets', 'asset_id', accountId, agreementId),
-  ]);
+  const { skills, assets } = await agreementLinks(db, accountId, agreementId);
   const existing = await occurrencesFrom(db, accountId, agreementId, today);
   const jobsC = changes.collection('jobs');
   const visitsC = changes.collection('visits');
@@ -304,46 +176,17 @@ export async function syncOccurrences(
   await changes.touch(jobsC, touchedJobs);
   await changes.touch(visitsC, touchedVisits);
   // Links first: their triggers move the job's version, which `generated` then records.
-  for (const o of relink) {
-    for (const [table, column, list] of [
-      ['job_skills', 'skill_id', skills],
-      ['job_assets', 'asset_id', assets],
-    ] as const) {
-      await untyped(db).deleteFrom(table).where('account_id', '=', accountId).where('job_id', '=', o.jobId).execute();
-      if (list.length)
-        await insertRows(
-          untyped(db),
-          table,
-          list.map((x) => ({ account_id: accountId, job_id: o.jobId, [column]: x })),
-        );
-    }
-  }
+  for (const o of relink) await relinkJobs(db, accountId, [o.jobId], skills, assets, true);
   for (const [id, set] of jobUpdates) {
     const merged = { ...existingJob(existing, id), ...set };
-    await untyped(db)
-      .updateTable('jobs')
-      .set({ ...set, search_text: searchTextOf(jobsC, merged), modified: now, generated: NEXT_VERSION })
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .execute();
+    await rewriteOccurrence(db, 'jobs', accountId, id, { ...set, search_text: searchTextOf(jobsC, merged) }, now);
   }
-  for (const [id, set] of visitUpdates)
-    await untyped(db)
-      .updateTable('visits')
-      .set({ ...set, modified: now, generated: NEXT_VERSION })
-      .where('account_id', '=', accountId)
-      .where('id', '=', id)
-      .execute();
+  for (const [id, set] of visitUpdates) await rewriteOccurrence(db, 'visits', accountId, id, set, now);
 
   // New dates: a job and its visit each.
   const fresh = dates.filter((d) => !existing.has(d));
   if (!fresh.length) return 0;
-  const status = await db
-    .selectFrom('statuses')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('is_default', '=', 1)
-    .executeTakeFirstOrThrow();
+  const status = await defaultStatus(db, accountId);
   const address = await addressFor(db, accountId, a);
   const rows: Record<string, unknown>[] = [];
   const references = await nextReferences(db, accountId, fresh.length);
@@ -367,26 +210,21 @@ export async function syncOccurrences(
     rows.push(row);
   }
   // A date another writer made meanwhile is skipped: its job is that writer's (one per date).
-  const made = await insertRows<{ id: number; occurrence: string }>(untyped(db), 'jobs', rows, ['id', 'occurrence'], {
-    skipConflictsOn: ['account_id', 'agreement_id', 'occurrence'],
-  });
+  const made = await insertOccurrenceJobs(db, rows);
   changes.created(
     jobsC,
     made.map((m) => m.id),
   );
-  for (const [table, column, list] of [
-    ['job_skills', 'skill_id', skills],
-    ['job_assets', 'asset_id', assets],
-  ] as const)
-    if (list.length)
-      await insertRows(
-        untyped(db),
-        table,
-        made.flatMap((m) => list.map((x) => ({ account_id: accountId, job_id: m.id, [column]: x }))),
-      );
-  const visits = await insertRows<{ id: number }>(
-    untyped(db),
-    'visits',
+  await relinkJobs(
+    db,
+    accountId,
+    made.map((m) => m.id),
+    skills,
+    assets,
+    false,
+  );
+  const visits = await insertOccurrenceVisits(
+    db,
     made.map((m) => ({
       account_id: accountId,
       job_id: m.id,
@@ -396,7 +234,6 @@ export async function syncOccurrences(
       created: now,
       modified: now,
     })),
-    ['id'],
   );
   changes.created(
     visitsC,
@@ -415,23 +252,6 @@ export async function syncOccurrences(
     visits.map((v) => v.id),
   );
   return made.length;
-}
-
-/**
- * `generated := version + 1` in the statement whose own version trigger moves `version` by one:
- * both dialects then leave `generated` equal to the row's new version (PostgreSQL's trigger sets
- * NEW.version before the row is written; SQLite's, after, to version + 1).
- */
-const NEXT_VERSION = sql<number>`version + 1`;
-
-async function markGenerated(db: Executor, table: 'jobs' | 'visits', accountId: number, ids: number[]) {
-  for (let i = 0; i < ids.length; i += 500)
-    await untyped(db)
-      .updateTable(table)
-      .set({ generated: NEXT_VERSION })
-      .where('account_id', '=', accountId)
-      .where('id', 'in', ids.slice(i, i + 500))
-      .execute();
 }
 
 function existingJob(existing: Map<string, Occurrence>, id: number): Record<string, unknown> {

@@ -14,7 +14,7 @@ import {
   type Tenant,
 } from '../../../test/helpers.js';
 import { purgeInBackground } from './purge.js';
-import { LEASE_MS, RETENTION_MS, claim, keep, keepOnce, purgeExpired } from './store.js';
+import { LEASE_MS, RETENTION_MS, claim, keep, keepOnce, purgeExpired } from './repository.js';
 import { withTransaction } from '../../db/tx.js';
 
 const key = () => `k-${crypto.randomBytes(8).toString('hex')}`;

@@ -7,7 +7,7 @@ import { toApiError } from '../envelope.js';
 import { ApiError } from '../../errors.js';
 import { jsonDigest, sha256 } from './fingerprint.js';
 import { parseIdempotencyKey } from './key.js';
-import { claim, keep, keepOnce, release, type Claim, type KeptAnswer, type RowKey, type Scope } from './store.js';
+import { claim, keep, keepOnce, release, type Claim, type KeptAnswer, type RowKey, type Scope } from './repository.js';
 
 /** An answer on its way out; `raw`, when set, is its body text as sent (a replay's, or the one just kept). */
 export interface Answer extends ActionAnswer {
@@ -200,4 +200,4 @@ export function openRetry(
   return new Retry(database, scope, `${method} ${request.url}`, caller.now, digest, write);
 }
 
-export { purgeExpired } from './store.js';
+export { purgeExpired } from './repository.js';

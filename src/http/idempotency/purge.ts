@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { purgeExpired } from './store.js';
+import { purgeExpired } from './repository.js';
 
 const EVERY_MS = 60_000;
 const BATCH = 500;
