@@ -1,5 +1,6 @@
 import type { Executor } from '../db/tx.js';
 import { accountSecret, hashToken } from '../auth/secrets.js';
+import { insertCode } from './repository.js';
 
 /** Authorization codes live 60 s (PRODUCT §2). */
 export const CODE_TTL_MS = 60 * 1000;
@@ -18,14 +19,9 @@ export interface NewCode {
 /** Issues a 256-bit code, stored only as its hash; the code itself is returned once. */
 export async function issueCode(db: Executor, c: NewCode, now: number): Promise<string> {
   const code = accountSecret(c.accountId);
-  await db
-    .deleteFrom('oauth_codes')
-    .where('expires_at', '<=', now - 24 * 3600 * 1000)
-    .where('used_at', 'is', null)
-    .execute();
-  await db
-    .insertInto('oauth_codes')
-    .values({
+  await insertCode(
+    db,
+    {
       code_hash: hashToken(code),
       client_id: c.clientId,
       user_id: c.userId,
@@ -39,7 +35,8 @@ export async function issueCode(db: Executor, c: NewCode, now: number): Promise<
       used_at: null,
       replayed_at: null,
       created: now,
-    })
-    .execute();
+    },
+    now,
+  );
   return code;
 }

@@ -1,3 +1,4 @@
+import { connectionRows, endClientAccess } from './repository.js';
 import type { Executor } from '../db/tx.js';
 import { ALL_PERMISSIONS } from '../collections/index.js';
 import { forgetConsent } from '../auth/consents.js';
@@ -20,16 +21,7 @@ export async function listConnections(
   owner: { userId: number; accountId: number },
   now: number,
 ): Promise<Connection[]> {
-  const rows = await db
-    .selectFrom('oauth_tokens as t')
-    .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
-    .select(['t.client_id', 'c.name', 'c.publisher', 't.permissions', 't.created'])
-    .where('t.user_id', '=', owner.userId)
-    .where('t.account_id', '=', owner.accountId)
-    .where('t.revoked', '=', 0)
-    .where('t.expires_at', '>', now)
-    .where('c.revoked', '=', 0)
-    .execute();
+  const rows = await connectionRows(db, owner, now);
   const byClient = new Map<
     string,
     { name: string; publisher: string | null; permissions: Set<string>; since: number }
@@ -66,19 +58,6 @@ export async function disconnect(
   owner: { userId: number; accountId: number },
   clientId: string,
 ): Promise<void> {
-  await db
-    .updateTable('oauth_tokens')
-    .set({ revoked: 1 })
-    .where('user_id', '=', owner.userId)
-    .where('account_id', '=', owner.accountId)
-    .where('client_id', '=', clientId)
-    .execute();
-  await db
-    .deleteFrom('oauth_codes')
-    .where('user_id', '=', owner.userId)
-    .where('account_id', '=', owner.accountId)
-    .where('client_id', '=', clientId)
-    .where('used_at', 'is', null)
-    .execute();
+  await endClientAccess(db, owner, clientId);
   await forgetConsent(db, { accountId: owner.accountId, userId: owner.userId, clientId });
 }

@@ -1,4 +1,5 @@
 import type { Executor } from '../db/tx.js';
+import { clientPublisher, userNames } from './pages-repository.js';
 
 /** What the consent page says besides the request: who is signed in, and who runs the client. */
 export interface ConsentContext {
@@ -11,17 +12,12 @@ export async function consentContext(
   owner: { userId: number; accountId: number },
   clientId: string,
 ): Promise<ConsentContext> {
-  const [user, client] = await Promise.all([
-    db
-      .selectFrom('users')
-      .select(['first_name', 'last_name', 'login'])
-      .where('account_id', '=', owner.accountId)
-      .where('id', '=', owner.userId)
-      .executeTakeFirst(),
-    db.selectFrom('oauth_clients').select('publisher').where('client_id', '=', clientId).executeTakeFirst(),
+  const [user, publisher] = await Promise.all([
+    userNames(db, owner.accountId, owner.userId),
+    clientPublisher(db, clientId),
   ]);
   return {
     owner: { name: `${user?.first_name ?? ''} ${user?.last_name ?? ''}`.trim(), login: user?.login ?? '' },
-    publisher: client?.publisher ?? null,
+    publisher,
   };
 }

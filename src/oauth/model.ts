@@ -1,13 +1,21 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
-import type { InferResult, Kysely } from 'kysely';
 import type { Database } from '../db/index.js';
-import { query, slot } from '../db/runner.js';
-import type { DB } from '../db/types.js';
 import { withTransaction } from '../db/tx.js';
 import { secretKey } from '../auth/secrets.js';
 import { authenticatedClient } from './steps/authenticate-client.js';
 import type { OAuthClient } from './clients.js';
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S, issueToken, revokeTokens } from '../auth/tokens.js';
+import {
+  codeByHash,
+  endRotated,
+  markReplayed,
+  refreshByHash,
+  revokeToken,
+  slideRefresh,
+  tokenRevoked,
+  useCode,
+  wasReplayed,
+} from './repository.js';
 
 const { InvalidGrantError } = OAuth2Server;
 
@@ -52,47 +60,13 @@ class AlreadyEnded extends Error {}
  */
 const libraryDate = (expiresAt: number, now: number) => new Date(Date.now() + (expiresAt - now));
 
-/**
- * A refresh token's row in the account it names (or by its hash alone: one issued before tokens
- * named their account), with its user not deleted and its client not revoked. A token replaced by
- * rotation is found too: presenting it again is reuse.
- */
-const refreshLookup = (db: Kysely<DB>, hash: string, account?: number) =>
-  db
-    .selectFrom('oauth_tokens as t')
-    .innerJoin('users as u', (j) => j.onRef('u.account_id', '=', 't.account_id').onRef('u.id', '=', 't.user_id'))
-    .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
-    .select([
-      't.id',
-      't.client_id',
-      't.user_id',
-      't.account_id',
-      't.permissions',
-      't.code_id',
-      't.expires_at',
-      't.replaced_at',
-    ])
-    .where('t.token_hash', '=', hash)
-    .$if(account !== undefined, (q) => q.where('t.account_id', '=', account!))
-    .where('t.kind', '=', 'refresh')
-    .where((eb) => eb.or([eb('t.revoked', '=', 0), eb('t.replaced_at', 'is not', null)]))
-    .where('u.deleted', '=', 0)
-    .where('c.revoked', '=', 0);
-
-type RefreshRow = InferResult<ReturnType<typeof refreshLookup>>[number];
-
 /** The @node-oauth/oauth2-server model, backed by our tables. Stores only hashes. */
 export function createModel(database: Database, clock: () => number) {
   const db = database.db;
 
   /** A replay marks the code first, then revokes what it issued (see saveToken for why). */
   async function onReplay(accountId: number, codeId: number): Promise<void> {
-    await db
-      .updateTable('oauth_codes')
-      .set({ replayed_at: clock() })
-      .where('account_id', '=', accountId)
-      .where('id', '=', codeId)
-      .execute();
+    await markReplayed(db, accountId, codeId, clock());
     await revokeTokens(db, { accountId, codeId });
   }
 
@@ -116,26 +90,7 @@ export function createModel(database: Database, clock: () => number) {
 
     async getAuthorizationCode(code: string) {
       const key = secretKey(code);
-      const row = await db
-        .selectFrom('oauth_codes as k')
-        .innerJoin('oauth_clients as c', 'c.client_id', 'k.client_id')
-        .select([
-          'k.id',
-          'k.client_id',
-          'k.user_id',
-          'k.account_id',
-          'k.permissions',
-          'k.redirect_uri',
-          'k.code_challenge',
-          'k.code_challenge_method',
-          'k.offline',
-          'k.expires_at',
-          'k.used_at',
-          'c.redirect_uris',
-        ])
-        .where('k.code_hash', '=', key.hash)
-        .$if(key.accountId !== undefined, (q) => q.where('k.account_id', '=', key.accountId!))
-        .executeTakeFirst();
+      const row = await codeByHash(db, key.hash, key.accountId);
       if (!row) return null;
       if (row.used_at !== null) {
         await onReplay(row.account_id, row.id);
@@ -159,32 +114,14 @@ export function createModel(database: Database, clock: () => number) {
 
     /** Single use, atomically: of two concurrent redemptions only one updates the row. */
     async revokeAuthorizationCode(code: { id: number; user: ModelUser }): Promise<boolean> {
-      const r = await db
-        .updateTable('oauth_codes')
-        .set({ used_at: clock() })
-        .where('account_id', '=', code.user.accountId)
-        .where('id', '=', code.id)
-        .where('used_at', 'is', null)
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) === 1) return true;
+      if (await useCode(db, code.user.accountId, code.id, clock())) return true;
       await onReplay(code.user.accountId, code.id);
       return false;
     },
 
     async getRefreshToken(token: string) {
       const key = secretKey(token);
-      const [row] =
-        key.accountId === undefined
-          ? await query<RefreshRow>(db, 'refresh token legacy', () => refreshLookup(db, slot('hash')), key, {
-              oneRow: true,
-            })
-          : await query<RefreshRow>(
-              db,
-              'refresh token',
-              () => refreshLookup(db, slot('hash'), slot<number>('accountId')),
-              key,
-              { oneRow: true },
-            );
+      const row = await refreshByHash(db, key);
       if (!row) return null;
       if (row.replaced_at !== null) {
         // RFC 9700 §4.14.2: one of the two holders of this token is an attacker; end the grant.
@@ -226,15 +163,7 @@ export function createModel(database: Database, clock: () => number) {
             // and only if no one ended it first. Of two requests (in any processes) presenting it
             // at once, one updates the row; the other, on PostgreSQL after waiting for the first's
             // row lock, updates nothing and is treated as reuse.
-            const ended = await trx
-              .updateTable('oauth_tokens')
-              .set({ revoked: 1, replaced_at: now })
-              .where('account_id', '=', user.accountId)
-              .where('id', '=', rotated)
-              .where('revoked', '=', 0)
-              .where('replaced_at', 'is', null)
-              .executeTakeFirst();
-            if (Number(ended.numUpdatedRows) !== 1) throw new AlreadyEnded();
+            if (!(await endRotated(trx, user.accountId, rotated, now))) throw new AlreadyEnded();
             const refresh = await issueToken(trx, 'refresh', { ...grant, refreshId: rotated }, now);
             const access = await issueToken(trx, 'access', { ...grant, refreshId: refresh.id }, now);
             return { access, refresh };
@@ -242,19 +171,8 @@ export function createModel(database: Database, clock: () => number) {
           const access = await issueToken(trx, 'access', { ...grant, refreshId: spec.refreshId ?? null }, now);
           const refresh = spec.offline ? await issueToken(trx, 'refresh', grant, now) : undefined;
           // Refresh tokens expire after 60 days without use: each use slides the window.
-          if (spec.refreshId !== undefined) {
-            await query(
-              trx,
-              'slide refresh token',
-              () =>
-                trx
-                  .updateTable('oauth_tokens')
-                  .set({ expires_at: slot<number>('expires') })
-                  .where('account_id', '=', slot<number>('account'))
-                  .where('id', '=', slot<number>('id')),
-              { expires: now + REFRESH_TOKEN_IDLE_S * 1000, account: user.accountId, id: spec.refreshId },
-            );
-          }
+          if (spec.refreshId !== undefined)
+            await slideRefresh(trx, user.accountId, spec.refreshId, now + REFRESH_TOKEN_IDLE_S * 1000);
           return { access, refresh };
         });
       let issued: Awaited<ReturnType<typeof issue>>;
@@ -270,39 +188,17 @@ export function createModel(database: Database, clock: () => number) {
       // A concurrent replay may have revoked by code_id before these rows were visible to it. It
       // marks the code before revoking, so checking the mark after inserting closes that gap. The
       // redemption still won (200, as if the replay came later), but what it got is revoked.
-      if (spec.codeId !== null) {
-        const code = await db
-          .selectFrom('oauth_codes')
-          .select('replayed_at')
-          .where('account_id', '=', user.accountId)
-          .where('id', '=', spec.codeId)
-          .executeTakeFirst();
-        if (code?.replayed_at != null) await revokeTokens(db, { accountId: user.accountId, codeId: spec.codeId });
-      }
+      if (spec.codeId !== null && (await wasReplayed(db, user.accountId, spec.codeId)))
+        await revokeTokens(db, { accountId: user.accountId, codeId: spec.codeId });
       // Likewise a refresh token revoked (RFC 7009, connected applications) while this grant ran:
       // the revocation may not have seen the new access token, so it is revoked here. (A rotated
       // token was ended by this grant itself; its revocation by code_id covers the new tokens.)
-      if (spec.refreshId !== undefined && rotated === undefined) {
-        const [parent] = await query<{ revoked: number }>(
-          db,
-          'refresh token revoked',
-          () =>
-            db
-              .selectFrom('oauth_tokens')
-              .select('revoked')
-              .where('account_id', '=', slot<number>('account'))
-              .where('id', '=', slot<number>('id')),
-          { account: user.accountId, id: spec.refreshId },
-          { oneRow: true },
-        );
-        if (parent?.revoked !== 0)
-          await db
-            .updateTable('oauth_tokens')
-            .set({ revoked: 1 })
-            .where('account_id', '=', user.accountId)
-            .where('id', '=', access.id)
-            .execute();
-      }
+      if (
+        spec.refreshId !== undefined &&
+        rotated === undefined &&
+        (await tokenRevoked(db, user.accountId, spec.refreshId))
+      )
+        await revokeToken(db, user.accountId, access.id);
       return {
         accessToken: access.token,
         accessTokenExpiresAt: libraryDate(access.expiresAt, now),

@@ -2,6 +2,7 @@ import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { Config } from '../config.js';
 import type { Executor } from '../db/tx.js';
 import { accountSecret, hashToken, randomToken, secretKey } from '../auth/secrets.js';
+import { insertSession, sessionByHash } from './pages-repository.js';
 
 export const SESSION_COOKIE = 'fsm_session';
 /** How long an owner stays signed in to the authorization pages. */
@@ -33,14 +34,7 @@ export async function currentSession(
 ): Promise<Session | undefined> {
   if (!cookie) return undefined;
   const { hash, accountId } = secretKey(cookie);
-  const row = await db
-    .selectFrom('auth_sessions as s')
-    .innerJoin('users as u', (j) => j.onRef('u.account_id', '=', 's.account_id').onRef('u.id', '=', 's.user_id'))
-    .select(['s.user_id', 's.account_id', 's.csrf_token', 's.expires_at'])
-    .where('s.session_hash', '=', hash)
-    .$if(accountId !== undefined, (q) => q.where('s.account_id', '=', accountId!))
-    .where('u.deleted', '=', 0)
-    .executeTakeFirst();
+  const row = await sessionByHash(db, hash, accountId);
   if (!row || row.expires_at <= now) return undefined;
   return { userId: row.user_id, accountId: row.account_id, csrf: row.csrf_token };
 }
@@ -52,17 +46,16 @@ export async function startSession(
   now: number,
 ): Promise<string> {
   const token = accountSecret(user.accountId);
-  await db.deleteFrom('auth_sessions').where('expires_at', '<=', now).execute();
-  await db
-    .insertInto('auth_sessions')
-    .values({
-      session_hash: hashToken(token),
-      user_id: user.userId,
-      account_id: user.accountId,
-      csrf_token: randomToken(),
-      expires_at: now + SESSION_TTL_MS,
-      created: now,
-    })
-    .execute();
+  await insertSession(
+    db,
+    {
+      hash: hashToken(token),
+      userId: user.userId,
+      accountId: user.accountId,
+      csrf: randomToken(),
+      expiresAt: now + SESSION_TTL_MS,
+    },
+    now,
+  );
   return token;
 }

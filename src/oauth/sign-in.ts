@@ -1,6 +1,7 @@
 import type { Executor } from '../db/tx.js';
 import { findLogin } from '../auth/logins.js';
 import { verifyPassword } from '../auth/secrets.js';
+import { signInUser } from './pages-repository.js';
 import { clearFailures, isLocked, recordFailure } from './throttle.js';
 
 export type SignIn = { ok: true; userId: number; accountId: number } | { ok: false; reason: 'invalid' | 'locked' };
@@ -13,16 +14,7 @@ export async function signIn(db: Executor, login: string, password: string, now:
   if (login.length === 0 || login.length > 200 || password.length > 1024) return { ok: false, reason: 'invalid' };
   if (await isLocked(db, login, now)) return { ok: false, reason: 'locked' };
   const owner = await findLogin(db, login);
-  const user =
-    owner &&
-    (await db
-      .selectFrom('users')
-      .select(['id', 'account_id', 'password_hash'])
-      .where('account_id', '=', owner.accountId)
-      .where('id', '=', owner.userId)
-      .where('login', '=', login)
-      .where('deleted', '=', 0)
-      .executeTakeFirst());
+  const user = owner && (await signInUser(db, owner.accountId, owner.userId, login));
   const ok = await verifyPassword(password, user?.password_hash ?? null);
   if (!ok || !user) {
     await recordFailure(db, login, now);

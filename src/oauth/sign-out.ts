@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { hashToken, secretKey } from '../auth/secrets.js';
 import { csrfMatches } from './csrf.js';
+import { deleteSession } from './pages-repository.js';
 import { cookieOptions, currentSession, SESSION_COOKIE } from './session.js';
 
 export const SIGN_OUT_PATH = '/oauth2/signout';
@@ -33,11 +34,7 @@ export function signOutRoute(app: FastifyInstance): void {
     const cookie = request.cookies[SESSION_COOKIE];
     const session = await currentSession(app.database.db, cookie, app.clock());
     if (session && csrfMatches(signOutToken(session.csrf), sent)) {
-      await app.database.db
-        .deleteFrom('auth_sessions')
-        .where('session_hash', '=', secretKey(cookie!).hash)
-        .where('account_id', '=', session.accountId)
-        .execute();
+      await deleteSession(app.database.db, secretKey(cookie!).hash, session.accountId);
       reply.clearCookie(SESSION_COOKIE, cookieOptions(app.config));
     }
     // Always our own page, whatever the query holds: never an open redirect.

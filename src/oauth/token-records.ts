@@ -1,3 +1,4 @@
+import { clientTokenByHash, revokeTokenRows } from './repository.js';
 import type { Executor } from '../db/tx.js';
 import { secretKey } from '../auth/secrets.js';
 import { forgetConsent } from '../auth/consents.js';
@@ -30,29 +31,7 @@ export async function findClientToken(
   now: number,
 ): Promise<TokenRecord | undefined> {
   const key = secretKey(token);
-  const row = await db
-    .selectFrom('oauth_tokens as t')
-    .innerJoin('users as u', (j) => j.onRef('u.account_id', '=', 't.account_id').onRef('u.id', '=', 't.user_id'))
-    .innerJoin('oauth_clients as c', 'c.client_id', 't.client_id')
-    .select([
-      't.id',
-      't.kind',
-      't.client_id',
-      't.account_id',
-      't.user_id',
-      't.permissions',
-      't.code_id',
-      't.expires_at',
-      't.created',
-      't.revoked',
-      'u.login',
-      'u.deleted',
-      'c.revoked as client_revoked',
-    ])
-    .where('t.token_hash', '=', key.hash)
-    .$if(key.accountId !== undefined, (q) => q.where('t.account_id', '=', key.accountId!))
-    .where('t.client_id', '=', clientId)
-    .executeTakeFirst();
+  const row = await clientTokenByHash(db, key.hash, key.accountId, clientId);
   if (!row) return undefined;
   const expiresAt = Number(row.expires_at);
   return {
@@ -77,22 +56,6 @@ export async function findClientToken(
  * also forgets the owner's remembered consent for the client: the next authorization asks again.
  */
 export async function revokeTokenRecord(db: Executor, token: TokenRecord): Promise<void> {
-  let q = db
-    .updateTable('oauth_tokens')
-    .set({ revoked: 1 })
-    .where('account_id', '=', token.accountId)
-    .where('client_id', '=', token.clientId)
-    .where('user_id', '=', token.userId);
-  if (token.kind === 'access') q = q.where('id', '=', token.id);
-  else {
-    q = q.where((eb) =>
-      eb.or([
-        eb('id', '=', token.id),
-        eb('refresh_id', '=', token.id),
-        ...(token.codeId !== null ? [eb('code_id', '=', token.codeId)] : []),
-      ]),
-    );
-  }
-  await q.execute();
+  await revokeTokenRows(db, token);
   await forgetConsent(db, { accountId: token.accountId, userId: token.userId, clientId: token.clientId });
 }
