@@ -23,8 +23,8 @@ async function serve() {
   const { openServices } = await import(dist('src/services.js'));
   const { buildApp } = await import(dist('src/app.js'));
   const { createAccount } = await import(dist('src/accounts/service.js'));
-  const { registerClient, certifyClient } = await import(dist('src/oauth/clients.js'));
-  const { issueToken } = await import(dist('src/oauth/tokens.js'));
+  const { registerClient, certifyClient } = await import(dist('src/oauth/grants/clients.js'));
+  const { issueToken } = await import(dist('src/auth/tokens.js'));
   const config = loadConfig({ ...process.env, PORT: '0', FILES_MAX_BYTES: String(200 * 1024 * 1024) });
   const services = await openServices(config);
   const { account, user } = await createAccount(services.writer, {

@@ -7,8 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { hashToken, verifyPassword } from '../src/auth/secrets.js';
-import { signIn } from '../src/oauth/sign-in.js';
-import { MAX_FAILURES, recordFailure } from '../src/oauth/throttle.js';
+import { signIn } from '../src/oauth/pages/sign-in.js';
+import { MAX_FAILURES, recordFailure } from '../src/oauth/pages/throttle.js';
 import { issueToken } from '../src/auth/tokens.js';
 import {
   authorizeWithInject,

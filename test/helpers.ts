@@ -13,7 +13,7 @@ import { createServices, type Services } from '../src/services.js';
 import { createAccount } from '../src/accounts/service.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { issueToken } from '../src/auth/tokens.js';
-import { certifyClient, registerClient } from '../src/oauth/clients.js';
+import { certifyClient, registerClient } from '../src/oauth/grants/clients.js';
 
 /** Every storage suite runs once per dialect; PostgreSQL only when TEST_DATABASE_URL is set. */
 export const DIALECTS: Dialect[] = ['sqlite', 'postgres'];

@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, mock, test } from 'node:test';
 import { hashToken } from '../src/auth/secrets.js';
-import { revokeClient } from '../src/oauth/clients.js';
+import { revokeClient } from '../src/oauth/grants/clients.js';
 import { WINDOW_MS } from '../src/http/rate-limit/index.js';
 import {
   authorizeWithInject,

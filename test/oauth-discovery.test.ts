@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { GRANTS } from '../src/oauth/model.js';
+import { GRANTS } from '../src/oauth/grants/model.js';
 import {
   authorizeWithInject,
   codeUrl,

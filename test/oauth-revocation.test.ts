@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { hashToken } from '../src/auth/secrets.js';
-import { createModel } from '../src/oauth/model.js';
+import { createModel } from '../src/oauth/grants/model.js';
 import {
   authorizeWithInject,
   call,

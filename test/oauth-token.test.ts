@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { hashToken } from '../src/auth/secrets.js';
-import { revokeClient } from '../src/oauth/clients.js';
+import { revokeClient } from '../src/oauth/grants/clients.js';
 import {
   authorizeWithInject,
   call,

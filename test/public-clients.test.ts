@@ -6,8 +6,8 @@ import * as oauth from 'oauth4webapi';
 import { buildApp } from '../src/app.js';
 import { hashToken } from '../src/auth/secrets.js';
 import { openDatabase, type Database } from '../src/db/index.js';
-import { certifyClient, ClientError, registerClient } from '../src/oauth/clients.js';
-import { isAllowedRedirectUri, resolveRedirectUri } from '../src/oauth/redirect-uri.js';
+import { certifyClient, ClientError, registerClient } from '../src/oauth/grants/clients.js';
+import { isAllowedRedirectUri, resolveRedirectUri } from '../src/oauth/grants/redirect-uri.js';
 import {
   authorizeWithInject,
   call,

@@ -122,7 +122,7 @@ for (const dialect of DIALECTS) {
       assert.equal(typeof res.body.access_token, 'string');
       // The client (by the token endpoint, for its rate-limit bucket; the library is handed it), the
       // refresh token, begin, the access token, the refresh token's slid expiry, commit, and the
-      // check that no revocation of the refresh token ran meanwhile (src/oauth/model.ts).
+      // check that no revocation of the refresh token ran meanwhile (src/oauth/grants/model.ts).
       assert.equal(sent.filter((q) => /from "oauth_clients"/.test(q)).length, 1, sent.join('\n'));
       assert.equal(sent.length, 7, sent.join('\n'));
       // A wrong secret is still refused, by the one lookup.

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { hashToken } from '../src/auth/secrets.js';
-import { issueCode } from '../src/oauth/codes.js';
+import { issueCode } from '../src/oauth/grants/codes.js';
 import { issueToken } from '../src/auth/tokens.js';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
 import { DIALECTS, createTestDb, skipUnless } from './helpers.js';

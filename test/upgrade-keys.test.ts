@@ -12,8 +12,8 @@ import { ALL_PERMISSIONS, registry } from '../src/collections/index.js';
 import { present } from '../src/collections/machinery/present.js';
 import { connect, type Database } from '../src/db/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { currentSession } from '../src/oauth/session.js';
-import { signIn } from '../src/oauth/sign-in.js';
+import { currentSession } from '../src/oauth/pages/session.js';
+import { signIn } from '../src/oauth/pages/sign-in.js';
 import { createServices } from '../src/services.js';
 import {
   DIALECTS,

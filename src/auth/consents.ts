@@ -1,6 +1,6 @@
 import type { Executor } from '../db/tx.js';
 
-/** What a consent needs of the client (src/oauth/clients.ts's OAuthClient has these members). */
+/** What a consent needs of the client (src/oauth/grants/clients.ts's OAuthClient has these members). */
 interface ConsentClient {
   clientId: string;
   permissions: string[];

@@ -1,6 +1,6 @@
 import { hashToken, randomToken } from '../auth/secrets.js';
-import { certifyClient, ClientError, listClients, registerClient, revokeClient } from '../oauth/clients.js';
-import { setClientPublisher } from '../oauth/pages-repository.js';
+import { certifyClient, ClientError, listClients, registerClient, revokeClient } from '../oauth/grants/clients.js';
+import { setClientPublisher } from '../oauth/pages/pages-repository.js';
 import type { Command } from './command.js';
 import { UsageError } from './validate.js';
 

@@ -1,7 +1,7 @@
 import { AccountError } from '../accounts/service.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { openServices } from '../services.js';
-import { ClientError } from '../oauth/clients.js';
+import { ClientError } from '../oauth/grants/clients.js';
 import { commandHelp, parse } from './command.js';
 import { findCommand, groupHelp, HELP, USAGE } from './commands.js';
 import { CommandError, UsageError } from './validate.js';

@@ -3,7 +3,7 @@ import type { RoleKind } from '../auth/context.js';
 import { findLogin } from '../auth/logins.js';
 import type { WriteResult } from '../collections/machinery/write/index.js';
 import { operator } from '../accounts/service.js';
-import { clearFailures } from '../oauth/throttle.js';
+import { clearFailures } from '../oauth/pages/throttle.js';
 import { idOption, type Command } from './command.js';
 import { CommandError, UsageError } from './validate.js';
 

@@ -6,7 +6,7 @@ import { browserSkip, launchBrowser } from '../../test/browser.js';
 import { createTestApp, type TestApp } from '../../test/helpers.js';
 import { registry } from '../collections/index.js';
 import { ERRORS, VALIDATION } from '../errors.js';
-import { authorizationServerMetadata } from '../oauth/metadata.js';
+import { authorizationServerMetadata } from '../oauth/endpoints/metadata.js';
 
 describe('OpenAPI document and reference page', () => {
   let t: TestApp;

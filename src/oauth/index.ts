@@ -1,18 +1,18 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
-import { codeEndpoint } from './code-endpoint.js';
+import { codeEndpoint } from './pages/code-endpoint.js';
 import { sendTokenError } from './errors.js';
-import { registerFormParser } from './form.js';
-import { sendPage } from './html.js';
-import { errorPage } from './pages.js';
-import { unavailablePage } from './status-pages.js';
+import { registerFormParser } from './pages/form.js';
+import { sendPage } from './pages/html.js';
+import { errorPage } from './pages/pages.js';
+import { unavailablePage } from './pages/status-pages.js';
 import { asUnavailable } from '../http/envelope.js';
 import { ApiError } from '../errors.js';
-import { tokenEndpoint } from './token-endpoint.js';
-import { revokeEndpoint } from './revoke-endpoint.js';
-import { introspectEndpoint } from './introspect-endpoint.js';
-import { metadataEndpoint } from './metadata.js';
-import { authorizationsPage } from './authorizations-page.js';
+import { tokenEndpoint } from './endpoints/token-endpoint.js';
+import { revokeEndpoint } from './endpoints/revoke-endpoint.js';
+import { introspectEndpoint } from './endpoints/introspect-endpoint.js';
+import { metadataEndpoint } from './endpoints/metadata.js';
+import { authorizationsPage } from './pages/authorizations-page.js';
 import { CLIENT_ENDPOINTS } from '../auth/endpoints.js';
 
 /**

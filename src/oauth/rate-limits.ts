@@ -3,8 +3,8 @@ import fp from 'fastify-plugin';
 import { sendError, toApiError } from '../http/envelope.js';
 import { addressBucket, enforceRateLimit } from '../http/rate-limit/index.js';
 import { CLIENT_ENDPOINTS } from '../auth/endpoints.js';
-import { sendPage } from './html.js';
-import { tooManyRequestsPage } from './status-pages.js';
+import { sendPage } from './pages/html.js';
+import { tooManyRequestsPage } from './pages/status-pages.js';
 
 /*
  * RATE_LIMIT_AUTH, counted fairly (PRODUCT §8): the pages per client address (one browser, one

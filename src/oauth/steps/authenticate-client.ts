@@ -1,7 +1,7 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Executor } from '../../db/tx.js';
-import { authenticateClient, findClient, type OAuthClient } from '../clients.js';
-import type { ClientCredentials } from '../client-auth.js';
+import { authenticateClient, findClient, type OAuthClient } from '../grants/clients.js';
+import type { ClientCredentials } from '../endpoints/client-auth.js';
 
 const { InvalidClientError, UnauthorizedClientError } = OAuth2Server;
 

@@ -1,4 +1,4 @@
-import type { OAuthClient } from '../clients.js';
+import type { OAuthClient } from '../grants/clients.js';
 
 /**
  * PRODUCT §2: a client the operator has not certified is refused before the owner is asked

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { csrfMatches, LOGIN_CSRF_COOKIE } from '../csrf.js';
-import { single } from '../form.js';
-import { cookieOptions, SESSION_COOKIE, SESSION_TTL_MS, startSession } from '../session.js';
-import { signIn } from '../sign-in.js';
+import { csrfMatches, LOGIN_CSRF_COOKIE } from '../pages/csrf.js';
+import { single } from '../pages/form.js';
+import { cookieOptions, SESSION_COOKIE, SESSION_TTL_MS, startSession } from '../pages/session.js';
+import { signIn } from '../pages/sign-in.js';
 
 export type SignInOutcome = { ok: true } | { ok: false; status: number; error: string; login?: string };
 

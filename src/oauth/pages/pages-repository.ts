@@ -1,4 +1,4 @@
-import type { Executor } from '../db/tx.js';
+import type { Executor } from '../../db/tx.js';
 
 /**
  * The statements of the sign-in pages: failed sign-ins, sessions, and what the pages read of users

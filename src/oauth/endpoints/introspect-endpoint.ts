@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { clientTokenRoute } from './client-token-route.js';
-import { PATHS } from '../auth/endpoints.js';
-import type { TokenRecord } from './token-records.js';
+import { PATHS } from '../../auth/endpoints.js';
+import type { TokenRecord } from '../grants/token-records.js';
 
 /** RFC 7662 §2.2 members of an active token; the scope is the literal `default` (PRODUCT §2). */
 function describe(token: TokenRecord) {

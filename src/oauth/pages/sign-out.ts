@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { hashToken, secretKey } from '../auth/secrets.js';
+import { hashToken, secretKey } from '../../auth/secrets.js';
 import { csrfMatches } from './csrf.js';
 import { deleteSession } from './pages-repository.js';
 import { cookieOptions, currentSession, SESSION_COOKIE } from './session.js';

@@ -1,5 +1,5 @@
-import type { Executor } from '../db/tx.js';
-import { accountSecret, hashToken } from '../auth/secrets.js';
+import type { Executor } from '../../db/tx.js';
+import { accountSecret, hashToken } from '../../auth/secrets.js';
 import { insertCode } from './repository.js';
 
 /** Authorization codes live 60 s (PRODUCT §2). */

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../config.js';
-import { randomToken, safeEqual } from '../auth/secrets.js';
+import type { Config } from '../../config.js';
+import { randomToken, safeEqual } from '../../auth/secrets.js';
 import { cookieOptions } from './session.js';
 
 /** The pre-session cookie the login form's token must match (double submit; SameSite=Lax). */

@@ -1,6 +1,6 @@
-import type { Executor } from '../db/tx.js';
-import { findLogin } from '../auth/logins.js';
-import { verifyPassword } from '../auth/secrets.js';
+import type { Executor } from '../../db/tx.js';
+import { findLogin } from '../../auth/logins.js';
+import { verifyPassword } from '../../auth/secrets.js';
 import { signInUser } from './pages-repository.js';
 import { clearFailures, isLocked, recordFailure } from './throttle.js';
 

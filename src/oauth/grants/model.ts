@@ -1,10 +1,10 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
-import type { Database } from '../db/index.js';
-import { withTransaction } from '../db/tx.js';
-import { secretKey } from '../auth/secrets.js';
-import { authenticatedClient } from './steps/authenticate-client.js';
+import type { Database } from '../../db/index.js';
+import { withTransaction } from '../../db/tx.js';
+import { secretKey } from '../../auth/secrets.js';
+import { authenticatedClient } from '../steps/authenticate-client.js';
 import type { OAuthClient } from './clients.js';
-import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S, issueToken, revokeTokens } from '../auth/tokens.js';
+import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S, issueToken, revokeTokens } from '../../auth/tokens.js';
 import {
   codeByHash,
   endRotated,

@@ -1,4 +1,4 @@
-import type { Executor } from '../db/tx.js';
+import type { Executor } from '../../db/tx.js';
 import { clientPublisher, userNames } from './pages-repository.js';
 
 /** What the consent page says besides the request: who is signed in, and who runs the client. */

@@ -1,8 +1,8 @@
-import type { Executor } from '../db/tx.js';
-import { findClient, type OAuthClient } from './clients.js';
+import type { Executor } from '../../db/tx.js';
+import { findClient, type OAuthClient } from '../grants/clients.js';
 import { single } from './form.js';
-import { authorizationResponse, resolveRedirectUri } from './redirect-uri.js';
-import { checkCertified } from './steps/check-certified.js';
+import { authorizationResponse, resolveRedirectUri } from '../grants/redirect-uri.js';
+import { checkCertified } from '../steps/check-certified.js';
 
 /** A validated `GET /oauth2/code` request, re-validated from the URL on every POST of its pages. */
 export interface AuthorizationRequest {

@@ -1,4 +1,4 @@
-import { ALL_PERMISSIONS, COLLECTION_NAMES } from '../collections/index.js';
+import { ALL_PERMISSIONS, COLLECTION_NAMES } from '../../collections/index.js';
 
 /**
  * Permissions in words for the owner, derived from their names (`<collection>.read|write`), so a new

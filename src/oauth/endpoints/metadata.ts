@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config.js';
-import { sendJson } from '../http/envelope.js';
-import { CLIENT_AUTH_METHODS, PATHS, PUBLIC_CLIENT_AUTH_METHODS, SCOPES } from '../auth/endpoints.js';
-import { GRANTS } from './model.js';
+import type { Config } from '../../config.js';
+import { sendJson } from '../../http/envelope.js';
+import { CLIENT_AUTH_METHODS, PATHS, PUBLIC_CLIENT_AUTH_METHODS, SCOPES } from '../../auth/endpoints.js';
+import { GRANTS } from '../grants/model.js';
 
 /**
  * RFC 8414 authorization server metadata, from the configuration the endpoints run on: the issuer

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { clientTokenRoute } from './client-token-route.js';
-import { PATHS } from '../auth/endpoints.js';
-import { revokeTokenRecord } from './token-records.js';
+import { PATHS } from '../../auth/endpoints.js';
+import { revokeTokenRecord } from '../grants/token-records.js';
 
 /**
  * RFC 7009 token revocation, client-authenticated as at the token endpoint. 200 whether or not the

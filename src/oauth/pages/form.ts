@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../errors.js';
-import { badPercentEncoding } from '../http/input/url-encoding.js';
+import { ApiError } from '../../errors.js';
+import { badPercentEncoding } from '../../http/input/url-encoding.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

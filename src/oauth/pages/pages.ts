@@ -36,7 +36,7 @@ export interface ConsentPageOptions {
   /** Who runs the client; null when the operator did not say. */
   publisher: string | null;
   owner: { name: string; login: string };
-  /** The "not you?" link (src/oauth/sign-out.ts). */
+  /** The "not you?" link (src/oauth/pages/sign-out.ts). */
   signOutUrl: string;
   permissions: string[];
   choice: boolean;

@@ -1,16 +1,16 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { FastifyInstance } from 'fastify';
 import { clientCredentials } from './client-auth.js';
-import { sendJson } from '../http/envelope.js';
-import { sendTokenError } from './errors.js';
-import { countTokenGrant } from '../http/metrics.js';
-import { CodeGrant, RefreshGrant } from './grants.js';
-import { GRANTS, createModel, modelClient } from './model.js';
-import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S } from '../auth/tokens.js';
-import { PATHS } from '../auth/endpoints.js';
-import { authenticatedClient } from './steps/authenticate-client.js';
-import { clientRateLimit } from './steps/client-rate-limit.js';
-import { formParams } from './steps/form-params.js';
+import { sendJson } from '../../http/envelope.js';
+import { sendTokenError } from '../errors.js';
+import { countTokenGrant } from '../../http/metrics.js';
+import { CodeGrant, RefreshGrant } from '../grants/grants.js';
+import { GRANTS, createModel, modelClient } from '../grants/model.js';
+import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_IDLE_S } from '../../auth/tokens.js';
+import { PATHS } from '../../auth/endpoints.js';
+import { authenticatedClient } from '../steps/authenticate-client.js';
+import { clientRateLimit } from '../steps/client-rate-limit.js';
+import { formParams } from '../steps/form-params.js';
 
 const { UnsupportedGrantTypeError, Request, Response } = OAuth2Server;
 

@@ -1,12 +1,12 @@
 import crypto from 'node:crypto';
-import type { Database } from '../db/index.js';
-import type { Executor } from '../db/tx.js';
-import { withTransaction } from '../db/tx.js';
-import { query, slot } from '../db/runner.js';
-import { hashToken, randomToken, safeEqual } from '../auth/secrets.js';
-import { ALL_PERMISSIONS, isPermission } from '../collections/index.js';
+import type { Database } from '../../db/index.js';
+import type { Executor } from '../../db/tx.js';
+import { withTransaction } from '../../db/tx.js';
+import { query, slot } from '../../db/runner.js';
+import { hashToken, randomToken, safeEqual } from '../../auth/secrets.js';
+import { ALL_PERMISSIONS, isPermission } from '../../collections/index.js';
 import { isAllowedRedirectUri } from './redirect-uri.js';
-import { revokeTokens } from '../auth/tokens.js';
+import { revokeTokens } from '../../auth/tokens.js';
 
 /** A registered OAuth client as the authorization server uses it (never its secret). */
 export interface OAuthClient {

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkAuthorizationRequest, type AuthorizationRequest } from './authorization-request.js';
-import { issueCode } from './codes.js';
-import { forgetConsent, rememberConsent, rememberedConsent } from '../auth/consents.js';
+import { issueCode } from '../grants/codes.js';
+import { forgetConsent, rememberConsent, rememberedConsent } from '../../auth/consents.js';
 import { csrfMatches, LOGIN_CSRF_COOKIE, loginCsrfToken } from './csrf.js';
 import { all, single } from './form.js';
 import { sendPage } from './html.js';
 import { consentPage, errorPage, loginPage } from './pages.js';
-import { authorizationResponse } from './redirect-uri.js';
+import { authorizationResponse } from '../grants/redirect-uri.js';
 import {
   cookieOptions,
   currentSession,
@@ -16,7 +16,7 @@ import {
   type Session,
 } from './session.js';
 import { signIn } from './sign-in.js';
-import { countSignInFailure } from '../http/metrics.js';
+import { countSignInFailure } from '../../http/metrics.js';
 import { consentContext } from './consent-context.js';
 import { signOutRoute, signOutUrl } from './sign-out.js';
 

@@ -1,4 +1,4 @@
-import type { Executor } from '../db/tx.js';
+import type { Executor } from '../../db/tx.js';
 import { addFailure, forgetFailures, recentFailures } from './pages-repository.js';
 
 /** PRODUCT §2: after 5 failed attempts on one login within 15 minutes, refuse it for 15 minutes. */

@@ -1,4 +1,4 @@
-import type { Connection } from './connections.js';
+import type { Connection } from '../grants/connections.js';
 import { esc, layout } from './html.js';
 import { groupPermissions, summarisePermissions } from './permission-words.js';
 import { permissionSummary } from './pages.js';

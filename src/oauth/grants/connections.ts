@@ -1,7 +1,7 @@
 import { connectionRows, endClientAccess } from './repository.js';
-import type { Executor } from '../db/tx.js';
-import { ALL_PERMISSIONS } from '../collections/index.js';
-import { forgetConsent } from '../auth/consents.js';
+import type { Executor } from '../../db/tx.js';
+import { ALL_PERMISSIONS } from '../../collections/index.js';
+import { forgetConsent } from '../../auth/consents.js';
 
 /** A client holding live tokens for one owner, as the connected-applications page shows it. */
 export interface Connection {

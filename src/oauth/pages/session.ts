@@ -1,7 +1,7 @@
 import type { CookieSerializeOptions } from '@fastify/cookie';
-import type { Config } from '../config.js';
-import type { Executor } from '../db/tx.js';
-import { accountSecret, hashToken, randomToken, secretKey } from '../auth/secrets.js';
+import type { Config } from '../../config.js';
+import type { Executor } from '../../db/tx.js';
+import { accountSecret, hashToken, randomToken, secretKey } from '../../auth/secrets.js';
 import { insertSession, sessionByHash } from './pages-repository.js';
 
 export const SESSION_COOKIE = 'fsm_session';

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ALL_PERMISSIONS, COLLECTION_NAMES } from '../collections/index.js';
+import { ALL_PERMISSIONS, COLLECTION_NAMES } from '../../collections/index.js';
 import { groupPermissions, permissionWords, summarisePermissions } from './permission-words.js';
 
 describe('permissions in words', () => {

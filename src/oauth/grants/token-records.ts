@@ -1,7 +1,7 @@
 import { clientTokenByHash, revokeTokenRows } from './repository.js';
-import type { Executor } from '../db/tx.js';
-import { secretKey } from '../auth/secrets.js';
-import { forgetConsent } from '../auth/consents.js';
+import type { Executor } from '../../db/tx.js';
+import { secretKey } from '../../auth/secrets.js';
+import { forgetConsent } from '../../auth/consents.js';
 
 /** A stored token as revocation and introspection see it, whatever its state. */
 export interface TokenRecord {

@@ -1,15 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { withTransaction } from '../db/tx.js';
+import { withTransaction } from '../../db/tx.js';
 import { authorizationsPage as view } from './authorizations-view.js';
-import { disconnect, listConnections } from './connections.js';
-import { findClient } from './clients.js';
+import { disconnect, listConnections } from '../grants/connections.js';
+import { findClient } from '../grants/clients.js';
 import { csrfMatches, loginCsrfToken } from './csrf.js';
-import { PATHS } from '../auth/endpoints.js';
+import { PATHS } from '../../auth/endpoints.js';
 import { single } from './form.js';
 import { sendPage } from './html.js';
 import { loginPage } from './pages.js';
 import { currentSession, SESSION_COOKIE, type Session } from './session.js';
-import { submitSignIn } from './steps/sign-in-form.js';
+import { submitSignIn } from '../steps/sign-in-form.js';
 
 const LOGIN = `${PATHS.authorizations}/login`;
 

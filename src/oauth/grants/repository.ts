@@ -1,7 +1,7 @@
 import type { InferResult, Insertable, Kysely } from 'kysely';
-import { query, slot } from '../db/runner.js';
-import type { Executor } from '../db/tx.js';
-import type { DB } from '../db/types.js';
+import { query, slot } from '../../db/runner.js';
+import type { Executor } from '../../db/tx.js';
+import type { DB } from '../../db/types.js';
 
 /**
  * The authorization server's statements of codes and tokens: the grants' (model.ts, codes.ts),

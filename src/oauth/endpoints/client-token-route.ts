@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { DB } from '../db/types.js';
-import { sendJson } from '../http/envelope.js';
+import type { DB } from '../../db/types.js';
+import { sendJson } from '../../http/envelope.js';
 import { clientCredentials } from './client-auth.js';
-import { sendTokenError } from './errors.js';
-import { authenticatedClient } from './steps/authenticate-client.js';
-import { clientRateLimit } from './steps/client-rate-limit.js';
-import { formParams } from './steps/form-params.js';
-import { tokenParam } from './steps/token-param.js';
-import { findClientToken, type TokenRecord } from './token-records.js';
+import { sendTokenError } from '../errors.js';
+import { authenticatedClient } from '../steps/authenticate-client.js';
+import { clientRateLimit } from '../steps/client-rate-limit.js';
+import { formParams } from '../steps/form-params.js';
+import { tokenParam } from '../steps/token-param.js';
+import { findClientToken, type TokenRecord } from '../grants/token-records.js';
 
 /**
  * The steps revocation (RFC 7009) and introspection (RFC 7662) share: the form, the client

@@ -1,6 +1,6 @@
-import { esc } from '../http/html.js';
+import { esc } from '../../http/html.js';
 
-export { esc, sendPage } from '../http/html.js';
+export { esc, sendPage } from '../../http/html.js';
 
 const CSS = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
 main{max-width:26rem;margin:2rem auto;background:#fff;padding:1.5rem;border-radius:8px;box-shadow:0 1px 3px #0002}
