@@ -1,20 +1,18 @@
 import type { ServerResponse } from 'node:http';
 import net from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Expression, SqlBool } from 'kysely';
 import { authenticate } from '../auth/bearer.js';
 import type { AuthContext } from '../auth/context.js';
-import { execute, untyped } from '../db/runner.js';
 import { subscribeCommits, type CommitSubscription } from '../db/commits.js';
 import { ApiError } from '../errors.js';
-import type { Caller, Collection, EB, Row } from '../collections/machinery/collection.js';
+import type { Caller, Collection, Row } from '../collections/machinery/collection.js';
 import { gate } from '../collections/machinery/access.js';
 import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { present } from '../collections/machinery/present.js';
-import { whereToSql } from '../collections/machinery/filter.js';
+import { checkWhere, whereTest } from '../collections/machinery/filter.js';
 import type { WhereNode } from '../collections/machinery/where.js';
 import { readableCollections } from '../collections/events/index.js';
-import { newestEventIds } from '../collections/events/repository.js';
+import { eventsAfter, newestEventId, newestEventIds } from '../collections/events/repository.js';
 import { API_VERSION } from './envelope.js';
 
 /**
@@ -96,26 +94,6 @@ class Chunk {
 
 const ID_TERM_OPS = new Set(['>', '>=']);
 
-/**
- * A `where` that only compares `collection` with `=` or `!=` and a string (`collection = "visits"`,
- * the common stream filter), as a test of an event's collection in memory; undefined for any
- * other `where` (those are filtered by an id query). The SQL it stands for is an exact comparison
- * of a non-null text column on both databases, which `===` is.
- */
-export function collectionTest(node: WhereNode): ((collection: string) => boolean) | undefined {
-  if (node.type === 'cmp') {
-    if (node.field !== 'collection' || typeof node.value !== 'string') return undefined;
-    const value = node.value;
-    if (node.op === '=') return (c) => c === value;
-    if (node.op === '!=') return (c) => c !== value;
-    return undefined;
-  }
-  const l = collectionTest(node.left);
-  const r = l && collectionTest(node.right);
-  if (!l || !r) return undefined;
-  return node.type === 'and' ? (c) => l(c) && r(c) : (c) => l(c) || r(c);
-}
-
 /** Takes the `id > N` / `id >= N` terms out of the top-level conjunction: the stream's start. */
 function splitStart(node: WhereNode | undefined): { start?: number; rest?: WhereNode } {
   if (!node) return {};
@@ -144,6 +122,9 @@ function lastEventId(request: FastifyRequest): number | undefined {
     );
   return Number(s.trim());
 }
+
+/** What the in-memory test of a stream's `where` may read of an event: its collection (the brief read's). */
+const COLLECTION_ONLY: ReadonlySet<string> = new Set(['collection']);
 
 const inMemory =
   (readable: ReadonlySet<string>, test: (collection: string) => boolean) =>
@@ -190,14 +171,7 @@ export class EventStreams {
     // Last-Event-ID wins over an id term of `where` (a reconnecting client resumes where it was).
     const where = header !== undefined ? rest : start !== undefined ? rest : q.where;
     // A where term the list would refuse (an unknown field, a value of the wrong type) is a 400 now.
-    if (where) {
-      const db = this.app.database.db;
-      untyped(db)
-        .selectFrom('events')
-        .select('events.id')
-        .where((eb: EB) => whereToSql(c, where, eb, db))
-        .compile();
-    }
+    if (where) checkWhere(c, where, this.app.database.db);
     const open = this.perToken.get(auth.tokenHash) ?? 0;
     if (open >= MAX_STREAMS_PER_TOKEN)
       throw new ApiError('rateLimited', `at most ${MAX_STREAMS_PER_TOKEN} open event streams per access token`, {
@@ -207,8 +181,13 @@ export class EventStreams {
     let stream: Stream | undefined;
     try {
       const accountId = caller.accountId;
-      // Not a Contractor's, and no `where` or one on `collection` alone: filtered in memory.
-      const test = caller.role === 'contractor' ? undefined : where ? collectionTest(where) : () => true;
+      // Not a Contractor's, and no `where` or one on `collection` alone: filtered in memory, by
+      // the machinery's own reading of the tree (whereTest), from the events' collection alone.
+      const byCollection = where ? whereTest(c, where, COLLECTION_ONLY) : () => true;
+      const test =
+        caller.role === 'contractor' || !byCollection
+          ? undefined
+          : (collection: string) => byCollection({ collection });
       const readable = readableCollections(this.app.services.registry, caller);
       stream = {
         caller,
@@ -299,49 +278,30 @@ export class EventStreams {
   private async account(accountId: number): Promise<AccountState> {
     let state = this.accounts.get(accountId);
     if (!state) {
-      const row = await untyped(this.app.database.db)
-        .selectFrom('events')
-        .select((eb) => eb.fn.max('id').as('max'))
-        .where('account_id', '=', accountId)
-        .executeTakeFirst();
+      const last = await newestEventId(this.app.database.db, accountId);
       state = this.accounts.get(accountId);
       if (!state) {
-        state = { streams: new Set(), cursor: Number(row?.max ?? 0), busy: false, again: false, lastPump: 0 };
+        state = { streams: new Set(), cursor: last, busy: false, again: false, lastPump: 0 };
         this.accounts.set(accountId, state);
       }
     }
     return state;
   }
 
-  /**
-   * The events after `from` up to `to` (at most BATCH), visible to `s` (or to all when undefined):
-   * whole rows, or only their id and collection (`brief`), or those of the ids named (`only`).
-   */
-  private async read(
+  /** The events after `from` up to `to` (at most BATCH), visible to `s` (or to all when undefined). */
+  private read(
     accountId: number,
     from: number,
     to: number | undefined,
     s?: Stream,
     opts: { brief?: boolean; only?: number[] } = {},
   ): Promise<Row[]> {
-    const db = this.app.database.db;
-    const c = this.events;
-    const q = untyped(db).selectFrom('events');
-    return execute<Row>(
-      db,
-      (opts.brief ? q.select(['events.id', 'events.collection']).$castTo<Row>() : q.selectAll('events').$castTo<Row>())
-        .where((eb: EB) => {
-          const parts: Expression<SqlBool>[] = [eb('events.account_id', '=', accountId), eb('events.id', '>', from)];
-          if (to !== undefined) parts.push(eb('events.id', '<=', to));
-          if (opts.only) parts.push(eb('events.id', 'in', opts.only));
-          if (s) parts.push(c.policy.own!(s.caller, eb, 'events'));
-          if (s?.where) parts.push(whereToSql(c, s.where, eb, db));
-          return eb.and(parts);
-        })
-        .orderBy('events.id')
-        .limit(this.app.database.dialect.pageBound(BATCH))
-        .$castTo<Row>(),
-    );
+    return eventsAfter(this.app.database, this.events, accountId, from, {
+      ...opts,
+      to,
+      limit: BATCH,
+      seenBy: s && { caller: s.caller, where: s.where },
+    });
   }
 
   private async frames(caller: Caller, rows: Row[]): Promise<{ id: number; collection: string; frame: string }[]> {

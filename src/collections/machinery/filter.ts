@@ -1,6 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { CONTAINS_MIN, lowerText } from '../../db/text.js';
-import { dialectOf, type Executor } from '../../db/runner.js';
+import { dialectOf, untyped, type Executor } from '../../db/runner.js';
 import { ApiError } from '../../errors.js';
 import { gateThrough } from './access.js';
 import { type Caller, type Collection, type EB, type FilterColumn } from './collection.js';
@@ -140,6 +140,44 @@ export function whereToSql(
     return eb.exists(associated(c, path, caller, eb).select(`${ASSOC}.id`).where(term));
   }
   return compare(node, col, `${c.table}.${col.column}`, eb, db, account);
+}
+
+/**
+ * The same `where` tree as a test of stored rows in memory, for the terms memory decides exactly as
+ * the database does: `=` and `!=` of a string on a non-null text column of the collection's own
+ * (not a computed one) that the rows carry (`columns`), joined by and/or. The literal is bound as
+ * whereToSql binds it. Undefined for any other `where`: then only the database can answer.
+ */
+export function whereTest(
+  c: Collection,
+  node: WhereNode,
+  columns: ReadonlySet<string>,
+): ((row: Readonly<Record<string, unknown>>) => boolean) | undefined {
+  if (node.type !== 'cmp') {
+    const l = whereTest(c, node.left, columns);
+    const r = l && whereTest(c, node.right, columns);
+    if (!l || !r) return undefined;
+    return node.type === 'and' ? (row) => l(row) && r(row) : (row) => l(row) || r(row);
+  }
+  const col = c.columns.get(node.field);
+  const { op } = node;
+  if (!col || col.expr || col.nullable || !columns.has(col.column) || (op !== '=' && op !== '!=')) return undefined;
+  const compare = KINDS[col.type].compare;
+  if (!compare?.text || (col.ops && !col.ops.includes(op)) || typeof node.value !== 'string') return undefined;
+  const bound = compare.bind(node.value, col, undefined);
+  if ('why' in bound) return undefined;
+  const { column } = col;
+  const value = bound.value;
+  return op === '=' ? (row) => row[column] === value : (row) => row[column] !== value;
+}
+
+/** Refuses (400) a `where` its collection's list would refuse: an unknown field, a value of the wrong type. */
+export function checkWhere(c: Collection, node: WhereNode, db: Executor): void {
+  untyped(db)
+    .selectFrom(c.table)
+    .select(`${c.table}.id`)
+    .where((eb: EB) => whereToSql(c, node, eb, db))
+    .compile();
 }
 
 /** The association list a name such as `assets.id` denotes (only its `id`), or undefined. */
