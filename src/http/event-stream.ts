@@ -11,7 +11,7 @@ import { parseListQuery } from '../collections/machinery/modifiers.js';
 import { present } from '../collections/machinery/present.js';
 import { checkWhere, whereTest } from '../collections/machinery/filter.js';
 import type { WhereNode } from '../collections/machinery/where.js';
-import { readableCollections } from '../collections/events/index.js';
+import { readableCollections, seesEventsByCollection } from '../collections/events/index.js';
 import { eventsAfter, newestEventId, newestEventIds } from '../collections/events/repository.js';
 import { API_VERSION } from './envelope.js';
 
@@ -184,17 +184,15 @@ export class EventStreams {
       // Not a Contractor's, and no `where` or one on `collection` alone: filtered in memory, by
       // the machinery's own reading of the tree (whereTest), from the events' collection alone.
       const byCollection = where ? whereTest(c, where, COLLECTION_ONLY) : () => true;
-      const test =
-        caller.role === 'contractor' || !byCollection
-          ? undefined
-          : (collection: string) => byCollection({ collection });
+      const byRole = seesEventsByCollection(caller);
+      const test = !byRole || !byCollection ? undefined : (collection: string) => byCollection({ collection });
       const readable = readableCollections(this.app.services.registry, caller);
       stream = {
         caller,
         authorization: String(request.headers.authorization),
         tokenHash: auth.tokenHash,
         where,
-        group: `${caller.role === 'contractor' ? `c${caller.userId}` : 'r'}:${readable.join(',')}|${JSON.stringify(where ?? null)}`,
+        group: `${byRole ? 'r' : `c${caller.userId}`}:${readable.join(',')}|${JSON.stringify(where ?? null)}`,
         visible: test ? inMemory(new Set(readable), test) : null,
         last: header ?? start ?? (await this.account(accountId)).cursor,
         raw: reply.raw,

@@ -20,6 +20,13 @@ export function readableCollections(registry: Registry, caller: Caller): string[
 }
 
 /**
+ * Whether the events a caller sees depend on their collection alone (the collections it may read),
+ * not on each event's row: everyone's but a Contractor's, whose events follow their own work
+ * (`own` below). The live streams filter such callers' events in memory (src/http/event-stream.ts).
+ */
+export const seesEventsByCollection = (caller: Pick<Caller, 'role'>): boolean => caller.role !== 'contractor';
+
+/**
  * `/events`: the outbox of every committed change, read-only. The registry is passed as a
  * function because events are part of it (src/collections/index.ts).
  */
@@ -43,14 +50,14 @@ export function eventsCollection(registry: () => Registry) {
       write: { administrator: 'none', employee: 'none', contractor: 'none' },
       // A caller who may read every recorded collection (not a Contractor) sees every event.
       everyRow: (caller: Caller) =>
-        caller.role !== 'contractor' &&
+        seesEventsByCollection(caller) &&
         readableCollections(registry(), caller).length === registry().list.filter((c) => c.recorded !== false).length,
       // A Contractor's events follow their visits (contractorSeesEvent).
       ownReads: ['visits'],
       own: (caller: Caller, eb: EB, table: string) => {
         const names = readableCollections(registry(), caller);
         if (!names.length) return sql<boolean>`1 = 0`;
-        if (caller.role === 'contractor') {
+        if (!seesEventsByCollection(caller)) {
           const jobScoped = [
             'jobs',
             ...registry()

@@ -1,5 +1,5 @@
-import { sql, type SqlBool } from 'kysely';
-import { dialectOf, execute, insertRows, inTransaction, query, slot, untyped, type Executor } from '../../db/runner.js';
+import { sql } from 'kysely';
+import { dialectOf, inTransaction, type Executor } from '../../db/runner.js';
 import { searchColumns, searchTextOf } from './search.js';
 import { ApiError, validationError, type ApiErrorBody } from '../../errors.js';
 import type { Caller, Collection, FilterColumn, Row } from './collection.js';
@@ -8,6 +8,19 @@ import { fieldsIn, type CmpOp, type WhereNode } from './where.js';
 import type { Batch } from './write/batch.js';
 import { stopOnErrors } from './write/outcome.js';
 import type { CustomState, CustomType, Definition } from './custom-definitions.js';
+import {
+  bumpVersion,
+  definitionRows,
+  freeItemValues,
+  freeKey,
+  freeOrphanedValues,
+  itemHoldingTerm,
+  itemsHolding,
+  setSearchText,
+  storedCustomValues,
+  takeExistingValues,
+  takeUniqueValues,
+} from './custom-repository.js';
 
 /** The value kind a custom field of each type is compared as (kinds/): dates and choices are text. */
 const VALUE_TYPE: Record<CustomType, ValueType> = {
@@ -46,8 +59,6 @@ export const CUSTOM_KEY = '^[a-z][A-Za-z0-9]{0,39}$';
 export const CUSTOM_TEXT_MAX = 1000;
 
 const PREFIX = 'customFields.';
-const DEFINITIONS = 'custom_field_definitions';
-const UNIQUE = 'custom_unique_values';
 
 /** The account's definitions for a collection, deleted ones included (their keys stay taken), by key. */
 export async function definitionsOf(
@@ -55,18 +66,7 @@ export async function definitionsOf(
   accountId: number,
   collection: string,
 ): Promise<Map<string, Definition>> {
-  const rows = await query<Row>(
-    db,
-    'customFieldDefinitions|of',
-    () =>
-      untyped(db)
-        .selectFrom(DEFINITIONS)
-        .select(['id', 'key', 'type', 'options', 'is_required', 'is_unique', 'unique_complete', 'deleted'])
-        .where('account_id', '=', slot<number>('account'))
-        .where('collection', '=', slot<string>('collection'))
-        .$castTo<Row>(),
-    { account: accountId, collection },
-  );
+  const rows = await definitionRows(db, accountId, collection);
   return new Map(
     rows.map((r) => [
       r.key as string,
@@ -244,12 +244,7 @@ export async function saveUniqueValues(b: Batch, db: Executor): Promise<void> {
   const { collection: c, caller, op } = b.request;
   if (!c.customFields) return;
   const account = caller.accountId;
-  const values = () =>
-    untyped(db).deleteFrom(UNIQUE).where('account_id', '=', account).where('collection', '=', c.name);
-  if (op === 'delete') {
-    if (b.written.length) await values().where('item_id', 'in', b.written).execute();
-    return;
-  }
+  if (op === 'delete') return freeItemValues(db, account, c.name, b.written);
   const state = b.custom;
   if (!state) return;
   const unique = [...state.defs.values()].filter((d) => d.unique && !d.deleted);
@@ -271,20 +266,16 @@ export async function saveUniqueValues(b: Batch, db: Executor): Promise<void> {
       seen.add(value);
       rows.push({ i, key: d.key, value, item_id: id });
     }
-    if (op === 'update' && changed.length)
-      await values().where('key', '=', d.key).where('item_id', 'in', changed).execute();
+    if (op === 'update') await freeItemValues(db, account, c.name, changed, d.key);
   }
   stopOnErrors(errors);
   if (!rows.length) return;
   // The values go in by one statement; a value another item holds is not inserted (the index waits
   // for a concurrent holder's transaction, then refuses it), and the statement says which went in.
   const insert = async (some: typeof rows) => {
-    const taken = await insertRows<{ key: string; value: string }>(
+    const taken = await takeUniqueValues(
       db,
-      UNIQUE,
       some.map(({ key, value, item_id }) => ({ account_id: account, collection: c.name, key, value, item_id })),
-      ['key', 'value'],
-      { skipConflictsOn: ['account_id', 'collection', 'key', 'value'] },
     );
     const went = new Set(taken.map((r) => `${r.key as string}\u0000${r.value as string}`));
     return some.filter((r) => !went.has(`${r.key}\u0000${r.value}`));
@@ -294,25 +285,13 @@ export async function saveUniqueValues(b: Batch, db: Executor): Promise<void> {
   // A value left by an item deleted with another (a cascade) is free again: those go, then the
   // refused values are tried once more; a value still held names its item's field.
   for (const key of new Set(refused.map((r) => r.key)))
-    await values()
-      .where('key', '=', key)
-      .where(
-        'value',
-        'in',
-        refused.filter((r) => r.key === key).map((r) => r.value),
-      )
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            untyped(db)
-              .selectFrom(c.table)
-              .select('id')
-              .where('account_id', '=', account)
-              .whereRef('id', '=', `${UNIQUE}.item_id`),
-          ),
-        ),
-      )
-      .execute();
+    await freeOrphanedValues(
+      db,
+      c,
+      account,
+      key,
+      refused.filter((r) => r.key === key).map((r) => r.value),
+    );
   refused = await insert(refused);
   for (const r of refused) errors[r.i].push(validationError('unique', `${PREFIX}${r.key}`));
   stopOnErrors(errors);
@@ -333,46 +312,15 @@ export async function definitionChanged(
 ): Promise<void> {
   const table = collection;
   if (unique.after && !unique.before) {
-    const rows = await execute<Row>(
-      db,
-      untyped(db)
-        .selectFrom(table)
-        .select(['id', 'custom_fields'])
-        .where('account_id', '=', accountId)
-        .orderBy('id')
-        .$castTo<Row>(),
-    );
+    const rows = await storedCustomValues(db, table, accountId);
     const taken = rows.flatMap((r) => {
       const v = storedValues(r.custom_fields)[key];
       return v === undefined ? [] : [{ account_id: accountId, collection, key, value: uniqueText(v), item_id: r.id }];
     });
-    let kept = 0;
-    for (let i = 0; i < taken.length; i += 500)
-      kept += (
-        await untyped(db)
-          .insertInto(UNIQUE)
-          .values(taken.slice(i, i + 500))
-          .onConflict((oc) => oc.doNothing())
-          .returning('item_id')
-          .execute()
-      ).length;
     // Two items shared a value: only the first is kept, so filters cannot read the index alone.
-    await untyped(db)
-      .updateTable(DEFINITIONS)
-      .set({ unique_complete: kept === taken.length ? 1 : 0 })
-      .where('account_id', '=', accountId)
-      .where('collection', '=', collection)
-      .where('key', '=', key)
-      .execute();
-  } else if (unique.before && !unique.after) {
-    await untyped(db)
-      .deleteFrom(UNIQUE)
-      .where('account_id', '=', accountId)
-      .where('collection', '=', collection)
-      .where('key', '=', key)
-      .execute();
-  }
-  await sql`update row_counts set version = version + 1 where account_id = ${accountId} and tbl = ${table}`.execute(db);
+    await takeExistingValues(db, accountId, collection, key, taken);
+  } else if (unique.before && !unique.after) await freeKey(db, accountId, collection, key);
+  await bumpVersion(db, accountId, table);
 }
 
 /** Rows a definition's search text is made again for, per statement (the pages of `refreshSearchText`). */
@@ -395,32 +343,15 @@ export async function refreshSearchText(db: Executor, c: Collection, accountId: 
     return !!d && !d.deleted && d.type === 'text';
   };
   const columns = [...new Set(searchColumns(c))];
-  const member = dialectOf(db).jsonMember(sql.ref(`${c.table}.custom_fields`), key, 'text');
   let written = 0;
   for (let after = 0; ;) {
-    const rows = await execute<Row>(
-      db,
-      untyped(db)
-        .selectFrom(c.table)
-        .select(['id', 'custom_fields', 'search_text', ...columns])
-        .where('account_id', '=', accountId)
-        .where('id', '>', after)
-        .where(sql<SqlBool>`${member} is not null`)
-        .orderBy('id')
-        .limit(SEARCH_REFRESH_PAGE)
-        .$castTo<Row>(),
-    );
+    const rows = await itemsHolding(db, c, accountId, key, columns, after, SEARCH_REFRESH_PAGE);
     for (const r of rows) {
       const values = storedValues(r.custom_fields);
       const texts = Object.entries(values).flatMap(([k, v]) => (liveText(k) && typeof v === 'string' ? [v] : []));
       const text = searchTextOf(c, r, texts);
       if (text === r.search_text) continue;
-      await untyped(db)
-        .updateTable(c.table)
-        .set({ search_text: text })
-        .where('account_id', '=', accountId)
-        .where('id', '=', r.id as number)
-        .execute();
+      await setSearchText(db, c.table, accountId, r.id as number, text);
       written++;
     }
     if (rows.length < SEARCH_REFRESH_PAGE) return written;
@@ -474,7 +405,7 @@ export async function customColumns(
       // keys: PostgreSQL's GIN index of the column, or a scan.
       equals: (v) =>
         d.unique && d.complete
-          ? sql<SqlBool>`(${sql.ref(`${c.table}.account_id`)} = ${accountId} and ${sql.ref(`${c.table}.id`)} = (select item_id from ${sql.table(UNIQUE)} where account_id = ${accountId} and collection = ${c.name} and key = ${d.key} and value = ${uniqueText(v)}))`
+          ? itemHoldingTerm(c, accountId, d.key, uniqueText(v))
           : dialect.jsonHas(column, d.key, v),
     });
   };
