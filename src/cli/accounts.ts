@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { listAccounts } from '../accounts/repository.js';
 import { createAccount } from '../accounts/service.js';
 import type { Command } from './command.js';
 import { checkAccountInput } from './validate.js';
@@ -41,16 +41,7 @@ export const accountsList: Command = {
   name: 'accounts list',
   summary: 'Lists every account: id, company name, users (not deleted) and when it was created.',
   async run({ database }) {
-    const rows = await database.db
-      .selectFrom('accounts as a')
-      .select([
-        'a.id',
-        'a.company_name',
-        'a.created',
-        sql<number>`(select count(*) from users u where u.account_id = a.id and u.deleted = 0)`.as('users'),
-      ])
-      .orderBy('a.id')
-      .execute();
+    const rows = await listAccounts(database.db);
     return rows.map((r) => ({
       id: r.id,
       companyName: r.company_name,

@@ -1,5 +1,10 @@
-import { hashToken, randomToken } from '../auth/secrets.js';
-import { certifyClient, ClientError, listClients, registerClient, revokeClient } from '../oauth/grants/clients.js';
+import {
+  certifyClient,
+  listClients,
+  registerClient,
+  revokeClient,
+  rotateClientSecret,
+} from '../oauth/grants/clients.js';
 import { setClientPublisher } from '../oauth/pages/pages-repository.js';
 import type { Command } from './command.js';
 import { UsageError } from './validate.js';
@@ -70,17 +75,7 @@ export const clientsList: Command = {
   name: 'clients list',
   summary: 'Lists the client applications (never their secrets).',
   async run({ database }) {
-    const publishers = new Map(
-      (await database.db.selectFrom('oauth_clients').select(['client_id', 'publisher']).execute()).map((r) => [
-        r.client_id,
-        r.publisher,
-      ]),
-    );
-    return (await listClients(database)).map((c) => ({
-      ...c,
-      publisher: publishers.get(c.clientId) ?? null,
-      created: new Date(c.created).toISOString(),
-    }));
+    return (await listClients(database)).map((c) => ({ ...c, created: new Date(c.created).toISOString() }));
   },
 };
 
@@ -90,19 +85,7 @@ export const clientsRotateSecret: Command = {
   details: 'Prints {"clientId":"S","clientSecret":"S"}. Tokens already issued stay valid.',
   positionals: ['CLIENT_ID'],
   async run({ database, positionals: [clientId] }) {
-    const found = await database.db
-      .selectFrom('oauth_clients')
-      .select('is_public')
-      .where('client_id', '=', clientId)
-      .executeTakeFirst();
-    if (found?.is_public === 1) throw new ClientError(`'${clientId}' is a public client: it has no secret`);
-    const clientSecret = randomToken();
-    const r = await database.db
-      .updateTable('oauth_clients')
-      .set({ secret_hash: hashToken(clientSecret) })
-      .where('client_id', '=', clientId)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) throw new ClientError(`no client '${clientId}'`);
+    const clientSecret = await rotateClientSecret(database, clientId);
     return { clientId, clientSecret };
   },
 };

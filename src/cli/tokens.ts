@@ -2,6 +2,8 @@ import { purgeEvents } from '../collections/events/retention.js';
 import { idOption, type Command } from './command.js';
 import { CommandError, UsageError } from './validate.js';
 import { revokeTokens } from '../auth/tokens.js';
+import { operatorUser } from '../accounts/repository.js';
+import { findClient } from '../oauth/grants/clients.js';
 
 export const tokensRevoke: Command = {
   name: 'tokens revoke',
@@ -18,13 +20,12 @@ export const tokensRevoke: Command = {
     // The same revocation as the API's (its lock order, its consent rule), in the user's account.
     if (values.user !== undefined) {
       const id = idOption(values, 'user');
-      const user = await db.selectFrom('users').select('account_id').where('id', '=', id).executeTakeFirst();
+      const user = await operatorUser(db, id);
       if (!user) throw new CommandError(`no user ${id}`);
       return { revoked: await revokeTokens(db, { accountId: user.account_id, userId: id }) };
     }
     const clientId = values.client as string;
-    if (!(await db.selectFrom('oauth_clients').select('id').where('client_id', '=', clientId).executeTakeFirst()))
-      throw new CommandError(`no client '${clientId}'`);
+    if (!(await findClient(db, clientId))) throw new CommandError(`no client '${clientId}'`);
     return { revoked: await revokeTokens(db, { clientId }) };
   },
 };

@@ -2,6 +2,7 @@ import type { Database } from '../db/index.js';
 import type { RoleKind } from '../auth/context.js';
 import { findLogin } from '../auth/logins.js';
 import type { WriteResult } from '../collections/machinery/write/index.js';
+import { accountExists, operatorUser, roleIdOf } from '../accounts/repository.js';
 import { operator } from '../accounts/service.js';
 import { clearFailures } from '../oauth/pages/throttle.js';
 import { idOption, type Command } from './command.js';
@@ -58,9 +59,8 @@ function customFieldsOption(given: unknown): Record<string, unknown> | undefined
   return out;
 }
 
-async function accountExists(database: Database, id: number): Promise<void> {
-  const row = await database.db.selectFrom('accounts').select('id').where('id', '=', id).executeTakeFirst();
-  if (!row) throw new CommandError(`no account ${id}`);
+async function mustExist(database: Database, id: number): Promise<void> {
+  if (!(await accountExists(database.db, id))) throw new CommandError(`no account ${id}`);
 }
 
 export const usersCreate: Command = {
@@ -93,19 +93,14 @@ export const usersCreate: Command = {
     if ((values.login === undefined) !== (values.password === undefined))
       throw new UsageError('--login and --password go together');
     const customFields = customFieldsOption(values['custom-field']);
-    await accountExists(database, accountId);
-    const roleRow = await database.db
-      .selectFrom('roles')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where('kind', '=', role)
-      .executeTakeFirstOrThrow();
+    await mustExist(database, accountId);
+    const roleId = await roleIdOf(database.db, accountId, role);
     const item: Record<string, unknown> = {
       account: { id: accountId },
       firstName: (values['first-name'] as string).trim(),
       lastName: (values['last-name'] as string).trim(),
       mobile: values.mobile,
-      role: { id: roleRow.id },
+      role: { id: roleId },
       ...(values.email !== undefined ? { email: values.email } : {}),
       ...(customFields ? { customFields } : {}),
       ...(values.login !== undefined
@@ -136,14 +131,12 @@ export const usersSetPassword: Command = {
   async run({ database, services, values }) {
     if ((values.login === undefined) === (values.user === undefined))
       throw new UsageError('give exactly one of --login and --user');
-    let q = database.db.selectFrom('users').select(['id', 'account_id', 'login']);
     // An operator's lookup by id alone reads every account's users; a login names its account.
     const owner = values.user === undefined ? await findLogin(database.db, values.login as string) : undefined;
-    q =
+    const user =
       values.user !== undefined
-        ? q.where('id', '=', idOption(values, 'user'))
-        : q.where('account_id', '=', owner?.accountId ?? 0).where('id', '=', owner?.userId ?? 0);
-    const user = await q.executeTakeFirst();
+        ? await operatorUser(database.db, idOption(values, 'user'))
+        : await operatorUser(database.db, owner?.userId ?? 0, owner?.accountId ?? 0);
     if (!user)
       throw new CommandError(
         values.user !== undefined ? `no user ${values.user}` : `no user with the login '${values.login}'`,

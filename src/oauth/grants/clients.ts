@@ -171,7 +171,30 @@ export const certifyClient = (database: Database, clientId: string) => setFlag(d
 /** Revokes the client and every token it holds. */
 export const revokeClient = (database: Database, clientId: string) => setFlag(database, clientId, 'revoked');
 
-export async function listClients(database: Database): Promise<OAuthClient[]> {
-  const rows = await database.db.selectFrom('oauth_clients').select(COLUMNS).orderBy('id').execute();
-  return rows.map(toClient);
+/** Every client, with who runs it (the operator's list: never a secret or its hash). */
+export async function listClients(database: Database): Promise<(OAuthClient & { publisher: string | null })[]> {
+  const rows = await database.db
+    .selectFrom('oauth_clients')
+    .select([...COLUMNS, 'publisher'])
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ ...toClient(r), publisher: r.publisher }));
+}
+
+/** Replaces a confidential client's secret (the old one stops working at once): the new secret, this once. */
+export async function rotateClientSecret(database: Database, clientId: string): Promise<string> {
+  const found = await database.db
+    .selectFrom('oauth_clients')
+    .select('is_public')
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
+  if (found?.is_public === 1) throw new ClientError(`'${clientId}' is a public client: it has no secret`);
+  const clientSecret = randomToken();
+  const r = await database.db
+    .updateTable('oauth_clients')
+    .set({ secret_hash: hashToken(clientSecret) })
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) throw new ClientError(`no client '${clientId}'`);
+  return clientSecret;
 }
