@@ -29,7 +29,7 @@ export function startRetention(services: Services, clock: () => number, log?: Re
     const { config, database } = services;
     purging = purgeEvents(database, now, config.eventsRetentionDays, 500, going)
       .then(() => purgeLocations(database, now, config.locationsRetentionDays, 500, going))
-      .catch((err) => log?.warn({ err: (err as Error).message }, 'retention purge failed'))
+      .catch((err) => log?.warn({ err: (err as Error).message }, 'retention purge (events, locations) failed'))
       .then(() => (purging = undefined));
   };
   purge();

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ALL_PERMISSIONS } from '../src/collections/index.js';
-import { setClientPublisher } from '../src/oauth/pages/pages-repository.js';
+import { setClientPublisher } from '../src/oauth/grants/clients.js';
 import { browserSkip, launchBrowser } from './browser.js';
 import {
   createOAuthClient,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { setClientPublisher } from '../src/oauth/pages/pages-repository.js';
+import { setClientPublisher } from '../src/oauth/grants/clients.js';
 import { browserSkip, launchBrowser } from './browser.js';
 import { createOAuthClient, createTenant, createTestApp, skipUnless, type Tenant, type TestApp } from './helpers.js';
 

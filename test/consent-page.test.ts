@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { setClientPublisher } from '../src/oauth/pages/pages-repository.js';
+import { setClientPublisher } from '../src/oauth/grants/clients.js';
 import {
   codeUrl,
   createOAuthClient,

@@ -119,7 +119,7 @@ const LAYERS: string[][] = [
   ['storage'],
   ['auth'],
   ['collections/machinery'],
-  ['domain/billing', 'domain/crew-time', 'domain/planning'],
+  ['domain/billing', 'domain/crew-time', 'domain/planning', 'domain/jobs'],
   ['domain/forms', 'domain/maintenance', 'domain/customers'],
   ['collections/policy.ts'],
   ['collections/*'],

@@ -4,8 +4,8 @@ import {
   registerClient,
   revokeClient,
   rotateClientSecret,
+  setClientPublisher,
 } from '../oauth/grants/clients.js';
-import { setClientPublisher } from '../oauth/pages/pages-repository.js';
 import type { Command } from './command.js';
 import { UsageError } from './validate.js';
 

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import { nextCount, numbered } from '../../db/counters.js';
 import { insertRows, untyped, type Executor } from '../../db/runner.js';
 
 /**
@@ -86,47 +85,6 @@ export async function addressFor(db: Executor, accountId: number, a: AgreementRo
 }
 
 /**
- * `n` new job references (`J-000123`, as a job made by hand gets), drawn from the account's counter
- * in one statement; any already taken (a reference given by hand) is replaced by the next free one.
- */
-export async function nextReferences(db: Executor, accountId: number, n: number): Promise<string[]> {
-  const { value } = await db
-    .insertInto('counters')
-    .values({ account_id: accountId, name: 'jobs', value: n })
-    .onConflict((oc) => oc.columns(['account_id', 'name']).doUpdateSet({ value: sql`counters.value + ${n}` }))
-    .returning('value')
-    .executeTakeFirstOrThrow();
-  const last = Number(value);
-  const drawn = Array.from({ length: n }, (_, k) => numbered('J', last - n + 1 + k));
-  const taken = new Set<string>();
-  for (let i = 0; i < drawn.length; i += 500) {
-    const rows = await db
-      .selectFrom('jobs')
-      .select('reference')
-      .where('account_id', '=', accountId)
-      .where('reference', 'in', drawn.slice(i, i + 500))
-      .execute();
-    for (const r of rows) taken.add(r.reference);
-  }
-  const out: string[] = [];
-  for (const r of drawn) out.push(taken.has(r) ? await nextReference(db, accountId) : r);
-  return out;
-}
-
-async function nextReference(db: Executor, accountId: number): Promise<string> {
-  for (;;) {
-    const reference = numbered('J', await nextCount(db, accountId, 'jobs'));
-    const taken = await db
-      .selectFrom('jobs')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where('reference', '=', reference)
-      .executeTakeFirst();
-    if (!taken) return reference;
-  }
-}
-
-/**
  * An agreement's jobs from `from` on, with their visits (id order) and their skills' and assets'
  * ids by job.
  */
@@ -208,16 +166,6 @@ export async function rewriteOccurrence(
     .where('account_id', '=', accountId)
     .where('id', '=', id)
     .execute();
-}
-
-/** The account's default status (a new job's). */
-export function defaultStatus(db: Executor, accountId: number) {
-  return db
-    .selectFrom('statuses')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('is_default', '=', 1)
-    .executeTakeFirstOrThrow();
 }
 
 /** Inserts occurrences' jobs; a date another writer made meanwhile is skipped (one job per date). */

@@ -10,15 +10,14 @@ import {
   addressFor,
   agreementLinks,
   agreementRow,
-  defaultStatus,
   insertOccurrenceJobs,
   insertOccurrenceVisits,
   markGenerated,
-  nextReferences,
   occurrenceRows,
   relinkJobs,
   rewriteOccurrence,
 } from './occurrences-repository.js';
+import { defaultStatus, nextReferences } from '../../domain/jobs/new-job.js';
 
 /**
  * An agreement's occurrences as ordinary jobs with one visit each (PRODUCT §16), made and kept in
@@ -186,7 +185,7 @@ export async function syncOccurrences(
   // New dates: a job and its visit each.
   const fresh = dates.filter((d) => !existing.has(d));
   if (!fresh.length) return 0;
-  const status = await defaultStatus(db, accountId);
+  const statusId = await defaultStatus(db, accountId);
   const address = await addressFor(db, accountId, a);
   const rows: Record<string, unknown>[] = [];
   const references = await nextReferences(db, accountId, fresh.length);
@@ -196,7 +195,7 @@ export async function syncOccurrences(
       reference: references[k],
       ...jobColumns,
       ...address,
-      status_id: status.id,
+      status_id: statusId,
       priority: 'normal',
       // The background roll has no user: null.
       created_by: caller.userId || null,
@@ -211,6 +210,8 @@ export async function syncOccurrences(
   }
   // A date another writer made meanwhile is skipped: its job is that writer's (one per date).
   const made = await insertOccurrenceJobs(db, rows);
+  // Every new date made by another writer meanwhile: nothing of this one's to link or visit.
+  if (!made.length) return 0;
   changes.created(
     jobsC,
     made.map((m) => m.id),

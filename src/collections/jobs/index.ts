@@ -4,14 +4,13 @@ import type { ObjectField } from '../machinery/fields.js';
 import { columnsOf } from '../machinery/kinds/index.js';
 import { seesJob } from '../policy.js';
 import type { Executor } from '../../db/runner.js';
+import { defaultStatus, nextReference } from '../../domain/jobs/new-job.js';
 import {
   addressOf,
   assetsOfJob,
   clientOfSite,
-  defaultStatus,
   documentsOfJob,
   formsMissing,
-  nextReference,
   sitesOfAssets,
   statusGroup,
 } from './repository.js';

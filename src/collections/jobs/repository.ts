@@ -1,39 +1,9 @@
 import { rowVersion } from '../../db/counted.js';
-import { nextCount, numbered } from '../../db/counters.js';
 import { dialectOf, untyped, type Executor } from '../../db/runner.js';
 import type { Absence, BusyVisit, SlotUser } from '../../domain/planning/slots.js';
 import type { Place } from '../../domain/planning/travel.js';
 
 /** The jobs collection's own queries (its rules ask these). */
-
-/**
- * The next free `J-000123` of the account. The counter is bumped by an upsert inside the write
- * transaction: PostgreSQL row-locks it and SQLite holds its write lock, so concurrent creates
- * never draw the same number. Numbers a client already used by hand are skipped.
- */
-export async function nextReference(db: Executor, accountId: number): Promise<string> {
-  for (;;) {
-    const reference = numbered('J', await nextCount(db, accountId, 'jobs'));
-    const taken = await db
-      .selectFrom('jobs')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where('reference', '=', reference)
-      .executeTakeFirst();
-    if (!taken) return reference;
-  }
-}
-
-/** The account's default status: the one new jobs get (PRODUCT §4). */
-export async function defaultStatus(db: Executor, accountId: number): Promise<number> {
-  const row = await db
-    .selectFrom('statuses')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('is_default', '=', 1)
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
 
 /**
  * The client of a site of the account (undefined when there is no such site), the site's row held

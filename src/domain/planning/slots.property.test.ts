@@ -171,3 +171,31 @@ test('a free user working all day is offered every local hour that fits', () => 
   assert.equal(computeSlots(p).length, 8);
   assert.equal(new Date(computeSlots(p)[0].arrivalWindowStart).toISOString(), '2030-04-01T02:30:00.000Z');
 });
+
+test('visits that end together: the window leaves time to come from the one furthest away (fast-check seed 284509288)', () => {
+  const at = (hhmm: string) => Date.parse(`2030-04-01T${hhmm}:00Z`);
+  const p: SlotProblem = {
+    place: PLACES[0],
+    skills: [],
+    users: [{ id: 1, home: null, skills: [], workingHours: [{ day: 'mon', start: '08:00', end: '18:00' }] }],
+    // Both end at 10:00; the first has no place (no travel), the second is an hour away.
+    visits: [
+      { userId: 1, start: at('08:00'), end: at('10:00'), place: null },
+      { userId: 1, start: at('09:45'), end: at('10:00'), place: PLACES[1] },
+    ],
+    unavailabilities: [],
+    timeZone: 'UTC',
+    travel: (a, b) => (a === b ? 0 : 3600),
+    from: at('08:00'),
+    to: at('18:00'),
+    durationMinutes: 30,
+    windowMinutes: 30,
+  };
+  const starts = computeSlots(p).map((s) => new Date(s.arrivalWindowStart).toISOString().slice(11, 16));
+  // 10:00 is too soon to come from the visit an hour away; 11:00 is the first window.
+  assert.equal(starts[0], '11:00');
+  assert.ok(!starts.includes('10:00'), starts.join(' '));
+  // With the far visit ending earlier (09:00), 10:00 is offered again: only the travel decides.
+  const earlier = { ...p, visits: [p.visits[0], { ...p.visits[1], start: at('08:30'), end: at('09:00') }] };
+  assert.equal(new Date(computeSlots(earlier)[0].arrivalWindowStart).toISOString().slice(11, 16), '10:00');
+});

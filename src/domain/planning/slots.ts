@@ -9,10 +9,11 @@
  *  - the span lies inside one working-hours interval [Is, Ie] of W's local date (the account's zone);
  *  - W is no earlier than the previous place's departure plus the travel to the job: the previous
  *    visit's end (when it ends after Is), else Is with the travel from home (a user without a home
- *    starts at their first visit: no travel); and no earlier than the end of the user's last visit
- *    before it, whatever its day, plus its travel;
+ *    starts at their first visit: no travel); and no earlier than the end of each of the user's
+ *    visits before it, whatever its day, plus its travel (visits of one user may overlap or end
+ *    together: the crew must be able to come from any of them);
  *  - E + duration leaves the travel to the next visit (when it starts before Ie), else the travel
- *    home before Ie; and the travel to the user's next visit, whatever its day;
+ *    home before Ie; and the travel to each of the user's visits after it, whatever its day;
  *  - no unavailability and no visit of the user overlaps the span.
  * Windows start on the local hour. A visit without a place (its job has no `address.location`)
  * costs no travel. `travelSeconds` is the travel the visit adds: previous place → job → next place,
@@ -140,14 +141,16 @@ export function fitOf(
   const nextPlace = nextInside ? nextInside.place : user.home;
   const inbound = go(prevPlace, p.place);
   const outbound = go(p.place, nextPlace);
-  const earliest = Math.max(
-    (prevInside ? prevInside.end : is) + inbound * 1000,
-    n.before ? n.before.end + go(n.before.place, p.place) * 1000 : -Infinity,
-  );
-  const latest = Math.min(
-    (nextInside ? nextInside.start : ie) - outbound * 1000,
-    n.after ? n.after.start - go(p.place, n.after.place) * 1000 : Infinity,
-  );
+  // And from each visit before, to each after: two visits of a user may overlap or end together
+  // (the last one by its end need not be the one furthest away).
+  let fromEach = -Infinity;
+  let toEach = Infinity;
+  for (const v of visits) {
+    if (v.end <= start) fromEach = Math.max(fromEach, v.end + go(v.place, p.place) * 1000);
+    else if (v.start >= end) toEach = Math.min(toEach, v.start - go(p.place, v.place) * 1000);
+  }
+  const earliest = Math.max((prevInside ? prevInside.end : is) + inbound * 1000, fromEach);
+  const latest = Math.min((nextInside ? nextInside.start : ie) - outbound * 1000, toEach);
   if (start < earliest || end > latest) return undefined;
   const hasPrev = prevInside !== undefined || user.home !== null;
   const hasNext = nextInside !== undefined || user.home !== null;

@@ -171,6 +171,11 @@ export const certifyClient = (database: Database, clientId: string) => setFlag(d
 /** Revokes the client and every token it holds. */
 export const revokeClient = (database: Database, clientId: string) => setFlag(database, clientId, 'revoked');
 
+/** Says who runs a client (null: not stated); the consent page shows it. */
+export async function setClientPublisher(db: Executor, clientId: string, publisher: string | null): Promise<void> {
+  await db.updateTable('oauth_clients').set({ publisher }).where('client_id', '=', clientId).execute();
+}
+
 /** Every client, with who runs it (the operator's list: never a secret or its hash). */
 export async function listClients(database: Database): Promise<(OAuthClient & { publisher: string | null })[]> {
   const rows = await database.db

@@ -6,7 +6,7 @@ import type { DB } from '../../db/types.js';
 /**
  * The authorization server's statements of codes and tokens: the grants' (model.ts, codes.ts),
  * the revocation and introspection endpoints' and the connected applications'. The sign-in pages'
- * are in pages-repository.ts. Every row is found by a hash and, where the secret names one, its
+ * are in ../pages/pages-repository.ts. Every row is found by a hash and, where the secret names one, its
  * account; the modules beside them keep the rules.
  */
 

@@ -101,7 +101,3 @@ export async function clientPublisher(db: Executor, clientId: string): Promise<s
     .executeTakeFirst();
   return row?.publisher ?? null;
 }
-
-export async function setClientPublisher(db: Executor, clientId: string, publisher: string | null): Promise<void> {
-  await db.updateTable('oauth_clients').set({ publisher }).where('client_id', '=', clientId).execute();
-}

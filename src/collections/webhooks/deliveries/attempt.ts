@@ -11,8 +11,6 @@ import { sendDelivery, type Sent } from './send.js';
 /** A webhook none of whose deliveries succeeded for this long is disabled (`failing`). */
 export const FAILING_AFTER_MS = 5 * 86_400_000;
 
-export { serverCaller };
-
 /**
  * The bodies of a webhook's leased deliveries, `{type, timestamp, data}` with data the event item
  * as /events shows it: the events are read and presented in one go. Undefined for a purged event.

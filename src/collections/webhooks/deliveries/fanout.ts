@@ -3,7 +3,7 @@ import { withTransaction, type Executor } from '../../../db/tx.js';
 import { newMessageId } from '../sign.js';
 import {
   aheadOf,
-  eventsAfter,
+  eventsPastCursor,
   holdCursor,
   openCursor,
   queueAndMove,
@@ -52,7 +52,7 @@ export async function fanOut(database: Database, now: number, opts: FanOutOption
 }
 
 /** Whether a webhook's patterns ('*', '<collection>.*' or an exact type) take an event type. */
-export function matches(patterns: readonly string[], type: string): boolean {
+function matches(patterns: readonly string[], type: string): boolean {
   const collection = type.slice(0, type.indexOf('.'));
   return patterns.some((p) => p === '*' || p === type || p === `${collection}.*`);
 }
@@ -94,7 +94,7 @@ async function step(tx: Executor, w: Behind, now: number, waitingPerWebhook: num
   // Room for deliveries while it receives now (its waiting ones are being sent); paused or
   // disabled since, the cursor walks on to that change, queueing what came before it.
   const room = receivingNow ? waitingPerWebhook - ahead.waiting : Infinity;
-  const events = await eventsAfter(tx, w, from, size);
+  const events = await eventsPastCursor(tx, w, from, size);
   const patterns = JSON.parse(hook.events) as string[];
   let last = from;
   const rows = [];

@@ -250,7 +250,7 @@ export async function aheadOf(tx: Executor, w: Behind, cursor: number, limit: nu
 }
 
 /** The account's next `size` events after `from`, with the data of the webhook's own changes only. */
-export async function eventsAfter(tx: Executor, w: Behind, from: number, size: number) {
+export async function eventsPastCursor(tx: Executor, w: Behind, from: number, size: number) {
   const { rows } = await sql<{ id: number; type: string; data: string | null }>`
     select id, type, case when collection = 'webhooks' and item_id = ${w.id} then data end as data
     from events where account_id = ${w.account_id} and id > ${from} order by id limit ${size}`.execute(tx);
