@@ -11,24 +11,16 @@ for (const dialect of DIALECTS) {
   describe(`retention (${dialect})`, { skip: skipUnless(dialect) }, () => {
     // No worker of its own: the test runs the purges with the clocks it chooses.
     const { t, a, b } = suiteWithTenants(dialect, { deliveries: false });
-    const counts = async () => ({
-      events: Number(
+    const count = async (table: 'events' | 'locations') =>
+      Number(
         (
           await t.database.db
-            .selectFrom('events')
+            .selectFrom(table)
             .select((eb) => eb.fn.countAll().as('n'))
             .executeTakeFirstOrThrow()
         ).n,
-      ),
-      locations: Number(
-        (
-          await t.database.db
-            .selectFrom('locations')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      ),
-    });
+      );
+    const counts = async () => ({ events: await count('events'), locations: await count('locations') });
 
     it('purges events and location pings past their retention, in every account, at start; newer ones stay', async () => {
       const { eventsRetentionDays, locationsRetentionDays } = t.app.services.config;

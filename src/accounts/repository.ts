@@ -1,9 +1,8 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/tx.js';
-import type { RoleKind } from '../auth/context.js';
 
 /**
- * The operator's statements (the CLI's, across accounts): the accounts, a role's row, and a user
+ * The operator's statements (the CLI's, across accounts): the accounts and a user
  * found by the id an operator types. Writes go through the write pipeline as the API's do.
  */
 
@@ -23,17 +22,6 @@ export function listAccounts(db: Executor) {
 
 export async function accountExists(db: Executor, id: number): Promise<boolean> {
   return (await db.selectFrom('accounts').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
-}
-
-/** The id of the account's role of this kind (every account has one of each: src/accounts/service.ts). */
-export async function roleIdOf(db: Executor, accountId: number, kind: RoleKind): Promise<number> {
-  const row = await db
-    .selectFrom('roles')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('kind', '=', kind)
-    .executeTakeFirstOrThrow();
-  return row.id;
 }
 
 /**

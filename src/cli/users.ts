@@ -2,7 +2,8 @@ import type { Database } from '../db/index.js';
 import type { RoleKind } from '../auth/context.js';
 import { findLogin } from '../auth/logins.js';
 import type { WriteResult } from '../collections/machinery/write/index.js';
-import { accountExists, operatorUser, roleIdOf } from '../accounts/repository.js';
+import { accountExists, operatorUser } from '../accounts/repository.js';
+import { roleOf } from '../collections/users/repository.js';
 import { operator } from '../accounts/service.js';
 import { clearFailures } from '../oauth/pages/throttle.js';
 import { idOption, type Command } from './command.js';
@@ -94,7 +95,7 @@ export const usersCreate: Command = {
       throw new UsageError('--login and --password go together');
     const customFields = customFieldsOption(values['custom-field']);
     await mustExist(database, accountId);
-    const roleId = await roleIdOf(database.db, accountId, role);
+    const roleId = await roleOf(database.db, accountId, role);
     const item: Record<string, unknown> = {
       account: { id: accountId },
       firstName: (values['first-name'] as string).trim(),

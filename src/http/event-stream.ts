@@ -55,7 +55,7 @@ interface Stream {
   /** Streams with the same key see the same events. */
   group: string;
   /** Whether the stream sees an event of a collection, in memory; null: filtered by an id query. */
-  visible: ((collection: string) => boolean) | null;
+  visible: ((event: { collection: string }) => boolean) | null;
   last: number;
   raw: ServerResponse;
   /** The response is HTTP/1.1 chunked on a real socket: frames go to it already framed (write). */
@@ -127,9 +127,9 @@ function lastEventId(request: FastifyRequest): number | undefined {
 const COLLECTION_ONLY: ReadonlySet<string> = new Set(['collection']);
 
 const inMemory =
-  (readable: ReadonlySet<string>, test: (collection: string) => boolean) =>
-  (collection: string): boolean =>
-    readable.has(collection) && test(collection);
+  (readable: ReadonlySet<string>, test: (event: { collection: string }) => boolean) =>
+  (event: { collection: string }): boolean =>
+    readable.has(event.collection) && test(event);
 
 export const wantsStream = (request: FastifyRequest): boolean =>
   /\btext\/event-stream\b/i.test(String(request.headers.accept ?? ''));
@@ -185,7 +185,7 @@ export class EventStreams {
       // the machinery's own reading of the tree (whereTest), from the events' collection alone.
       const byCollection = where ? whereTest(c, where, COLLECTION_ONLY) : () => true;
       const byRole = seesEventsByCollection(caller);
-      const test = !byRole || !byCollection ? undefined : (collection: string) => byCollection({ collection });
+      const test = byRole ? byCollection : undefined;
       const readable = readableCollections(this.app.services.registry, caller);
       stream = {
         caller,
@@ -374,8 +374,7 @@ export class EventStreams {
       for (const members of groups.values()) {
         const first = members[0];
         if (first.visible) {
-          const visible = first.visible;
-          filters.push({ members, visible: (f) => visible(f.collection) });
+          filters.push({ members, visible: first.visible });
           continue;
         }
         try {
